@@ -1,0 +1,189 @@
+// Sedna resource types as the LC uses them (sedna-protocol.md §2). Plain data, no JSON: codecs in
+// adapters/json convert wire objects to and from these.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sedna::core {
+
+inline constexpr const char* kApiVersion = "sedna.io/v1alpha1";
+inline constexpr const char* kCredentialAnnotation = "sedna.io/credential";
+
+// Lower-case kind strings: GM->LC resourceKind and worker ownerKind routing keys (§0, §1.4).
+inline constexpr const char* kKindDataset = "dataset";
+inline constexpr const char* kKindModel = "model";
+inline constexpr const char* kKindIlJob = "incrementallearningjob";
+inline constexpr const char* kKindLlJob = "lifelonglearningjob";
+inline constexpr const char* kKindJointInference = "jointinferenceservice";
+inline constexpr const char* kKindFederated = "federatedlearningjob";
+
+struct ObjectMeta {
+  std::string name;
+  std::string ns;  // metadata.namespace
+  std::string uid;
+  std::map<std::string, std::string> annotations;
+};
+
+// "<namespace>/<kind lower-case>/<name>" (§0): the unique key of every resource.
+inline std::string ResourceKey(const std::string& ns, const std::string& kind_lower,
+                               const std::string& name) {
+  return ns + "/" + kind_lower + "/" + name;
+}
+
+struct DatasetSpec {
+  std::string url;     // host path (no scheme) or s3://bucket/key
+  std::string format;  // "txt" | "csv", compared case-insensitively
+  std::string node_name;
+  std::string credential_name;
+};
+
+struct Dataset {
+  ObjectMeta meta;
+  DatasetSpec spec;
+};
+
+// A metric value reported by a worker. Numbers and lists of numbers are usable by triggers;
+// anything else (nested objects, strings) is kept as kOther and rejected by a trigger that names it.
+struct MetricValue {
+  enum class Kind { kNumber, kList, kOther };
+  Kind kind = Kind::kOther;
+  double number = 0;
+  std::vector<double> list;
+
+  static MetricValue Number(double v) { return {Kind::kNumber, v, {}}; }
+  static MetricValue List(std::vector<double> v) { return {Kind::kList, 0, std::move(v)}; }
+  static MetricValue Other() { return {}; }
+  bool operator==(const MetricValue&) const = default;
+};
+using Metrics = std::map<std::string, MetricValue>;
+
+// A model reference as it appears in upstream messages and condition data: {format, url, metrics}.
+struct ModelRef {
+  std::string format;
+  std::string url;
+  Metrics metrics;
+  bool operator==(const ModelRef&) const = default;
+};
+
+struct ModelSpec {
+  std::string url;
+  std::string format;
+  std::string credential_name;
+};
+
+struct Model {
+  ObjectMeta meta;
+  ModelSpec spec;
+};
+
+struct TimerSpec {
+  std::string start;
+  std::string end;
+};
+
+// The CR trigger (§2.3): `condition` is always present on the wire, possibly empty.
+struct TriggerSpec {
+  std::optional<int64_t> check_period_seconds;
+  std::optional<TimerSpec> timer;
+  std::string op;  // condition.operator
+  double threshold = 0;
+  std::string metric;
+};
+
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
+struct ContainerSpec {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<EnvVar> env;
+  std::string working_dir;
+};
+
+struct PodTemplate {
+  std::vector<ContainerSpec> containers;
+  std::string node_name;
+};
+
+enum class Stage { kTrain, kEval, kDeploy };
+enum class ConditionType { kWaiting, kReady, kStarting, kRunning, kCompleted, kFailed };
+
+// Wire spellings: "Train"/"Eval"/"Deploy", "Waiting"/"Ready"/...
+const char* StageName(Stage s);
+const char* ConditionTypeName(ConditionType t);
+std::optional<Stage> ParseStage(const std::string& s);            // exact spelling
+std::optional<ConditionType> ParseConditionType(const std::string& s);  // exact spelling
+
+// The parsed `data` of a job condition (§4.1 IncrementalCondData).
+struct ConditionData {
+  std::vector<ModelRef> input_models;
+  std::string data_url;
+  std::string data_index_url;
+  std::string output_dir;
+  std::vector<ModelRef> output_models;
+  bool has_output = false;  // `output` present in data
+};
+
+struct JobCondition {
+  ConditionType type = ConditionType::kWaiting;
+  Stage stage = Stage::kTrain;
+  std::string last_transition_time;  // RFC 3339, as received
+  std::string reason;
+  std::string message;
+  std::string data_json;  // the raw `data` string, "" when absent
+  ConditionData data;     // parsed from data_json
+};
+
+struct HardExampleMining {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> parameters;
+  bool has_parameters = false;  // `parameters` key present (HEM_PARAMETERS is "null" otherwise)
+};
+
+struct IlJobSpec {
+  std::string dataset_name;
+  double train_prob = 0;
+  std::string initial_model_name;
+  PodTemplate train_template;
+  TriggerSpec train_trigger;
+  PodTemplate eval_template;
+  std::string deploy_model_name;
+  TriggerSpec deploy_trigger;
+  HardExampleMining hem;
+  PodTemplate deploy_template;
+  std::string credential_name;
+  std::string output_dir;
+};
+
+struct IlJob {
+  ObjectMeta meta;
+  IlJobSpec spec;
+  std::vector<JobCondition> conditions;
+};
+
+struct LlJobSpec {
+  std::string dataset_name;
+  double train_prob = 0;
+  PodTemplate train_template;
+  TriggerSpec train_trigger;
+  PodTemplate eval_template;
+  PodTemplate deploy_template;
+  std::string credential_name;
+  std::string output_dir;
+};
+
+struct LlJob {
+  ObjectMeta meta;
+  LlJobSpec spec;
+  std::vector<JobCondition> conditions;
+};
+
+}  // namespace sedna::core
