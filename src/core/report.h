@@ -1,0 +1,41 @@
+// Messages between the core and the outside world, as domain types (codecs in adapters/json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/resources.h"
+
+namespace sedna::core {
+
+// An LC-originated job status report (§3.2 UpstreamMessage without `output`, which is always
+// null for LC-originated reports). Encoded as
+// {"phase":..,"status":..,"input":{"models":[{"format","url"}],"dataURL","dataIndexURL","outputDir"},"output":null}
+// with `input` omitted when has_input is false and each input field omitted when empty.
+struct StatusReport {
+  std::string phase;   // IL: Train|Eval|Deploy; LL: train|eval|deploy
+  std::string status;  // IL: Ready|Completed|Failed; LL: ready|failed
+  bool has_input = false;
+  std::vector<ModelRef> input_models;  // metrics are never encoded in input models
+  std::string data_url;
+  std::string data_index_url;
+  std::string output_dir;
+  bool operator==(const StatusReport&) const = default;
+};
+
+// A worker's POST body (§5.1) as the core sees it. Number text preservation for forwarding is the
+// codec's business; the core only needs the parsed parts.
+struct WorkerReport {
+  std::string worker_name;
+  std::string ns;
+  std::string owner_name;
+  std::string owner_kind;
+  std::string kind;    // train | eval | ...  (compared case-insensitively)
+  std::string status;  // completed | failed | ready | running
+  std::vector<ModelRef> results;
+  // First structural problem found in `results` (e.g. "results[0].url: expected a string"),
+  // empty when every result has string `format` and `url`.
+  std::string results_error;
+};
+
+}  // namespace sedna::core
