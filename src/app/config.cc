@@ -1,0 +1,122 @@
+#include "app/config.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <charconv>
+
+namespace sedna::app {
+
+Result<uint16_t> ParsePort(const std::string& what, const std::string& value) {
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || p != value.data() + value.size() || v > 65535) {
+    return Result<uint16_t>::Error(what + ": \"" + value + "\" is not a port number (0-65535)");
+  }
+  return static_cast<uint16_t>(v);
+}
+
+namespace {
+
+std::string Get(const std::map<std::string, std::string>& env, const std::string& k) {
+  auto it = env.find(k);
+  return it == env.end() ? std::string() : it->second;
+}
+
+Status ValidateGmAddress(const std::string& a) {
+  if (a.empty()) return Status::Ok();
+  if (a.find("://") != std::string::npos || a.find('/') != std::string::npos) {
+    return Status::Error("GM_ADDRESS: \"" + a + "\" must be host:port without a scheme or path");
+  }
+  auto colon = a.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Error("GM_ADDRESS: \"" + a + "\" must be host:port");
+  }
+  auto port = ParsePort("GM_ADDRESS", a.substr(colon + 1));
+  if (!port.ok()) return port.status();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
+                          const std::vector<std::string>& args) {
+  Config c;
+  c.gm_address = Get(env, "GM_ADDRESS");
+  c.node_name = Get(env, "NODENAME");
+  if (c.node_name.empty()) c.node_name = Get(env, "HOSTNAME");
+  if (env.count("ROOTFS_MOUNT_DIR")) c.rootfs = Get(env, "ROOTFS_MOUNT_DIR");
+  if (!Get(env, "SEDNA_DB_PATH").empty()) c.db_path = Get(env, "SEDNA_DB_PATH");
+  if (!Get(env, "TZ").empty()) c.timezone = Get(env, "TZ");
+  std::string bind_port = Get(env, "BIND_PORT");
+  if (!bind_port.empty()) {
+    auto p = ParsePort("BIND_PORT", bind_port);
+    if (!p.ok()) return p.status();
+    c.bind_port = *p;
+  }
+
+  CLI::App app{"sedna-lc: Local Controller for KubeEdge Sedna"};
+  std::string bind_port_flag, status_port_flag;
+  app.add_option("--gm-address", c.gm_address, "GM websocket host:port (env GM_ADDRESS)");
+  app.add_option("--node-name", c.node_name, "node name sent as Node-Name (env NODENAME)");
+  app.add_option("--bind-port", bind_port_flag, "worker API port (env BIND_PORT, default 9100)");
+  app.add_option("--bind-address", c.bind_address, "worker API address");
+  app.add_option("--rootfs", c.rootfs, "host root mount (env ROOTFS_MOUNT_DIR, default /rootfs)");
+  app.add_option("--db", c.db_path, "SQLite database (env SEDNA_DB_PATH)");
+  app.add_option("--spool-dir", c.spool_dir, "sample spool directory (default <db dir>/spool)");
+  app.add_option("--status-port", status_port_flag, "status/health/metrics port, 0 = off");
+  app.add_option("--status-address", c.status_address, "status server address");
+  app.add_option("--timezone", c.timezone, "time zone for trigger timers (env TZ)");
+  app.add_flag("--log-json", c.log_json, "one JSON object per log line");
+  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error");
+  app.add_flag("--db-sync-full", c.db_sync_full, "fsync every commit (power-loss durability)");
+  app.add_option("--ping-interval-ms", c.ping_interval_ms, "websocket ping period");
+  app.add_option("--ping-timeout-ms", c.ping_timeout_ms, "dead-peer timeout after a ping");
+  app.add_option("--backoff-max-ms", c.backoff_max_ms, "reconnect backoff cap");
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    return Result<Config>::Error(app.help());
+  } catch (const CLI::ParseError& e) {
+    return Result<Config>::Error(std::string("command line: ") + e.what());
+  }
+  if (!bind_port_flag.empty()) {
+    auto p = ParsePort("--bind-port", bind_port_flag);
+    if (!p.ok()) return p.status();
+    c.bind_port = *p;
+  }
+  if (!status_port_flag.empty()) {
+    auto p = ParsePort("--status-port", status_port_flag);
+    if (!p.ok()) return p.status();
+    c.status_port = *p;
+  }
+  if (Status s = ValidateGmAddress(c.gm_address); !s.ok()) return s;
+  if (c.node_name.empty()) {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) == 0) c.node_name = host;
+  }
+  if (c.node_name.empty()) {
+    return Result<Config>::Error("NODENAME: not set, HOSTNAME is empty and gethostname failed; "
+                                 "set NODENAME or --node-name");
+  }
+  if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
+  if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
+    return Result<Config>::Error("--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");
+  }
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  bool level_ok = false;
+  for (auto* l : kLevels) level_ok |= c.log_level == l;
+  if (!level_ok) {
+    return Result<Config>::Error("--log-level: \"" + c.log_level +
+                                 "\" (expected trace, debug, info, warn or error)");
+  }
+  if (c.spool_dir.empty()) {
+    auto slash = c.db_path.rfind('/');
+    c.spool_dir = (slash == std::string::npos ? std::string(".") : c.db_path.substr(0, slash)) +
+                  "/spool";
+  }
+  return c;
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,40 @@
+// Daemon configuration: Sedna's environment contract (sedna-protocol.md §9.1) plus our flags.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace sedna::app {
+
+struct Config {
+  std::string gm_address;            // GM_ADDRESS "host:port"
+  std::string node_name;             // NODENAME, falls back to HOSTNAME
+  uint16_t bind_port = 9100;         // BIND_PORT: worker API
+  std::string bind_address = "0.0.0.0";
+  std::string rootfs = "/rootfs";    // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
+  std::string db_path = "/var/lib/sedna/database.db";  // SEDNA_DB_PATH / --db
+  std::string spool_dir;             // default: <dir of db>/spool
+  uint16_t status_port = 9101;       // /healthz /readyz /metrics /status; 0 disables
+  std::string status_address = "127.0.0.1";
+  std::string timezone;              // TZ for trigger timers; empty = process default
+  bool log_json = false;
+  std::string log_level = "info";
+  bool db_sync_full = false;
+  int64_t ping_interval_ms = 10000;
+  int64_t ping_timeout_ms = 10000;
+  int64_t backoff_max_ms = 30000;
+};
+
+// Builds the config from the environment and command-line flags (flags win). A bad value is an
+// error naming the variable or flag and what was expected. `args` excludes argv[0].
+Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
+                          const std::vector<std::string>& args);
+
+// Parses a TCP port ("9100"); error names `what`.
+Result<uint16_t> ParsePort(const std::string& what, const std::string& value);
+
+}  // namespace sedna::app

@@ -1,0 +1,936 @@
+#include "app/controller.h"
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <ctime>
+#include <spdlog/spdlog.h>
+
+#include "adapters/dataset/index_reader.h"
+#include "adapters/dataset/index_watcher.h"
+#include "adapters/dataset/spool.h"
+#include "adapters/fs/files.h"
+#include "adapters/gm/gm_link.h"
+#include "adapters/http/http_server.h"
+#include "adapters/http/worker_api.h"
+#include "adapters/json/envelope.h"
+#include "adapters/json/resource_codec.h"
+#include "adapters/json/upstream_codec.h"
+#include "adapters/store/store.h"
+#include "app/il_record.h"
+#include "app/status_view.h"
+#include "core/il_job.h"
+#include "core/split.h"
+#include "core/trigger.h"
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+using core::il::Action;
+using core::il::Event;
+
+namespace {
+
+constexpr const char* kScopeIl = "il";
+constexpr const char* kScopeDataset = "dataset";
+constexpr const char* kScopeStatus = "status";
+constexpr int64_t kIngestSliceBytes = 4 << 20;
+constexpr int64_t kDefaultPollSeconds = 60;
+
+core::il::Now MakeNow() {
+  using namespace std::chrono;
+  core::il::Now n;
+  n.unix_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  std::time_t t = static_cast<std::time_t>(n.unix_ms / 1000);
+  std::tm lt{}, ut{};
+  localtime_r(&t, &lt);
+  gmtime_r(&t, &ut);
+  n.minute_of_day = lt.tm_hour * 60 + lt.tm_min;
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+  n.rfc3339 = buf;
+  return n;
+}
+
+std::string SanitizeKey(const std::string& key) {
+  std::string s;
+  for (char c : key) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return s;
+}
+
+std::string Dirname(const std::string& p) {
+  auto pos = p.rfind('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return p.substr(0, pos);
+}
+
+}  // namespace
+
+struct DatasetEntry {
+  std::string key;
+  core::Dataset ds;
+  json::Decoded<core::Dataset> decoded;
+  dataset::IndexFormat format = dataset::IndexFormat::kTxt;
+  std::string local_path;
+  DatasetRecord record;
+  bool watching = false;
+  bool read_posted = false;
+  bool poll_pending_unterminated = false;
+  std::unique_ptr<asio::steady_timer> poll_timer;
+};
+
+struct IlEntry {
+  std::string key;
+  uint64_t incarnation = 0;
+  json::Decoded<core::IlJob> decoded;
+  core::Trigger train_trigger;
+  core::Trigger deploy_trigger;
+  IlRecord record;
+  std::unique_ptr<dataset::Spool> train_spool;
+  std::unique_ptr<dataset::Spool> eval_spool;
+  std::unique_ptr<asio::steady_timer> tick_timer;
+  bool ingest_posted = false;
+  const core::IlJob& job() const { return decoded.object; }
+};
+
+struct Controller::Impl {
+  asio::io_context& io;
+  Config cfg;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<http::HttpServer> worker_server;
+  std::unique_ptr<http::HttpServer> status_server;
+  std::unique_ptr<gm::GmLink> gm;
+  std::unique_ptr<dataset::IndexWatcher> watcher;
+  asio::thread_pool pool{2};
+  std::map<std::string, std::unique_ptr<DatasetEntry>> datasets;
+  std::map<std::string, json::Decoded<core::Model>> models;
+  std::map<std::string, std::unique_ptr<IlEntry>> il_jobs;
+  std::set<std::string> warned_kinds;
+  uint64_t next_incarnation = 1;
+  bool outbox_inflight = false;
+  bool stopped = false;
+  Metrics metrics;
+
+  Impl(asio::io_context& io_, Config c) : io(io_), cfg(std::move(c)) {}
+
+  // ---------------------------------------------------------------- persistence helpers
+
+  std::string IlFrame(const core::IlJob& job, const std::string& content) {
+    return json::EncodeFrame({job.meta.ns, "IncrementalLearningJob", job.meta.name, "status"},
+                             content);
+  }
+
+  // ---------------------------------------------------------------- outbox
+
+  void PumpOutbox() {
+    if (stopped || !gm || !gm->connected() || outbox_inflight) return;
+    auto peek = store->OutboxPeek(1);
+    if (!peek.ok()) {
+      spdlog::error("outbox: {}", peek.message());
+      return;
+    }
+    if (peek->empty()) return;
+    const int64_t id = (*peek)[0].id;
+    outbox_inflight = true;
+    bool sent = gm->Send((*peek)[0].frame, [this, id](bool written) {
+      outbox_inflight = false;
+      if (written) {
+        if (Status s = store->OutboxDelete(id); !s.ok()) spdlog::error("outbox: {}", s.message());
+        metrics.frames_sent++;
+      }
+      PumpOutbox();
+    });
+    if (!sent) outbox_inflight = false;
+  }
+
+  // ---------------------------------------------------------------- datasets
+
+  DatasetEntry* FindDataset(const std::string& ns, const std::string& name) {
+    auto it = datasets.find(core::ResourceKey(ns, core::kKindDataset, name));
+    return it == datasets.end() ? nullptr : it->second.get();
+  }
+
+  void UpsertDataset(json::Decoded<core::Dataset> d, bool persist) {
+    const auto& ds = d.object;
+    const std::string key = core::ResourceKey(ds.meta.ns, core::kKindDataset, ds.meta.name);
+    const std::string who = "Dataset " + ds.meta.ns + "/" + ds.meta.name;
+    auto fmt = dataset::ParseIndexFormat(ds.spec.format);
+    if (!fmt.ok()) {
+      spdlog::error("{}: spec.{}; keeping the previous version", who, fmt.message());
+      return;
+    }
+    if (ds.spec.url.empty()) {
+      spdlog::error("{}: spec.url: empty; keeping the previous version", who);
+      return;
+    }
+    if (fs::IsS3Url(ds.spec.url) || ds.spec.url.find("://") != std::string::npos) {
+      spdlog::error("{}: spec.url: \"{}\": only host paths are supported by this build", who,
+                    ds.spec.url);
+      return;
+    }
+    auto& slot = datasets[key];
+    const bool fresh = !slot;
+    if (fresh) {
+      slot = std::make_unique<DatasetEntry>();
+      slot->key = key;
+      if (auto rec = store->GetState(kScopeDataset, key); rec.ok() && rec->has_value()) {
+        auto r = DecodeDatasetRecord(**rec);
+        if (r.ok()) slot->record = *r;
+      }
+    }
+    DatasetEntry& e = *slot;
+    const std::string new_path = fs::JoinRootfs(cfg.rootfs, ds.spec.url);
+    if (!fresh && new_path != e.local_path) {
+      // B26: a changed spec.url is followed; counting restarts on the new index.
+      if (e.watching) watcher->Unwatch(e.local_path);
+      e.watching = false;
+      e.record = DatasetRecord{};
+    }
+    e.ds = ds;
+    e.format = *fmt;
+    e.local_path = new_path;
+    if (persist) {
+      Status s = store->Transact([&](store::Store::Tx& tx) {
+        return tx.UpsertResource({key, d.type_meta_json, d.object_meta_json, d.spec_json});
+      });
+      if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
+    }
+    e.decoded = std::move(d);
+    if (fresh) spdlog::info("{}: watching {}", who, e.local_path);
+    EnsureWatch(e);
+    SchedulePoll(e);
+    PostRead(e, false);
+    for (auto& [k, j] : il_jobs) {
+      if (j->job().meta.ns == ds.meta.ns && j->job().spec.dataset_name == ds.meta.name) {
+        StepIl(*j, core::il::JobChanged{});
+      }
+    }
+  }
+
+  void EnsureWatch(DatasetEntry& e) {
+    if (e.watching) return;
+    Status s = watcher->Watch(e.local_path);
+    if (s.ok()) {
+      e.watching = true;
+    } else {
+      spdlog::warn("Dataset {}: {} (polling every {} s until it appears)", e.key, s.message(),
+                   PollSeconds(e));
+    }
+  }
+
+  int64_t PollSeconds(const DatasetEntry& e) {
+    int64_t p = kDefaultPollSeconds;
+    for (auto& [k, j] : il_jobs) {
+      if (j->job().meta.ns == e.ds.meta.ns && j->job().spec.dataset_name == e.ds.meta.name) {
+        p = std::min(p, j->train_trigger.check_period_seconds);
+      }
+    }
+    return std::max<int64_t>(p, 1);
+  }
+
+  // Fallback poll at the trigger's checkPeriodSeconds; also takes an unterminated last line that
+  // stayed unchanged for one period.
+  void SchedulePoll(DatasetEntry& e) {
+    if (!e.poll_timer) e.poll_timer = std::make_unique<asio::steady_timer>(io);
+    e.poll_timer->expires_after(std::chrono::seconds(PollSeconds(e)));
+    const std::string key = e.key;
+    e.poll_timer->async_wait([this, key](const boost::system::error_code& ec) {
+      if (ec || stopped) return;
+      auto it = datasets.find(key);
+      if (it == datasets.end()) return;
+      EnsureWatch(*it->second);
+      ReadDataset(*it->second, true);
+      SchedulePoll(*it->second);
+    });
+  }
+
+  void PostRead(DatasetEntry& e, bool take_unterminated) {
+    if (e.read_posted) return;
+    e.read_posted = true;
+    const std::string key = e.key;
+    asio::post(io, [this, key, take_unterminated] {
+      auto it = datasets.find(key);
+      if (it == datasets.end() || stopped) return;
+      it->second->read_posted = false;
+      ReadDataset(*it->second, take_unterminated);
+    });
+  }
+
+  void OnIndexChanged(const std::string& path) {
+    for (auto& [k, e] : datasets) {
+      if (e->local_path == path) PostRead(*e, false);
+    }
+  }
+
+  void ReadDataset(DatasetEntry& e, bool take_unterminated) {
+    // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
+    DatasetRecord rec = e.record;
+    bool more = false;
+    auto r = dataset::ReadNewSamples(e.local_path, e.format, rec.cursor, take_unterminated,
+                                     kIngestSliceBytes, [](std::string_view) { return Status::Ok(); });
+    if (!r.ok()) {
+      spdlog::error("Dataset {}: reading {}: {}", e.key, e.local_path, r.message());
+    } else if (!r->missing) {
+      more = r->bytes_read >= kIngestSliceBytes;
+      if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.key);
+      const int64_t n = rec.cursor.samples;
+      std::vector<std::string> frames;
+      if (n != rec.reported) {
+        frames.push_back(json::EncodeFrame(
+            {e.ds.meta.ns, "Dataset", e.ds.meta.name, "status"}, json::EncodeDatasetStatus(n)));
+        rec.reported = n;
+      }
+      if (frames.empty() && rec.cursor.offset == e.record.cursor.offset &&
+          rec.cursor.ino == e.record.cursor.ino) {
+        e.record = rec;  // only in-memory bookkeeping (tail size) changed
+      } else {
+        Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+          if (Status st = tx.PutState(kScopeDataset, e.key, EncodeDatasetRecord(rec)); !st.ok())
+            return st;
+          for (const auto& f : frames) {
+            if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+          }
+          return Status::Ok();
+        });
+        if (s.ok()) {
+          e.record = rec;
+          PumpOutbox();
+        } else {
+          spdlog::error("Dataset {}: persisting count: {}", e.key, s.message());
+        }
+      }
+    }
+    for (auto& [k, j] : il_jobs) {
+      if (j->job().meta.ns == e.ds.meta.ns && j->job().spec.dataset_name == e.ds.meta.name) {
+        IngestIl(*j, e, take_unterminated);
+      }
+    }
+    if (more) PostRead(e, take_unterminated);
+  }
+
+  // ---------------------------------------------------------------- models
+
+  void UpsertModel(json::Decoded<core::Model> d, bool persist) {
+    const auto& m = d.object;
+    const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);
+    if (persist) {
+      Status s = store->Transact([&](store::Store::Tx& tx) {
+        return tx.UpsertResource({key, d.type_meta_json, d.object_meta_json, d.spec_json});
+      });
+      if (!s.ok()) spdlog::error("Model {}: persisting: {}", key, s.message());
+    }
+    const std::string ns = m.meta.ns, name = m.meta.name;
+    models[key] = std::move(d);
+    for (auto& [k, j] : il_jobs) {
+      const auto& sp = j->job().spec;
+      if (j->job().meta.ns == ns && (sp.initial_model_name == name || sp.deploy_model_name == name)) {
+        StepIl(*j, core::il::JobChanged{});
+      }
+    }
+  }
+
+  std::optional<core::ModelRef> ModelRefFor(const std::string& ns, const std::string& name) {
+    auto it = models.find(core::ResourceKey(ns, core::kKindModel, name));
+    if (it == models.end()) return std::nullopt;
+    return core::ModelRef{it->second.object.spec.format, it->second.object.spec.url, {}};
+  }
+
+  // ---------------------------------------------------------------- IL jobs
+
+  Status ValidateIl(const core::IlJob& job, core::Trigger& train, core::Trigger& deploy) {
+    auto t = core::CompileTrigger(job.spec.train_trigger);
+    if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
+    auto d = core::CompileTrigger(job.spec.deploy_trigger);
+    if (!d.ok()) return Status::Error("spec.deploySpec.trigger." + d.message());
+    if (Status s = core::ValidateTrainProb(job.spec.train_prob); !s.ok()) {
+      return Status::Error("spec.dataset." + s.message());
+    }
+    if (job.spec.dataset_name.empty()) return Status::Error("spec.dataset.name: empty");
+    if (job.spec.output_dir.empty()) return Status::Error("spec.outputDir: empty");
+    if (job.spec.output_dir.find("://") != std::string::npos) {
+      return Status::Error("spec.outputDir: \"" + job.spec.output_dir +
+                           "\": only host paths are supported by this build");
+    }
+    if (job.spec.output_dir[0] != '/') {
+      return Status::Error("spec.outputDir: \"" + job.spec.output_dir + "\" is not absolute");
+    }
+    train = *t;
+    deploy = *d;
+    return Status::Ok();
+  }
+
+  std::string SpoolPath(const IlEntry& e, const char* which) {
+    return cfg.spool_dir + "/" + SanitizeKey(e.key) + "." + which;
+  }
+
+  void UpsertIlJob(json::Decoded<core::IlJob> d, bool persist) {
+    const auto& job = d.object;
+    const std::string key = core::ResourceKey(job.meta.ns, core::kKindIlJob, job.meta.name);
+    const std::string who = "IncrementalLearningJob " + job.meta.ns + "/" + job.meta.name;
+    core::Trigger train, deploy;
+    if (Status s = ValidateIl(job, train, deploy); !s.ok()) {
+      spdlog::error("{}: rejected: {}; {}", who, s.message(),
+                    il_jobs.count(key) ? "keeping its previous version" : "job not started");
+      metrics.rejected_objects++;
+      return;
+    }
+    auto& slot = il_jobs[key];
+    const bool fresh = !slot;
+    if (fresh) {
+      slot = std::make_unique<IlEntry>();
+      slot->key = key;
+      slot->incarnation = next_incarnation++;
+      if (auto rec = store->GetState(kScopeIl, key); rec.ok() && rec->has_value()) {
+        auto r = DecodeIlRecord(**rec);
+        if (r.ok()) {
+          slot->record = *r;
+          spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who,
+                       r->state.round, r->state.samples_seen, core::il::WorkName(r->state.work));
+        } else {
+          spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+        }
+      }
+    }
+    IlEntry& e = *slot;
+    e.train_trigger = train;
+    e.deploy_trigger = deploy;
+    e.decoded = std::move(d);
+    if (fresh) {
+      // Output directories exist before any Ready is sent (§4.5).
+      const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(job_of(e).spec.output_dir));
+      for (const char* sub : {"", "/data/train", "/data/eval", "/train", "/eval"}) {
+        if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
+      }
+      if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok()) spdlog::error("{}: {}", who, s.message());
+      auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.record.state.train_pending.end);
+      auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.record.state.eval_open.end);
+      if (!ts.ok() || !es.ok()) {
+        spdlog::error("{}: spool: {}{}", who, ts.message(), es.message());
+        il_jobs.erase(key);
+        return;
+      }
+      e.train_spool = std::move(*ts);
+      e.eval_spool = std::move(*es);
+      spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
+                   deploy.text);
+    }
+    if (persist) {
+      const auto& dd = e.decoded;
+      Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+        if (Status st = tx.UpsertResource({key, dd.type_meta_json, dd.object_meta_json, dd.spec_json});
+            !st.ok())
+          return st;
+        if (Status st = tx.PutState(kScopeStatus, key, dd.status_json); !st.ok()) return st;
+        return tx.PutState(kScopeIl, key, EncodeIlRecord(e.record));
+      });
+      if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
+    }
+    ScheduleTick(e);
+    if (fresh) StepIl(e, core::il::Resume{});
+    if (DatasetEntry* ds = FindDataset(job_of(e).meta.ns, job_of(e).spec.dataset_name)) {
+      SchedulePoll(*ds);
+      IngestIl(e, *ds, false);
+    }
+    StepIl(e, core::il::JobChanged{});
+  }
+
+  static const core::IlJob& job_of(const IlEntry& e) { return e.decoded.object; }
+
+  void ScheduleTick(IlEntry& e) {
+    if (!e.tick_timer) e.tick_timer = std::make_unique<asio::steady_timer>(io);
+    e.tick_timer->expires_after(std::chrono::seconds(e.train_trigger.check_period_seconds));
+    const std::string key = e.key;
+    const uint64_t inc = e.incarnation;
+    e.tick_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+      if (ec || stopped) return;
+      IlEntry* j = FindIl(key, inc);
+      if (!j) return;
+      if (DatasetEntry* ds = FindDataset(j->job().meta.ns, j->job().spec.dataset_name)) {
+        IngestIl(*j, *ds, false);
+      }
+      StepIl(*j, core::il::Tick{});
+      ScheduleTick(*j);
+    });
+  }
+
+  IlEntry* FindIl(const std::string& key, uint64_t incarnation) {
+    auto it = il_jobs.find(key);
+    if (it == il_jobs.end() || it->second->incarnation != incarnation) return nullptr;
+    return it->second.get();
+  }
+
+  void DeleteIlJob(const std::string& key) {
+    auto it = il_jobs.find(key);
+    if (it != il_jobs.end()) {
+      IlEntry& e = *it->second;
+      if (e.tick_timer) e.tick_timer->cancel();
+      ::unlink(SpoolPath(e, "train").c_str());
+      ::unlink(SpoolPath(e, "eval").c_str());
+      il_jobs.erase(it);
+    }
+    Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+      if (Status st = tx.DeleteResource(key); !st.ok()) return st;
+      if (Status st = tx.DeleteState(kScopeStatus, key); !st.ok()) return st;
+      return tx.DeleteState(kScopeIl, key);
+    });
+    if (!s.ok()) spdlog::error("{}: deleting: {}", key, s.message());
+    spdlog::info("IncrementalLearningJob {}: deleted", key);
+  }
+
+  // Streams the samples appended to the job's dataset index into its spools, split by running
+  // totals, then commits the cursor and counts with the step that sees them.
+  void IngestIl(IlEntry& e, DatasetEntry& ds, bool take_unterminated) {
+    const double p = e.job().spec.train_prob;
+    IlRecord rec = e.record;
+    int64_t seen = rec.state.samples_seen, train_added = 0, eval_added = 0;
+    auto r = dataset::ReadNewSamples(
+        ds.local_path, ds.format, rec.cursor, take_unterminated, kIngestSliceBytes,
+        [&](std::string_view line) -> Status {
+          ++seen;
+          if (core::IsTrainSample(p, seen)) {
+            ++train_added;
+            return e.train_spool->Append(line);
+          }
+          ++eval_added;
+          return e.eval_spool->Append(line);
+        });
+    Status st = r.ok() ? Status::Ok() : r.status();
+    if (st.ok() && train_added + eval_added > 0) {
+      Status a = e.train_spool->Flush();
+      Status b = e.eval_spool->Flush();
+      st = !a.ok() ? a : b;
+    }
+    if (!st.ok()) {
+      spdlog::error("IncrementalLearningJob {}: ingesting {}: {}; will retry", e.key,
+                    ds.local_path, st.message());
+      ResetSpools(e);
+      return;
+    }
+    if (r->missing) return;
+    if (train_added + eval_added == 0) {
+      e.record.cursor = rec.cursor;  // header/tail bookkeeping only
+      return;
+    }
+    metrics.samples_ingested += train_added + eval_added;
+    core::il::SamplesIngested ev{seen, train_added, e.train_spool->size(), eval_added,
+                                 e.eval_spool->size()};
+    if (!StepIl(e, ev, {}, &rec.cursor)) {
+      ResetSpools(e);
+      return;
+    }
+    if (r->bytes_read >= kIngestSliceBytes && !e.ingest_posted) {
+      e.ingest_posted = true;
+      const std::string key = e.key;
+      const uint64_t inc = e.incarnation;
+      asio::post(io, [this, key, inc, take_unterminated] {
+        IlEntry* j = FindIl(key, inc);
+        if (!j) return;
+        j->ingest_posted = false;
+        if (DatasetEntry* d = FindDataset(j->job().meta.ns, j->job().spec.dataset_name)) {
+          IngestIl(*j, *d, take_unterminated);
+        }
+      });
+    }
+  }
+
+  // Drops spool bytes that were appended but not committed.
+  void ResetSpools(IlEntry& e) {
+    auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.record.state.train_pending.end);
+    auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.record.state.eval_open.end);
+    if (ts.ok()) e.train_spool = std::move(*ts);
+    if (es.ok()) e.eval_spool = std::move(*es);
+  }
+
+  core::il::Spec MakeSpec(const IlEntry& e) {
+    core::il::Spec spec;
+    spec.job = &e.job();
+    spec.train_trigger = &e.train_trigger;
+    spec.deploy_trigger = &e.deploy_trigger;
+    spec.initial_model = ModelRefFor(e.job().meta.ns, e.job().spec.initial_model_name);
+    spec.deploy_model = ModelRefFor(e.job().meta.ns, e.job().spec.deploy_model_name);
+    DatasetEntry* ds = FindDataset(e.job().meta.ns, e.job().spec.dataset_name);
+    spec.dataset_known = ds != nullptr;
+    spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+    return spec;
+  }
+
+  // Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
+  // runs the actions. Returns false (state unchanged) when the commit failed.
+  bool StepIl(IlEntry& e, const Event& ev, std::vector<std::string> pre_frames = {},
+              const dataset::IndexCursor* new_cursor = nullptr) {
+    core::il::Spec spec = MakeSpec(e);
+    core::il::Output out = core::il::Step(spec, e.record.state, ev, MakeNow());
+    IlRecord next{out.state, new_cursor ? *new_cursor : e.record.cursor};
+    std::vector<std::string> frames = std::move(pre_frames);
+    for (const Action& a : out.actions) {
+      if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+        frames.push_back(IlFrame(e.job(), json::EncodeStatusReport(r->report)));
+      }
+    }
+    const bool changed = !(next.state == e.record.state) || new_cursor || !frames.empty();
+    if (changed) {
+      const std::string rec = EncodeIlRecord(next);
+      Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+        for (const auto& f : frames) {
+          if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+        }
+        return tx.PutState(kScopeIl, e.key, rec);
+      });
+      if (!s.ok()) {
+        spdlog::error("IncrementalLearningJob {}: committing state: {}; event dropped", e.key,
+                      s.message());
+        return false;
+      }
+    }
+    e.record = std::move(next);
+    for (const Action& a : out.actions) RunAction(e, a);
+    if (!frames.empty()) PumpOutbox();
+    return true;
+  }
+
+  void RunAction(IlEntry& e, const Action& a) {
+    const std::string& key = e.key;
+    const uint64_t inc = e.incarnation;
+    if (auto* log = std::get_if<core::il::Log>(&a)) {
+      switch (log->level) {
+        case core::il::Log::Level::kInfo:
+          spdlog::info("IncrementalLearningJob {}: {}", key, log->text);
+          break;
+        case core::il::Log::Level::kWarn:
+          spdlog::warn("IncrementalLearningJob {}: {}", key, log->text);
+          break;
+        case core::il::Log::Level::kError:
+          spdlog::error("IncrementalLearningJob {}: {}", key, log->text);
+          break;
+      }
+    } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+      spdlog::info("IncrementalLearningJob {}: reported {} {}", key, r->report.phase,
+                   r->report.status);
+    } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
+      std::vector<fs::FileRange> ranges;
+      const std::string spool =
+          SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
+      for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
+      std::string prefix;
+      if (w->csv_header) prefix = e.record.cursor.header + "\n";
+      const std::string path = fs::JoinRootfs(cfg.rootfs, w->url);
+      const core::il::Work work =
+          w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
+      const int64_t round = w->round;
+      asio::post(pool, [this, key, inc, path, prefix, ranges, work, round] {
+        Status s = fs::MakeDirs(Dirname(path));
+        if (s.ok()) s = fs::WriteFileFromRanges(path, prefix, ranges);
+        asio::post(io, [this, key, inc, work, round, s] {
+          if (IlEntry* j = FindIl(key, inc)) {
+            StepIl(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+          }
+        });
+      });
+    } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
+      const std::string src = fs::JoinRootfs(cfg.rootfs, c->src_url);
+      const std::string dst = fs::JoinRootfs(cfg.rootfs, c->dst_url);
+      asio::post(pool, [this, key, inc, src, dst] {
+        Status s = fs::AtomicCopyFile(src, dst);
+        asio::post(io, [this, key, inc, s] {
+          if (IlEntry* j = FindIl(key, inc)) {
+            StepIl(*j, core::il::ModelCopied{s.ok(), s.message()});
+          }
+        });
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- GM frames
+
+  void WarnKindOnce(const std::string& kind, const std::string& text) {
+    if (warned_kinds.insert(kind).second) spdlog::warn("{}", text);
+  }
+
+  void OnGmFrame(const std::string& text) {
+    metrics.frames_received++;
+    auto f = json::DecodeFrame(text);
+    if (!f.ok()) {
+      spdlog::warn("GM frame skipped: {}", f.message());
+      metrics.rejected_frames++;
+      return;
+    }
+    const auto& h = f->header;
+    const std::string& kind = h.resource_kind;
+    const std::string key = core::ResourceKey(h.ns, kind, h.resource_name);
+    if (h.operation == "delete") {
+      if (kind == core::kKindIlJob) {
+        DeleteIlJob(key);
+      } else if (kind == core::kKindDataset) {
+        auto it = datasets.find(key);
+        if (it != datasets.end()) {
+          if (it->second->watching) watcher->Unwatch(it->second->local_path);
+          if (it->second->poll_timer) it->second->poll_timer->cancel();
+          datasets.erase(it);
+        }
+        (void)store->Transact([&](store::Store::Tx& tx) -> Status {
+          if (Status st = tx.DeleteResource(key); !st.ok()) return st;
+          return tx.DeleteState(kScopeDataset, key);
+        });
+        spdlog::info("Dataset {}: deleted", key);
+      } else if (kind == core::kKindModel) {
+        models.erase(key);
+        (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
+      }
+      return;
+    }
+    if (h.operation != "insert" && h.operation != "update") {
+      spdlog::warn("GM frame for {} skipped: header.operation: unknown \"{}\"", key, h.operation);
+      metrics.rejected_frames++;
+      return;
+    }
+    if (kind == core::kKindDataset) {
+      auto d = json::DecodeDataset(f->content);
+      if (!d.ok()) return Reject(d.message());
+      UpsertDataset(std::move(*d), true);
+    } else if (kind == core::kKindModel) {
+      auto d = json::DecodeModel(f->content);
+      if (!d.ok()) return Reject(d.message());
+      UpsertModel(std::move(*d), true);
+    } else if (kind == core::kKindIlJob) {
+      auto d = json::DecodeIlJob(f->content);
+      if (!d.ok()) return Reject(d.message());
+      UpsertIlJob(std::move(*d), true);
+    } else if (kind == core::kKindLlJob || kind == core::kKindJointInference ||
+               kind == core::kKindFederated) {
+      WarnKindOnce(kind, "resource kind \"" + kind + "\" is not supported by this build yet; ignored");
+    } else {
+      WarnKindOnce(kind, "resource kind \"" + kind + "\" is unknown; ignored");
+    }
+  }
+
+  void Reject(const std::string& msg) {
+    spdlog::error("GM object rejected: {}", msg);
+    metrics.rejected_objects++;
+  }
+
+  // ---------------------------------------------------------------- worker API
+
+  http::HttpResponse OnWorkerMessage(std::string_view path_name, std::string_view body) {
+    metrics.worker_posts++;
+    auto m = json::DecodeWorkerMessage(body);
+    const std::string body_name = m.ok() ? m->report.worker_name : "";
+    if (!m.ok() || body_name != path_name) {
+      std::string msg = "worker name(name=" + std::string(path_name) +
+                        ") in the api is different from that(name=" + body_name +
+                        ") in the message body";
+      if (!m.ok()) {
+        spdlog::warn("worker {}: message rejected: {}", path_name, m.message());
+        msg += ": " + m.message();
+      }
+      return {400, "application/json", json::EncodeWorkerApiReply(400, msg), {}};
+    }
+    const auto& rep = m->report;
+    if (rep.owner_kind == core::kKindIlJob) {
+      const std::string key = core::ResourceKey(rep.ns, core::kKindIlJob, rep.owner_name);
+      auto it = il_jobs.find(key);
+      if (it == il_jobs.end()) {
+        spdlog::warn("worker {}: message for unknown IncrementalLearningJob {}/{} dropped",
+                     rep.worker_name, rep.ns, rep.owner_name);
+      } else {
+        IlEntry& e = *it->second;
+        std::string fwd = IlFrame(e.job(), json::EncodeForwardedWorkerMessage(*m));
+        spdlog::info("IncrementalLearningJob {}: worker {} reported {} {}", key, rep.worker_name,
+                     rep.kind, rep.status);
+        if (!StepIl(e, core::il::WorkerReported{rep}, {fwd})) {
+          return {500, "application/json",
+                  json::EncodeWorkerApiReply(500, "could not persist the message; retry"), {}};
+        }
+      }
+    } else {
+      WarnKindOnce("worker:" + rep.owner_kind,
+                   "worker messages for ownerKind \"" + rep.owner_kind +
+                       "\" are not handled by this build; accepted and dropped");
+    }
+    return {200, "application/json", json::EncodeWorkerApiReply(200, "OK"), {}};
+  }
+
+  // ---------------------------------------------------------------- status server
+
+  http::HttpResponse OnStatusRequest(const http::HttpRequest& req) {
+    std::string path = req.target.substr(0, req.target.find('?'));
+    if (path == "/healthz") return {200, "text/plain", "ok\n", {}};
+    if (path == "/readyz") return {200, "text/plain", "ready\n", {}};
+    if (path == "/metrics") {
+      auto ob = store->GetOutboxStats();
+      metrics.outbox_count = ob.ok() ? ob->count : -1;
+      metrics.outbox_bytes = ob.ok() ? ob->bytes : -1;
+      metrics.gm_connected = gm && gm->connected();
+      metrics.jobs = static_cast<int64_t>(il_jobs.size());
+      return {200, "text/plain; version=0.0.4", RenderMetrics(metrics), {}};
+    }
+    if (path == "/status") return {200, "application/json", RenderStatus(), {}};
+    return {404, "text/plain", "404: Page Not Found", {}};
+  }
+
+  std::string RenderStatus() {
+    std::vector<JobView> views;
+    for (auto& [k, e] : il_jobs) views.push_back(ViewOf(*e));
+    return EncodeStatusJson(views);
+  }
+
+  JobView ViewOf(const IlEntry& e) {
+    const auto& s = e.record.state;
+    JobView v;
+    v.kind = "IncrementalLearningJob";
+    v.ns = e.job().meta.ns;
+    v.name = e.job().meta.name;
+    if (!e.job().conditions.empty()) {
+      const auto& c = e.job().conditions.back();
+      v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
+    }
+    v.round = s.round;
+    v.samples_waiting = s.train_pending.count;
+    v.samples_seen = s.samples_seen;
+    v.work = core::il::WorkName(s.work);
+    v.last_decision = s.last_decision;
+    v.last_error = s.last_error;
+    for (const auto& r : s.last_eval_results) v.last_eval.push_back(r);
+    if (!s.deployments.empty()) {
+      v.deployed_url = s.deployments.back().url;
+      v.deployed_at = s.deployments.back().at;
+    }
+    return v;
+  }
+
+  // ---------------------------------------------------------------- start / stop
+
+  Status Start() {
+    if (!cfg.timezone.empty()) {
+      ::setenv("TZ", cfg.timezone.c_str(), 1);
+      ::tzset();
+    }
+    store::StoreOptions so;
+    so.synchronous_full = cfg.db_sync_full;
+    auto st = store::Store::Open(cfg.db_path, so);
+    if (!st.ok()) return st.status();
+    store = std::move(*st);
+    if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok()) return s.With("spool directory");
+    watcher = std::make_unique<dataset::IndexWatcher>(
+        io, [this](const std::string& path) { OnIndexChanged(path); });
+    if (Status s = Reload(); !s.ok()) return s;
+
+    http::HttpServerOptions wo;
+    wo.address = cfg.bind_address;
+    wo.port = cfg.bind_port;
+    auto ws = http::HttpServer::Start(io, wo, [this](const http::HttpRequest& req) {
+      return http::RouteWorkerApi(req, [this](std::string_view name, std::string_view body) {
+        return OnWorkerMessage(name, body);
+      });
+    });
+    if (!ws.ok()) return ws.status().With("worker API (BIND_PORT)");
+    worker_server = std::move(*ws);
+    if (cfg.status_port != 0 || cfg.status_address != "") {
+      http::HttpServerOptions so2;
+      so2.address = cfg.status_address;
+      so2.port = cfg.status_port;
+      auto ss = http::HttpServer::Start(
+          io, so2, [this](const http::HttpRequest& req) { return OnStatusRequest(req); });
+      if (!ss.ok()) return ss.status().With("status server (--status-port)");
+      status_server = std::move(*ss);
+    }
+    if (!cfg.gm_address.empty()) {
+      gm::GmLinkOptions go;
+      go.address = cfg.gm_address;
+      go.node_name = cfg.node_name;
+      go.first_frame = json::EncodeBareHeader({});
+      go.ping_interval = std::chrono::milliseconds(cfg.ping_interval_ms);
+      go.ping_timeout = std::chrono::milliseconds(cfg.ping_timeout_ms);
+      go.backoff_max = std::chrono::milliseconds(cfg.backoff_max_ms);
+      gm::GmLinkCallbacks cb;
+      cb.on_connected = [this] {
+        spdlog::info("GM {}: connected as node {}", cfg.gm_address, cfg.node_name);
+        metrics.gm_connects++;
+        PumpOutbox();
+      };
+      cb.on_frame = [this](std::string t) { OnGmFrame(t); };
+      cb.on_disconnected = [this](std::string why) {
+        outbox_inflight = false;
+        spdlog::warn("GM {}: disconnected: {}", cfg.gm_address, why);
+      };
+      gm = std::make_unique<gm::GmLink>(io, go, cb);
+      gm->Start();
+    } else {
+      spdlog::warn("GM_ADDRESS is not set: not connecting to a GM (upstream messages are kept "
+                   "in the outbox)");
+    }
+    spdlog::info("sedna-lc started: node {}, worker API :{}, status :{}, database {}",
+                 cfg.node_name, worker_server->port(), status_server ? status_server->port() : 0,
+                 cfg.db_path);
+    return Status::Ok();
+  }
+
+  // Rebuilds datasets, models and jobs from SQLite alone (no GM resync needed).
+  Status Reload() {
+    auto rows = store->LoadResources();
+    if (!rows.ok()) return rows.status();
+    std::vector<const store::ResourceRow*> ds, ms, jobs;
+    for (const auto& r : *rows) {
+      if (r.name.find("/dataset/") != std::string::npos) ds.push_back(&r);
+      else if (r.name.find("/model/") != std::string::npos) ms.push_back(&r);
+      else if (r.name.find("/incrementallearningjob/") != std::string::npos) jobs.push_back(&r);
+    }
+    for (auto* r : ds) {
+      auto d = json::DecodeDataset(json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
+      if (d.ok()) UpsertDataset(std::move(*d), false);
+      else spdlog::error("stored {}: {}", r->name, d.message());
+    }
+    for (auto* r : ms) {
+      auto d = json::DecodeModel(json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
+      if (d.ok()) UpsertModel(std::move(*d), false);
+      else spdlog::error("stored {}: {}", r->name, d.message());
+    }
+    for (auto* r : jobs) {
+      std::string status;
+      if (auto s = store->GetState(kScopeStatus, r->name); s.ok() && s->has_value()) status = **s;
+      auto d = json::DecodeIlJob(json::AssembleObject(r->type_meta, r->object_meta, r->spec, status, std::nullopt));
+      if (d.ok()) UpsertIlJob(std::move(*d), false);
+      else spdlog::error("stored {}: {}", r->name, d.message());
+    }
+    if (!rows->empty()) {
+      spdlog::info("reloaded {} datasets, {} models, {} jobs from {}", ds.size(), ms.size(),
+                   jobs.size(), cfg.db_path);
+    }
+    return Status::Ok();
+  }
+
+  void Stop() {
+    if (stopped) return;
+    stopped = true;
+    if (gm) gm->Stop();
+    if (worker_server) worker_server->Stop();
+    if (status_server) status_server->Stop();
+    for (auto& [k, e] : il_jobs) {
+      if (e->tick_timer) e->tick_timer->cancel();
+    }
+    for (auto& [k, d] : datasets) {
+      if (d->poll_timer) d->poll_timer->cancel();
+    }
+    watcher.reset();
+    pool.join();
+  }
+};
+
+Controller::Controller(asio::io_context& io, Config config)
+    : impl_(std::make_unique<Impl>(io, std::move(config))) {}
+Controller::~Controller() = default;
+Status Controller::Start() { return impl_->Start(); }
+void Controller::Stop() { impl_->Stop(); }
+uint16_t Controller::worker_port() const {
+  return impl_->worker_server ? impl_->worker_server->port() : 0;
+}
+uint16_t Controller::status_port() const {
+  return impl_->status_server ? impl_->status_server->port() : 0;
+}
+void Controller::OnGmFrame(const std::string& text) { impl_->OnGmFrame(text); }
+
+}  // namespace sedna::app

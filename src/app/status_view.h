@@ -1,0 +1,48 @@
+// What `sedna-lc status` and the /status, /metrics endpoints show.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/resources.h"
+#include "core/status.h"
+
+namespace sedna::app {
+
+struct JobView {
+  std::string kind, ns, name;
+  std::string stage;  // "Train/Waiting"
+  int64_t round = 0;
+  int64_t samples_waiting = 0;
+  int64_t samples_seen = 0;
+  std::string work;
+  std::string last_decision;
+  std::string last_error;
+  std::vector<core::ModelRef> last_eval;
+  std::string deployed_url;
+  std::string deployed_at;
+};
+
+struct Metrics {
+  int64_t frames_received = 0;
+  int64_t frames_sent = 0;
+  int64_t rejected_frames = 0;
+  int64_t rejected_objects = 0;
+  int64_t worker_posts = 0;
+  int64_t samples_ingested = 0;
+  int64_t gm_connects = 0;
+  int64_t outbox_count = 0;
+  int64_t outbox_bytes = 0;
+  int64_t jobs = 0;
+  bool gm_connected = false;
+};
+
+std::string EncodeStatusJson(const std::vector<JobView>& jobs);
+Result<std::vector<JobView>> DecodeStatusJson(const std::string& text);
+// Prometheus text exposition format.
+std::string RenderMetrics(const Metrics& m);
+// One line per job, aligned columns, for `sedna-lc status`.
+std::string RenderStatusTable(const std::vector<JobView>& jobs);
+
+}  // namespace sedna::app

@@ -1,0 +1,163 @@
+// The incremental-learning job as seen by the LC on the dataset node (sedna-protocol.md §8.2, with
+// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions}.
+//
+// The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
+// condition at most once (identified by its index in status.conditions, which only grows), so a
+// GM re-send never produces a second Ready (B4). Work that touches files (sample files, the deploy
+// copy) is an action whose completion comes back as an event; the state says which work is in
+// flight, so after a restart Resume re-issues it (actions are idempotent).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/report.h"
+#include "core/resources.h"
+#include "core/trigger.h"
+
+namespace sedna::core::il {
+
+inline constexpr int kEvalWindows = 5;        // eval samples of the last 5 train rounds (design §4)
+inline constexpr int kDeploymentsKept = 10;   // deploy history kept for status and rollback
+
+// Samples in a spool file: bytes [begin,end) holding `count` lines.
+struct SpoolRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t count = 0;
+  bool operator==(const SpoolRange&) const = default;
+};
+
+enum class SpoolKind { kTrain, kEval };
+
+enum class Work { kNone, kWriteTrain, kWriteEval, kDeploy };
+const char* WorkName(Work w);
+
+struct Deployment {
+  int64_t round = 0;  // train round of the deployed model
+  std::string url;    // trained model URL that was copied
+  std::string at;     // RFC 3339
+  bool operator==(const Deployment&) const = default;
+};
+
+struct State {
+  // Train files and outputs of the next cycle use `round`; the eval files of a cycle use the
+  // already incremented value (§8.2 round numbering).
+  int64_t round = 1;
+  // Sample accounting (design §4 split by running totals). samples_seen counts new samples since
+  // the job started; the ranges locate them in the job's spool files.
+  int64_t samples_seen = 0;
+  SpoolRange train_pending;              // train samples waiting for the trigger
+  SpoolRange eval_open;                  // eval samples since the last train trigger
+  std::vector<SpoolRange> eval_windows;  // closed windows, oldest first, at most kEvalWindows
+  // Index in status.conditions of the Waiting condition last answered, -1 for none.
+  int64_t answered_train_waiting = -1;
+  int64_t answered_eval_waiting = -1;
+  // In-flight work and what it needs to finish.
+  Work work = Work::kNone;
+  int64_t work_condition = -1;
+  int64_t work_round = 0;
+  SpoolRange work_range;               // kWriteTrain: the train samples being written
+  std::vector<ModelRef> work_models;   // kWriteTrain: [base]; kWriteEval: [trained, deployed];
+                                       // kDeploy: [trained, deployed]
+  // Models learned from train reports (fallback when conditions lack the output, B6).
+  std::optional<ModelRef> trained;       // models[0]: the deploy candidate
+  std::optional<ModelRef> trained_base;  // models[1], or models[0] for one-model reports (B5)
+  // The outstanding eval: the models sent in IL-3 ([trained, deployed]).
+  bool eval_outstanding = false;
+  int64_t eval_round = 0;
+  std::vector<ModelRef> eval_models;
+  // Observability.
+  std::vector<ModelRef> last_eval_results;
+  std::string last_decision;
+  std::vector<Deployment> deployments;
+  int64_t retry_after_ms = 0;
+  std::string last_error;
+
+  bool operator==(const State&) const = default;
+};
+
+// Everything the step needs besides the state. References stay valid for the call only.
+struct Spec {
+  const IlJob* job = nullptr;             // metadata, spec and the latest conditions
+  const Trigger* train_trigger = nullptr; // compiled when the job was loaded
+  const Trigger* deploy_trigger = nullptr;
+  std::optional<ModelRef> initial_model;  // the Model CR spec.initialModel.name, when known
+  std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
+  bool dataset_known = false;
+  bool csv = false;                       // the dataset's format is csv (B19: IL writes data.csv)
+};
+
+struct Now {
+  int64_t unix_ms = 0;
+  int minute_of_day = 0;  // local time of day in the LC's configured time zone
+  std::string rfc3339;
+};
+
+// Events.
+struct JobChanged {};  // the job, a Model or the Dataset was inserted/updated
+struct Tick {};        // periodic check (checkPeriodSeconds)
+struct Resume {};      // after a restart: re-issue in-flight work
+struct SamplesIngested {
+  int64_t samples_seen = 0;  // new running total
+  int64_t train_added = 0;
+  int64_t train_end = 0;     // train spool size after the append
+  int64_t eval_added = 0;
+  int64_t eval_end = 0;
+};
+struct FileWritten {
+  Work work = Work::kNone;
+  int64_t round = 0;
+  bool ok = false;
+  std::string error;
+};
+struct WorkerReported {
+  WorkerReport report;
+};
+struct ModelCopied {
+  bool ok = false;
+  std::string error;
+};
+using Event = std::variant<JobChanged, Tick, Resume, SamplesIngested, FileWritten, WorkerReported,
+                           ModelCopied>;
+
+// Actions.
+struct WriteSamples {
+  Stage stage = Stage::kTrain;      // kTrain or kEval
+  int64_t round = 0;
+  std::string url;                  // host path (or s3 URL) of data.txt / data.csv
+  SpoolKind spool = SpoolKind::kTrain;
+  std::vector<SpoolRange> ranges;   // in order
+  bool csv_header = false;          // prefix the dataset's csv header line
+};
+struct SendReport {
+  StatusReport report;
+};
+struct CopyModel {
+  std::string src_url;  // host paths (the adapter adds the rootfs prefix to both, B12)
+  std::string dst_url;
+};
+struct Log {
+  enum class Level { kInfo, kWarn, kError };
+  Level level = Level::kInfo;
+  std::string text;
+};
+using Action = std::variant<WriteSamples, SendReport, CopyModel, Log>;
+
+struct Output {
+  State state;
+  std::vector<Action> actions;
+};
+
+Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);
+
+// Layout helpers (§7.4, §8.1): `out` is spec.outputDir with trailing '/' removed.
+std::string OutputRoot(const std::string& output_dir);
+std::string TrainDataUrl(const std::string& out, int64_t round, bool csv);
+std::string EvalDataUrl(const std::string& out, int64_t round, bool csv);
+std::string TrainOutputDir(const std::string& out, int64_t round);
+
+}  // namespace sedna::core::il

@@ -1,0 +1,499 @@
+// Table-driven tests of the IL state machine (sedna-protocol.md §8.2) and the §8.5 IL items.
+#include "core/il_job.h"
+
+#include <gtest/gtest.h>
+
+namespace sedna::core::il {
+namespace {
+
+JobCondition Cond(Stage stage, ConditionType type) {
+  JobCondition c;
+  c.stage = stage;
+  c.type = type;
+  return c;
+}
+
+JobCondition TrainCompleted(std::vector<ModelRef> out) {
+  JobCondition c = Cond(Stage::kTrain, ConditionType::kCompleted);
+  c.data.has_output = true;
+  c.data.output_models = std::move(out);
+  return c;
+}
+
+const ModelRef kInitial{"ckpt", "/models/base_model", {}};
+const ModelRef kDeploy{"pb", "/models/deploy_model/saved_model.pb", {}};
+const ModelRef kTrainedPb{"pb", "/output/train/1/model_finetune_tensorflow.pb", {}};
+const ModelRef kTrainedCkpt{"ckpt", "/output/train/1", {}};
+
+Trigger MustCompile(TriggerSpec s) {
+  auto t = CompileTrigger(s);
+  EXPECT_TRUE(t.ok()) << t.message();
+  return t.ok() ? *t : Trigger{};
+}
+
+class IlJobTest : public ::testing::Test {
+ protected:
+  IlJobTest() {
+    job.meta.name = "helmet-detection-demo";
+    job.meta.ns = "default";
+    job.spec.dataset_name = "incremental-dataset";
+    job.spec.train_prob = 0.8;
+    job.spec.initial_model_name = "initial-model";
+    job.spec.deploy_model_name = "deploy-model";
+    job.spec.output_dir = "/output/";
+    TriggerSpec ts;
+    ts.op = ">";
+    ts.threshold = 500;
+    ts.metric = "num_of_samples";
+    train = MustCompile(ts);
+    TriggerSpec ds;
+    ds.op = ">";
+    ds.threshold = 0.1;
+    ds.metric = "precision_delta[0]";
+    deploy = MustCompile(ds);
+    job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
+    now.unix_ms = 1'000'000;
+    now.minute_of_day = 600;
+    now.rfc3339 = "2026-11-29T10:00:00Z";
+  }
+
+  Spec MakeSpec() {
+    Spec s;
+    s.job = &job;
+    s.train_trigger = &train;
+    s.deploy_trigger = &deploy;
+    s.initial_model = kInitial;
+    s.deploy_model = kDeploy;
+    s.dataset_known = true;
+    return s;
+  }
+
+  Output Run(const Event& e) {
+    Spec s = MakeSpec();
+    Output o = Step(s, state, e, now);
+    state = o.state;
+    return o;
+  }
+
+  // n new samples split 80/20 into spools that grow by 10 bytes per sample.
+  Output Ingest(int64_t train_n, int64_t eval_n) {
+    SamplesIngested e;
+    e.samples_seen = state.samples_seen + train_n + eval_n;
+    e.train_added = train_n;
+    e.train_end = state.train_pending.end + 10 * train_n;
+    e.eval_added = eval_n;
+    e.eval_end = state.eval_open.end + 10 * eval_n;
+    return Run(e);
+  }
+
+  template <class A>
+  static std::vector<A> All(const Output& o) {
+    std::vector<A> v;
+    for (const auto& a : o.actions) {
+      if (auto* p = std::get_if<A>(&a)) v.push_back(*p);
+    }
+    return v;
+  }
+
+  // Drives one full train dispatch: samples, trigger, file written. Returns the IL-1 report.
+  StatusReport DispatchTrain(int64_t train_n = 501, int64_t eval_n = 125) {
+    Output o = Ingest(train_n, eval_n);
+    auto writes = All<WriteSamples>(o);
+    EXPECT_EQ(writes.size(), 1u);
+    Output w = Run(FileWritten{Work::kWriteTrain, writes.at(0).round, true, ""});
+    auto reports = All<SendReport>(w);
+    EXPECT_EQ(reports.size(), 1u);
+    return reports.at(0).report;
+  }
+
+  IlJob job;
+  Trigger train, deploy;
+  State state;
+  Now now;
+};
+
+// ---- (Train, Waiting) rows ------------------------------------------------------------------
+
+TEST_F(IlJobTest, TrainWaiting_BelowThreshold_NoAction) {
+  Output o = Ingest(400, 100);
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  EXPECT_EQ(state.train_pending.count, 400);
+  EXPECT_EQ(state.eval_open.count, 100);
+  EXPECT_EQ(state.work, Work::kNone);
+}
+
+TEST_F(IlJobTest, TrainWaiting_TriggerFires_WritesRoundFileFirst) {
+  Output o = Ingest(501, 125);
+  auto w = All<WriteSamples>(o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].stage, Stage::kTrain);
+  EXPECT_EQ(w[0].url, "/output/data/train/1/data.txt");
+  EXPECT_EQ(w[0].spool, SpoolKind::kTrain);
+  ASSERT_EQ(w[0].ranges.size(), 1u);
+  EXPECT_EQ(w[0].ranges[0], (SpoolRange{0, 5010, 501}));
+  EXPECT_TRUE(All<SendReport>(o).empty()) << "Ready must wait for the file";
+  EXPECT_EQ(state.work, Work::kWriteTrain);
+}
+
+TEST_F(IlJobTest, TrainWaiting_FileWritten_SendsIL1AndAdvancesRound) {
+  StatusReport r = DispatchTrain();
+  StatusReport want{"Train", "Ready", true, {kInitial}, "/output/data/train/1/data.txt", "",
+                    "/output/train/1"};
+  EXPECT_EQ(r, want);
+  EXPECT_EQ(state.round, 2);
+  EXPECT_EQ(state.answered_train_waiting, 0);
+  EXPECT_EQ(state.train_pending, (SpoolRange{5010, 5010, 0}));
+  ASSERT_EQ(state.eval_windows.size(), 1u);
+  EXPECT_EQ(state.eval_windows[0], (SpoolRange{0, 1250, 125}));
+  EXPECT_EQ(state.work, Work::kNone);
+}
+
+TEST_F(IlJobTest, TrainWaiting_SamplesArrivingDuringWrite_StayPending) {
+  Output o = Ingest(501, 0);
+  ASSERT_EQ(All<WriteSamples>(o).size(), 1u);
+  Ingest(7, 0);
+  Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+  EXPECT_EQ(state.train_pending, (SpoolRange{5010, 5080, 7}));
+}
+
+TEST_F(IlJobTest, TrainWaiting_WriteFails_RetriesAfterBackoff) {
+  Ingest(501, 0);
+  Output f = Run(FileWritten{Work::kWriteTrain, 1, false, "No space left on device"});
+  EXPECT_TRUE(All<SendReport>(f).empty());
+  EXPECT_EQ(state.round, 1) << "round not advanced by a failed write";
+  EXPECT_EQ(state.train_pending.count, 501) << "samples not consumed by a failed write";
+  EXPECT_EQ(state.last_error, "No space left on device");
+  EXPECT_TRUE(All<WriteSamples>(Run(Tick{})).empty()) << "no retry before the backoff";
+  now.unix_ms += 10'000;
+  EXPECT_EQ(All<WriteSamples>(Run(Tick{})).size(), 1u);
+}
+
+TEST_F(IlJobTest, TrainWaiting_InitialModelUnknown_BlockedOnceThenFires) {
+  Spec s = MakeSpec();
+  s.initial_model.reset();
+  SamplesIngested e{626, 501, 5010, 125, 1250};
+  Output o = Step(s, state, e, now);
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  ASSERT_EQ(All<Log>(o).size(), 1u);
+  EXPECT_NE(All<Log>(o)[0].text.find("initial-model"), std::string::npos);
+  state = o.state;
+  Output again = Step(s, state, Tick{}, now);
+  EXPECT_TRUE(All<Log>(again).empty()) << "a blocked condition is logged once";
+  state = again.state;
+  EXPECT_EQ(All<WriteSamples>(Run(JobChanged{})).size(), 1u) << "fires once the Model is known";
+}
+
+TEST_F(IlJobTest, TrainWaiting_DatasetUnknown_NoFire) {
+  Spec s = MakeSpec();
+  s.dataset_known = false;
+  state.train_pending = {0, 5010, 501};
+  Output o = Step(s, state, Tick{}, now);
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+}
+
+TEST_F(IlJobTest, TrainWaiting_OutsideTimerWindow_NoFire) {
+  TriggerSpec ts;
+  ts.op = ">";
+  ts.threshold = 500;
+  ts.metric = "num_of_samples";
+  ts.timer = TimerSpec{"02:00", "04:00"};
+  train = MustCompile(ts);
+  EXPECT_TRUE(All<WriteSamples>(Ingest(501, 0)).empty());
+  now.minute_of_day = 3 * 60;
+  EXPECT_EQ(All<WriteSamples>(Run(Tick{})).size(), 1u);
+}
+
+TEST_F(IlJobTest, CsvDataset_WritesDataCsvWithHeader_B19) {
+  Spec s = MakeSpec();
+  s.csv = true;
+  Output o = Step(s, state, SamplesIngested{626, 501, 5010, 125, 1250}, now);
+  auto w = All<WriteSamples>(o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/train/1/data.csv");
+  EXPECT_TRUE(w[0].csv_header);
+}
+
+// ---- re-sends, later rounds ------------------------------------------------------------------
+
+TEST_F(IlJobTest, B4_GmResendOfAnsweredWaitingNeverSendsSecondReady) {
+  DispatchTrain();
+  // The GM re-sends the job (resync) still showing (Train,Waiting) while more samples arrive.
+  Output o = Ingest(900, 100);
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty());
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty());
+}
+
+TEST_F(IlJobTest, SecondRound_UsesRetrainCheckpointOfLatestTrainCompleted) {
+  DispatchTrain();
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+  job.conditions.push_back(TrainCompleted({kTrainedPb, kTrainedCkpt}));
+  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
+  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kCompleted));
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+  StatusReport r = DispatchTrain();
+  EXPECT_EQ(r.input_models, std::vector<ModelRef>{kTrainedCkpt});
+  EXPECT_EQ(r.data_url, "/output/data/train/2/data.txt");
+  EXPECT_EQ(r.output_dir, "/output/train/2");
+  EXPECT_EQ(state.round, 3);
+}
+
+TEST_F(IlJobTest, OneModelTrainReport_IsBothCandidateAndBase) {
+  DispatchTrain();
+  WorkerReport w;
+  w.worker_name = "train-worker-1";
+  w.kind = "train";
+  w.status = "completed";
+  w.results = {ModelRef{"pkl", "/output/train/1/model.pkl", {}}};
+  Run(WorkerReported{w});
+  ASSERT_TRUE(state.trained && state.trained_base);
+  EXPECT_EQ(state.trained->url, "/output/train/1/model.pkl");
+  EXPECT_EQ(state.trained_base->url, "/output/train/1/model.pkl");
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));  // e.g. the GM lost it
+  StatusReport r = DispatchTrain();
+  EXPECT_EQ(r.input_models[0].url, "/output/train/1/model.pkl");
+}
+
+TEST_F(IlJobTest, B5_FailedFirstRoundFallsBackToInitialModel) {
+  DispatchTrain();
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+  StatusReport r = DispatchTrain();
+  EXPECT_EQ(r.input_models, std::vector<ModelRef>{kInitial}) << "round 2 still trains";
+  EXPECT_EQ(r.data_url, "/output/data/train/2/data.txt") << "round numbers only grow";
+}
+
+// ---- (Eval, Waiting) rows --------------------------------------------------------------------
+
+class IlEvalTest : public IlJobTest {
+ protected:
+  void SetUp() override {
+    DispatchTrain();
+    job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+    job.conditions.push_back(TrainCompleted({kTrainedPb, kTrainedCkpt}));
+    job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
+  }
+  StatusReport DispatchEval() {
+    Output o = Run(JobChanged{});
+    auto w = All<WriteSamples>(o);
+    EXPECT_EQ(w.size(), 1u);
+    Output f = Run(FileWritten{Work::kWriteEval, w.at(0).round, true, ""});
+    auto r = All<SendReport>(f);
+    EXPECT_EQ(r.size(), 1u);
+    return r.at(0).report;
+  }
+  WorkerReport EvalReport(std::vector<double> new_p, std::vector<double> old_p) {
+    WorkerReport w;
+    w.worker_name = "eval-worker-2bq7d";
+    w.kind = "eval";
+    w.status = "completed";
+    w.results = {ModelRef{"pb", kTrainedPb.url, {{"precision", MetricValue::List(new_p)}}},
+                 ModelRef{"pb", kDeploy.url, {{"precision", MetricValue::List(old_p)}}}};
+    return w;
+  }
+};
+
+TEST_F(IlEvalTest, EvalWaiting_WritesEvalFileUnderIncrementedRound) {
+  Output o = Run(JobChanged{});
+  auto w = All<WriteSamples>(o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].stage, Stage::kEval);
+  EXPECT_EQ(w[0].url, "/output/data/eval/2/data.txt");
+  EXPECT_EQ(w[0].spool, SpoolKind::kEval);
+  EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})});
+}
+
+TEST_F(IlEvalTest, EvalWaiting_FileWritten_SendsIL3WithTrainedAndDeployed) {
+  StatusReport r = DispatchEval();
+  StatusReport want{"Eval", "Ready", true, {kTrainedPb, kDeploy}, "/output/data/eval/2/data.txt"};
+  EXPECT_EQ(r, want);
+  EXPECT_TRUE(state.eval_outstanding);
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "answered once";
+}
+
+TEST_F(IlEvalTest, B6_NoTrainOutputInConditions_UsesRecordedTrainReport) {
+  job.conditions[2].data = {};  // the condition lost its output (e.g. race R1)
+  WorkerReport t;
+  t.worker_name = "train-worker-1";
+  t.kind = "TRAIN";  // case-insensitive
+  t.status = "completed";
+  t.results = {kTrainedPb, kTrainedCkpt};
+  Output o = Run(WorkerReported{t});  // the report unblocks the pending (Eval,Waiting) at once
+  ASSERT_EQ(All<WriteSamples>(o).size(), 1u);
+  auto r = All<SendReport>(Run(FileWritten{Work::kWriteEval, 2, true, ""}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report.input_models[0], kTrainedPb);
+}
+
+TEST_F(IlEvalTest, B6_NoTrainedModelAtAll_ReportsEvalFailedInsteadOfNull) {
+  job.conditions[2].data = {};
+  Output o = Run(JobChanged{});
+  auto r = All<SendReport>(o);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Eval", "Failed"}));
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "answered once";
+}
+
+TEST_F(IlEvalTest, EvalWaiting_DeployModelUnknown_Waits) {
+  Spec s = MakeSpec();
+  s.deploy_model.reset();
+  Output o = Step(s, state, JobChanged{}, now);
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  EXPECT_TRUE(All<SendReport>(o).empty());
+  EXPECT_EQ(o.state.answered_eval_waiting, -1);
+}
+
+TEST_F(IlEvalTest, DeployTriggerFires_CopiesThenSendsIL5) {
+  DispatchEval();
+  Output o = Run(WorkerReported{EvalReport({0.81, 0.74, 0.69, 0.52}, {0.66, 0.71, 0.58, 0.40})});
+  auto c = All<CopyModel>(o);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].src_url, kTrainedPb.url);
+  EXPECT_EQ(c[0].dst_url, kDeploy.url);
+  EXPECT_TRUE(All<SendReport>(o).empty()) << "IL-5 only after the copy";
+  Output d = Run(ModelCopied{true, ""});
+  auto r = All<SendReport>(d);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Ready", true, {kTrainedPb}}));
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(state.deployments[0].round, 1);
+  EXPECT_EQ(state.deployments[0].at, "2026-11-29T10:00:00Z");
+}
+
+TEST_F(IlEvalTest, DeployCopyFails_SendsIL6) {
+  DispatchEval();
+  Run(WorkerReported{EvalReport({0.9}, {0.5})});
+  Output d = Run(ModelCopied{false, "Permission denied"});
+  auto r = All<SendReport>(d);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Failed"}));
+  EXPECT_TRUE(state.deployments.empty());
+}
+
+TEST_F(IlEvalTest, DeployTriggerNotFired_SendsIL7) {
+  DispatchEval();
+  Output o = Run(WorkerReported{EvalReport({0.70}, {0.66})});
+  EXPECT_TRUE(All<CopyModel>(o).empty());
+  auto r = All<SendReport>(o);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_NE(state.last_decision.find("kept"), std::string::npos);
+}
+
+TEST_F(IlEvalTest, B9_DeployedMetricsShorter_NoCrashNoDeploy) {
+  DispatchEval();
+  deploy = MustCompile(TriggerSpec{std::nullopt, std::nullopt, ">", 0.1, "precision_delta[3]"});
+  Output o = Run(WorkerReported{EvalReport({0.81, 0.74, 0.69, 0.52}, {0.66})});
+  auto r = All<SendReport>(o);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report.status, "Completed");
+}
+
+TEST_F(IlEvalTest, B10_ResultWithoutUrl_RejectedStateUnchanged) {
+  DispatchEval();
+  WorkerReport w = EvalReport({0.9}, {0.5});
+  w.results_error = "results[0].url: missing";
+  State before = state;
+  Output o = Run(WorkerReported{w});
+  EXPECT_TRUE(All<SendReport>(o).empty());
+  EXPECT_TRUE(All<CopyModel>(o).empty());
+  ASSERT_EQ(All<Log>(o).size(), 1u);
+  EXPECT_NE(All<Log>(o)[0].text.find("results[0].url"), std::string::npos);
+  EXPECT_EQ(state, before);
+}
+
+TEST_F(IlEvalTest, EvalReportWithOneResult_KeepsDeployedModel) {
+  DispatchEval();
+  WorkerReport w = EvalReport({0.9}, {0.5});
+  w.results.pop_back();
+  auto r = All<SendReport>(Run(WorkerReported{w}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report.status, "Completed");
+}
+
+TEST_F(IlEvalTest, B8_EvalReportWithoutDispatchedEval_ForwardOnlyNoCrash) {
+  // This LC never sent IL-3 (e.g. it is the eval node, or the report repeats).
+  Output o = Run(WorkerReported{EvalReport({0.9}, {0.1})});
+  EXPECT_TRUE(All<CopyModel>(o).empty());
+  EXPECT_TRUE(All<SendReport>(o).empty());
+}
+
+TEST_F(IlEvalTest, DuplicateEvalReport_DecidedOnce) {
+  DispatchEval();
+  Run(WorkerReported{EvalReport({0.70}, {0.66})});
+  Output again = Run(WorkerReported{EvalReport({0.70}, {0.66})});
+  EXPECT_TRUE(All<SendReport>(again).empty());
+}
+
+TEST_F(IlEvalTest, B7_FirstObservationInEvalWaiting_FreshStateNoCrash) {
+  state = State{};
+  job.conditions = {Cond(Stage::kEval, ConditionType::kWaiting)};
+  Output o = Run(JobChanged{});
+  auto r = All<SendReport>(o);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report.status, "Failed");
+}
+
+TEST_F(IlEvalTest, Resume_ReissuesInFlightWork) {
+  Run(JobChanged{});
+  ASSERT_EQ(state.work, Work::kWriteEval);
+  Output o = Run(Resume{});
+  auto w = All<WriteSamples>(o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/eval/2/data.txt");
+  Output f = Run(FileWritten{Work::kWriteEval, 2, true, ""});
+  EXPECT_EQ(All<SendReport>(f).size(), 1u);
+  Output stale = Run(FileWritten{Work::kWriteEval, 2, true, ""});
+  EXPECT_TRUE(All<SendReport>(stale).empty()) << "a duplicate completion is ignored";
+}
+
+TEST_F(IlEvalTest, ResumeDuringDeploy_ReissuesCopy) {
+  DispatchEval();
+  Run(WorkerReported{EvalReport({0.9}, {0.5})});
+  ASSERT_EQ(state.work, Work::kDeploy);
+  auto c = All<CopyModel>(Run(Resume{}));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].dst_url, kDeploy.url);
+}
+
+// ---- eval windows -----------------------------------------------------------------------------
+
+TEST_F(IlJobTest, B2_EvalSetIsLastFiveWindowsEachSampleOnce) {
+  for (int round = 1; round <= 7; ++round) {
+    job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+    DispatchTrain(501, 10 * round);
+  }
+  ASSERT_EQ(state.eval_windows.size(), 5u);
+  int64_t expect_begin = 0;
+  for (int r = 1; r <= 2; ++r) expect_begin += 10 * 10 * r;  // rounds 1-2 dropped
+  EXPECT_EQ(state.eval_windows.front().begin, expect_begin);
+  for (size_t i = 1; i < state.eval_windows.size(); ++i) {
+    EXPECT_EQ(state.eval_windows[i].begin, state.eval_windows[i - 1].end) << "no overlap, no gap";
+  }
+  int64_t total = 0;
+  for (const auto& w : state.eval_windows) total += w.count;
+  EXPECT_EQ(total, 30 + 40 + 50 + 60 + 70);
+}
+
+TEST_F(IlJobTest, WorkerReport_UnknownKind_ForwardOnly) {
+  WorkerReport w;
+  w.kind = "inference";
+  w.status = "completed";
+  State before = state;
+  Output o = Run(WorkerReported{w});
+  EXPECT_EQ(state, before);
+  EXPECT_EQ(All<Log>(o).size(), 1u);
+}
+
+TEST(IlLayoutTest, OutputRootTrimsTrailingSlashes) {
+  EXPECT_EQ(OutputRoot("/output///"), "/output");
+  EXPECT_EQ(OutputRoot("/"), "/");
+  EXPECT_EQ(TrainDataUrl("/output", 3, false), "/output/data/train/3/data.txt");
+  EXPECT_EQ(EvalDataUrl("/output", 4, true), "/output/data/eval/4/data.csv");
+  EXPECT_EQ(TrainOutputDir("/output", 3), "/output/train/3");
+}
+
+}  // namespace
+}  // namespace sedna::core::il
