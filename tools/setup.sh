@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package sedna-lc needs to build, test and run its examples.
+# Idempotent: does nothing when everything is present. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+PACKAGES=(
+  g++ cmake ninja-build clang-format pkg-config
+  libboost-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
+  libcurl4-openssl-dev libssl-dev libspdlog-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-sklearn
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "setup: missing packages (${missing[*]}) and not root; run as root" >&2
+    exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
