@@ -1,0 +1,589 @@
+#include "adapters/store/store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+
+namespace sedna::store {
+
+namespace {
+
+// GORM's DDL for `Resource` (sedna-protocol.md §9.2), byte for byte as sqlite_master stores it.
+constexpr const char* kResourcesDdl =
+    "CREATE TABLE `resources` (`id` integer,`created_at` datetime,`updated_at` datetime,"
+    "`deleted_at` datetime,`name` text UNIQUE,`type_meta` text,`object_meta` text,`spec` text,"
+    "PRIMARY KEY (`id`))";
+constexpr const char* kResourcesIndexDdl =
+    "CREATE INDEX `idx_resources_deleted_at` ON `resources`(`deleted_at`)";
+constexpr const char* kStateDdl =
+    "CREATE TABLE IF NOT EXISTS lc_state (scope TEXT NOT NULL, key TEXT NOT NULL, "
+    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID";
+constexpr const char* kOutboxDdl =
+    "CREATE TABLE IF NOT EXISTS lc_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "frame TEXT NOT NULL, created_at TEXT NOT NULL)";
+
+// Columns of `resources` this code reads or writes; an adopted table must have all of them.
+constexpr std::array<const char*, 8> kResourceColumns = {
+    "id", "created_at", "updated_at", "deleted_at", "name", "type_meta", "object_meta", "spec"};
+
+enum StmtId {
+  kBegin,
+  kCommit,
+  kRollback,
+  kResourceUpdate,
+  kResourceInsert,
+  kResourceDelete,
+  kStatePut,
+  kStateDelete,
+  kOutboxAppend,
+  kOutboxDelete,
+  kResourcesLoad,
+  kStateGet,
+  kStatesLoad,
+  kOutboxPeek,
+  kStmtCount,
+};
+
+constexpr std::array<const char*, kStmtCount> kSql = {
+    "BEGIN IMMEDIATE",
+    "COMMIT",
+    "ROLLBACK",
+    // ?1 now, ?2 type_meta, ?3 object_meta, ?4 spec, ?5 name (shared by update and insert).
+    "UPDATE resources SET updated_at = ?1, deleted_at = NULL, type_meta = ?2, object_meta = ?3, "
+    "spec = ?4 WHERE name = ?5",
+    "INSERT INTO resources (created_at, updated_at, name, type_meta, object_meta, spec) "
+    "VALUES (?1, ?1, ?5, ?2, ?3, ?4)",
+    "DELETE FROM resources WHERE name = ?1",
+    "INSERT INTO lc_state (scope, key, value, updated_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+    "updated_at = excluded.updated_at",
+    "DELETE FROM lc_state WHERE scope = ?1 AND key = ?2",
+    "INSERT INTO lc_outbox (frame, created_at) VALUES (?1, ?2)",
+    "DELETE FROM lc_outbox WHERE id = ?1 RETURNING length(CAST(frame AS BLOB))",
+    "SELECT name, type_meta, object_meta, spec FROM resources WHERE deleted_at IS NULL "
+    "ORDER BY id",
+    "SELECT value FROM lc_state WHERE scope = ?1 AND key = ?2",
+    "SELECT key, value FROM lc_state WHERE scope = ?1 ORDER BY key",
+    "SELECT id, frame FROM lc_outbox ORDER BY id LIMIT ?1",
+};
+
+// Now in UTC, formatted as mattn/go-sqlite3 writes GORM's time.Time values
+// ("2006-01-02 15:04:05.999999999-07:00": fraction without trailing zeros, omitted when zero).
+std::string GormNow() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ns_total =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ns_total / 1000000000);
+  long ns = static_cast<long>(ns_total % 1000000000);
+  if (ns < 0) {
+    ns += 1000000000;
+    --secs;
+  }
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::string out(buf, n);
+  if (ns != 0) {
+    char frac[16];
+    std::snprintf(frac, sizeof frac, ".%09ld", ns);
+    std::string f(frac);
+    while (f.back() == '0') f.pop_back();
+    out += f;
+  }
+  out += "+00:00";
+  return out;
+}
+
+void BindText(sqlite3_stmt* s, int i, const std::string& v) {
+  sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
+}
+
+std::string ColumnText(sqlite3_stmt* s, int i) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+  int n = sqlite3_column_bytes(s, i);
+  return p ? std::string(p, static_cast<size_t>(n)) : std::string();
+}
+
+// Resets a cached statement when leaving scope, so no statement keeps a read snapshot open and no
+// binding points at a dead string.
+class StmtReset {
+ public:
+  explicit StmtReset(sqlite3_stmt* s) : s_(s) {}
+  ~StmtReset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  StmtReset(const StmtReset&) = delete;
+  StmtReset& operator=(const StmtReset&) = delete;
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+}  // namespace
+
+struct Store::Impl {
+  const std::string& path;
+  sqlite3* db = nullptr;
+  bool in_tx = false;
+  OutboxStats stats;
+  std::array<sqlite3_stmt*, kStmtCount> stmts{};
+
+  explicit Impl(const std::string& p) : path(p) {}
+  ~Impl() {
+    for (sqlite3_stmt* s : stmts) sqlite3_finalize(s);
+    if (db) sqlite3_close_v2(db);
+  }
+
+  // An error for a failed SQLite call, naming the database; `what` says which operation failed.
+  Status Err(const std::string& what, int rc) const {
+    const char* msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+      case SQLITE_NOTADB:
+        return Status::Error("database " + path + " is not a SQLite database (" + msg + ")");
+      case SQLITE_BUSY:
+        return Status::Error("database " + path + " is locked by another process");
+      default:
+        return Status::Error("database " + path + ": " + what + ": " + msg);
+    }
+  }
+
+  Result<sqlite3_stmt*> Stmt(StmtId id) {
+    if (stmts[id]) return stmts[id];
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v3(db, kSql[id], -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+    if (rc != SQLITE_OK) return Err(std::string("prepare \"") + kSql[id] + "\"", rc);
+    stmts[id] = s;
+    return s;
+  }
+
+  // Runs a statement that returns no rows.
+  Status Run(StmtId id, const std::string& what) {
+    auto s = Stmt(id);
+    if (!s) return s.status();
+    StmtReset reset(*s);
+    int rc = sqlite3_step(*s);
+    return rc == SQLITE_DONE ? Status::Ok() : Err(what, rc);
+  }
+
+  // One-off SQL (schema work at open), no rows expected.
+  Status Exec(const char* sql, const std::string& what) {
+    int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? Status::Ok() : Err(what, rc);
+  }
+
+  // One-off query returning the first column of the first row as text (nullopt: no row).
+  Result<std::optional<std::string>> QueryText(const std::string& sql, const std::string& what) {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+    if (rc != SQLITE_OK) return Err(what, rc);
+    rc = sqlite3_step(s);
+    std::optional<std::string> out;
+    if (rc == SQLITE_ROW) out = ColumnText(s, 0);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Err(what, rc);
+    return out;
+  }
+
+  Result<int64_t> QueryInt(const std::string& sql, const std::string& what) {
+    auto r = QueryText(sql, what);
+    if (!r) return r.status();
+    return r->has_value() ? std::strtoll((*r)->c_str(), nullptr, 10) : int64_t{0};
+  }
+
+  // Rolls back if a transaction is open. Ok if none is.
+  Status RollbackIfOpen() {
+    if (sqlite3_get_autocommit(db)) return Status::Ok();
+    Status s = Run(kRollback, "rollback");
+    if (!sqlite3_get_autocommit(db)) {
+      // Last resort: ROLLBACK fails only while statements are pending; none should be, but make
+      // sure the connection is never left inside a transaction.
+      for (sqlite3_stmt* st : stmts)
+        if (st) sqlite3_reset(st);
+      s = Exec("ROLLBACK", "rollback");
+    }
+    return s;
+  }
+
+  Status Migrate(bool read_only);
+  Status AdoptResources();
+};
+
+Status Store::Impl::AdoptResources() {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA table_info(resources)", -1, &s, nullptr);
+  if (rc != SQLITE_OK) return Err("read table resources", rc);
+  std::vector<std::string> have;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) have.push_back(ColumnText(s, 1));
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return Err("read table resources", rc);
+  for (const char* want : kResourceColumns) {
+    bool found = false;
+    for (const auto& h : have) found = found || sqlite3_stricmp(h.c_str(), want) == 0;
+    if (!found) {
+      return Status::Error("database " + path + ": existing table resources has no column " + want +
+                           "; it was not created by Sedna's LC");
+    }
+  }
+  return Status::Ok();
+}
+
+// Brings the schema to kSchemaVersion inside one write transaction, so two processes opening the
+// same new file cannot both migrate it. Read-only: only checks the version.
+Status Store::Impl::Migrate(bool read_only) {
+  if (!read_only) {
+    if (Status s = Exec("BEGIN IMMEDIATE", "begin migration"); !s.ok()) return s;
+  }
+  auto fail = [&](Status s) {
+    if (!read_only) RollbackIfOpen();
+    return s;
+  };
+  auto version = QueryInt("PRAGMA user_version", "read schema version");
+  if (!version) return fail(version.status());
+  if (*version > kSchemaVersion) {
+    return fail(Status::Error("database " + path + " has schema version " +
+                              std::to_string(*version) + ", this sedna-lc knows up to " +
+                              std::to_string(kSchemaVersion)));
+  }
+  if (*version == kSchemaVersion) {
+    if (read_only) return Status::Ok();
+    Status s = Exec("COMMIT", "commit");
+    return s.ok() ? s : fail(s);
+  }
+  if (read_only) {
+    return Status::Error("database " + path + " has schema version " + std::to_string(*version) +
+                         ", needs migration to " + std::to_string(kSchemaVersion) +
+                         "; open it read-write once");
+  }
+  // 0 -> 1: the Go LC's `resources` (created here if absent, adopted if present) plus our tables.
+  auto table = QueryText(
+      "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'resources'", "read schema");
+  if (!table) return fail(table.status());
+  Status s = table->has_value() ? AdoptResources() : Exec(kResourcesDdl, "create table resources");
+  if (!s.ok()) return fail(s);
+  auto index = QueryText(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'idx_resources_deleted_at'",
+      "read schema");
+  if (!index) return fail(index.status());
+  if (!index->has_value()) {
+    if (s = Exec(kResourcesIndexDdl, "create index idx_resources_deleted_at"); !s.ok()) {
+      return fail(s);
+    }
+  }
+  if (s = Exec(kStateDdl, "create table lc_state"); !s.ok()) return fail(s);
+  if (s = Exec(kOutboxDdl, "create table lc_outbox"); !s.ok()) return fail(s);
+  const std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
+  if (s = Exec(set_version.c_str(), "set schema version"); !s.ok()) return fail(s);
+  if (s = Exec("COMMIT", "commit migration"); !s.ok()) return fail(s);
+  return Status::Ok();
+}
+
+Store::Store(std::string path, StoreOptions options)
+    : path_(std::move(path)), options_(options), impl_(std::make_unique<Impl>(path_)) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+  const std::string db_name = "database " + path;
+  if (path.empty()) return Result<std::unique_ptr<Store>>::Error("database path is empty");
+  if (options.read_only) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      return Result<std::unique_ptr<Store>>::Error(
+          db_name + ": cannot open read-only: " + std::strerror(errno));
+    }
+  } else {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+      std::filesystem::create_directories(dir, ec);
+      if (!ec && !std::filesystem::is_directory(dir, ec)) {
+        ec = std::make_error_code(std::errc::not_a_directory);
+      }
+      if (ec) {
+        return Result<std::unique_ptr<Store>>::Error(db_name + ": cannot create directory " +
+                                                     dir.string() + ": " + ec.message());
+      }
+    }
+  }
+
+  std::unique_ptr<Store> store(new Store(path, options));
+  Impl& im = *store->impl_;
+  int flags =
+      SQLITE_OPEN_EXRESCODE |
+      (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(path.c_str(), &im.db, flags, nullptr);
+  if (rc != SQLITE_OK) return im.Err("cannot open", rc);
+  sqlite3_extended_result_codes(im.db, 1);
+  const auto timeout = options.busy_timeout.count();
+  sqlite3_busy_timeout(im.db, timeout > INT32_MAX ? INT32_MAX : static_cast<int>(timeout));
+
+  if (!options.read_only) {
+    auto mode = im.QueryText("PRAGMA journal_mode = WAL", "enable WAL");
+    if (!mode) return mode.status();
+    if (!mode->has_value() || sqlite3_stricmp((*mode)->c_str(), "wal") != 0) {
+      return Result<std::unique_ptr<Store>>::Error(
+          db_name + ": cannot enable WAL (journal_mode is " + mode->value_or("unknown") + ")");
+    }
+  }
+  // Small footprint: a 512 KiB page cache, no memory-mapped I/O, WAL file trimmed to 4 MiB after
+  // checkpoints.
+  std::string pragmas = std::string("PRAGMA synchronous = ") +
+                        (options.synchronous_full ? "FULL" : "NORMAL") +
+                        "; PRAGMA foreign_keys = OFF; PRAGMA cache_size = -512;"
+                        " PRAGMA mmap_size = 0;";
+  if (!options.read_only) pragmas += " PRAGMA journal_size_limit = 4194304;";
+  if (Status s = im.Exec(pragmas.c_str(), "configure"); !s.ok()) return s;
+  if (Status s = im.Migrate(options.read_only); !s.ok()) return s;
+
+  auto stats_sql =
+      "SELECT count(*) || ' ' || coalesce(sum(length(CAST(frame AS BLOB))), 0) FROM lc_outbox";
+  auto stats = im.QueryText(stats_sql, "read outbox");
+  if (!stats) return stats.status();
+  if (stats->has_value()) {
+    long long count = 0, bytes = 0;
+    std::sscanf((*stats)->c_str(), "%lld %lld", &count, &bytes);
+    im.stats = OutboxStats{count, bytes};
+  }
+  return store;
+}
+
+Status Store::Transact(const std::function<Status(Tx&)>& fn) {
+  Impl& im = *impl_;
+  if (options_.read_only) return Status::Error("database " + path_ + " is opened read-only");
+  if (im.in_tx) {
+    return Status::Error("database " + path_ + ": Transact called inside a transaction");
+  }
+  if (Status s = im.Run(kBegin, "begin"); !s.ok()) {
+    im.RollbackIfOpen();
+    return s;
+  }
+  im.in_tx = true;
+  Tx& tx = tx_;
+  tx.active_ = true;
+  tx.failed_ = Status::Ok();
+  tx.added_count_ = 0;
+  tx.added_bytes_ = 0;
+  // Closes the transaction however fn exits, including by an exception.
+  struct Guard {
+    Impl& im;
+    Tx& tx;
+    ~Guard() {
+      tx.active_ = false;
+      im.RollbackIfOpen();
+      im.in_tx = false;
+    }
+  } guard{im, tx};
+
+  Status s = fn(tx);
+  tx.active_ = false;
+  if (s.ok()) s = tx.failed_;
+  if (s.ok()) s = im.Run(kCommit, "commit");
+  if (!s.ok()) {
+    if (Status r = im.RollbackIfOpen(); !r.ok())
+      s = Status::Error(s.message() + "; " + r.message());
+    return s;
+  }
+  im.stats.count += tx.added_count_;
+  im.stats.bytes += tx.added_bytes_;
+  return s;
+}
+
+Status Store::Tx::Check() const {
+  if (!active_) {
+    return Status::Error("database " + store_->path_ + ": transaction used outside Transact");
+  }
+  return failed_;
+}
+
+Status Store::Tx::Fail(Status s) {
+  if (failed_.ok()) failed_ = s;
+  return s;
+}
+
+Status Store::Tx::UpsertResource(const ResourceRow& row) {
+  if (Status s = Check(); !s.ok()) return s;
+  Impl& im = *store_->impl_;
+  const std::string now = GormNow();
+  auto bind = [&](sqlite3_stmt* s) {
+    BindText(s, 1, now);
+    BindText(s, 2, row.type_meta);
+    BindText(s, 3, row.object_meta);
+    BindText(s, 4, row.spec);
+    BindText(s, 5, row.name);
+  };
+  {
+    auto s = im.Stmt(kResourceUpdate);
+    if (!s) return Fail(s.status());
+    StmtReset reset(*s);
+    bind(*s);
+    int rc = sqlite3_step(*s);
+    if (rc != SQLITE_DONE) return Fail(im.Err("update resource " + row.name, rc));
+    if (sqlite3_changes64(im.db) > 0) return Status::Ok();
+  }
+  auto s = im.Stmt(kResourceInsert);
+  if (!s) return Fail(s.status());
+  StmtReset reset(*s);
+  bind(*s);
+  int rc = sqlite3_step(*s);
+  if (rc != SQLITE_DONE) return Fail(im.Err("insert resource " + row.name, rc));
+  return Status::Ok();
+}
+
+Status Store::Tx::DeleteResource(const std::string& name) {
+  if (Status s = Check(); !s.ok()) return s;
+  Impl& im = *store_->impl_;
+  auto s = im.Stmt(kResourceDelete);
+  if (!s) return Fail(s.status());
+  StmtReset reset(*s);
+  BindText(*s, 1, name);
+  int rc = sqlite3_step(*s);
+  if (rc != SQLITE_DONE) return Fail(im.Err("delete resource " + name, rc));
+  return Status::Ok();
+}
+
+Status Store::Tx::PutState(const std::string& scope, const std::string& key,
+                           const std::string& value) {
+  if (Status s = Check(); !s.ok()) return s;
+  Impl& im = *store_->impl_;
+  auto s = im.Stmt(kStatePut);
+  if (!s) return Fail(s.status());
+  const std::string now = GormNow();
+  StmtReset reset(*s);
+  BindText(*s, 1, scope);
+  BindText(*s, 2, key);
+  BindText(*s, 3, value);
+  BindText(*s, 4, now);
+  int rc = sqlite3_step(*s);
+  if (rc != SQLITE_DONE) return Fail(im.Err("put state " + scope + "/" + key, rc));
+  return Status::Ok();
+}
+
+Status Store::Tx::DeleteState(const std::string& scope, const std::string& key) {
+  if (Status s = Check(); !s.ok()) return s;
+  Impl& im = *store_->impl_;
+  auto s = im.Stmt(kStateDelete);
+  if (!s) return Fail(s.status());
+  StmtReset reset(*s);
+  BindText(*s, 1, scope);
+  BindText(*s, 2, key);
+  int rc = sqlite3_step(*s);
+  if (rc != SQLITE_DONE) return Fail(im.Err("delete state " + scope + "/" + key, rc));
+  return Status::Ok();
+}
+
+Result<int64_t> Store::Tx::OutboxAppend(const std::string& frame) {
+  if (Status s = Check(); !s.ok()) return s;
+  Impl& im = *store_->impl_;
+  auto s = im.Stmt(kOutboxAppend);
+  if (!s) return Fail(s.status());
+  const std::string now = GormNow();
+  StmtReset reset(*s);
+  BindText(*s, 1, frame);
+  BindText(*s, 2, now);
+  int rc = sqlite3_step(*s);
+  if (rc != SQLITE_DONE) return Fail(im.Err("append to outbox", rc));
+  added_count_ += 1;
+  added_bytes_ += static_cast<int64_t>(frame.size());
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(im.db));
+}
+
+Result<std::vector<ResourceRow>> Store::LoadResources() const {
+  Impl& im = *impl_;
+  auto s = im.Stmt(kResourcesLoad);
+  if (!s) return s.status();
+  StmtReset reset(*s);
+  std::vector<ResourceRow> out;
+  int rc;
+  while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
+    out.push_back(
+        ResourceRow{ColumnText(*s, 0), ColumnText(*s, 1), ColumnText(*s, 2), ColumnText(*s, 3)});
+  }
+  if (rc != SQLITE_DONE) return im.Err("load resources", rc);
+  return out;
+}
+
+Result<std::optional<std::string>> Store::GetState(const std::string& scope,
+                                                   const std::string& key) const {
+  Impl& im = *impl_;
+  auto s = im.Stmt(kStateGet);
+  if (!s) return s.status();
+  StmtReset reset(*s);
+  BindText(*s, 1, scope);
+  BindText(*s, 2, key);
+  int rc = sqlite3_step(*s);
+  if (rc == SQLITE_ROW) return std::optional<std::string>(ColumnText(*s, 0));
+  if (rc != SQLITE_DONE) return im.Err("get state " + scope + "/" + key, rc);
+  return std::optional<std::string>();
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> Store::LoadStates(
+    const std::string& scope) const {
+  Impl& im = *impl_;
+  auto s = im.Stmt(kStatesLoad);
+  if (!s) return s.status();
+  StmtReset reset(*s);
+  BindText(*s, 1, scope);
+  std::vector<std::pair<std::string, std::string>> out;
+  int rc;
+  while ((rc = sqlite3_step(*s)) == SQLITE_ROW)
+    out.emplace_back(ColumnText(*s, 0), ColumnText(*s, 1));
+  if (rc != SQLITE_DONE) return im.Err("load state " + scope, rc);
+  return out;
+}
+
+Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit) const {
+  Impl& im = *impl_;
+  std::vector<OutboxEntry> out;
+  if (limit == 0) return out;
+  auto s = im.Stmt(kOutboxPeek);
+  if (!s) return s.status();
+  StmtReset reset(*s);
+  sqlite3_bind_int64(*s, 1, limit > INT64_MAX ? INT64_MAX : static_cast<sqlite3_int64>(limit));
+  int rc;
+  while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
+    out.push_back(OutboxEntry{sqlite3_column_int64(*s, 0), ColumnText(*s, 1)});
+  }
+  if (rc != SQLITE_DONE) return im.Err("read outbox", rc);
+  return out;
+}
+
+Status Store::OutboxDelete(int64_t id) {
+  Impl& im = *impl_;
+  if (options_.read_only) return Status::Error("database " + path_ + " is opened read-only");
+  if (im.in_tx) {
+    return Status::Error("database " + path_ + ": OutboxDelete called inside a transaction");
+  }
+  auto s = im.Stmt(kOutboxDelete);
+  if (!s) return s.status();
+  int64_t bytes = -1;
+  int rc;
+  {
+    StmtReset reset(*s);
+    sqlite3_bind_int64(*s, 1, id);
+    while ((rc = sqlite3_step(*s)) == SQLITE_ROW) bytes = sqlite3_column_int64(*s, 0);
+  }
+  if (rc != SQLITE_DONE) {
+    im.RollbackIfOpen();
+    return im.Err("delete outbox entry " + std::to_string(id), rc);
+  }
+  if (bytes >= 0) {
+    im.stats.count -= 1;
+    im.stats.bytes -= bytes;
+  }
+  return Status::Ok();
+}
+
+Result<OutboxStats> Store::GetOutboxStats() const { return impl_->stats; }
+
+}  // namespace sedna::store

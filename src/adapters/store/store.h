@@ -1,0 +1,147 @@
+// The LC's SQLite database: Sedna's `resources` table (sedna-protocol.md §9.2, kept compatible with
+// the Go LC's GORM schema), controller job state, and the durable upstream outbox.
+//
+// "Persist before acting" (design.md §3): everything a transition writes goes through one
+// Transact() call, which commits it atomically or not at all. The file runs in WAL mode; with the
+// default synchronous=NORMAL a commit survives a process crash (kill -9), and with
+// synchronous_full it also survives power loss.
+//
+// Threading: a Store is not thread-safe. Use it from one thread (the controller loop).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace sedna::store {
+
+// One row of `resources`. `name` is the unique key "<ns>/<kind>/<name>"; the other fields are the
+// JSON of the object's TypeMeta, ObjectMeta and spec.
+struct ResourceRow {
+  std::string name;
+  std::string type_meta;
+  std::string object_meta;
+  std::string spec;
+
+  friend bool operator==(const ResourceRow&, const ResourceRow&) = default;
+};
+
+// A queued upstream frame. Ids only grow, also across deletes and reopen.
+struct OutboxEntry {
+  int64_t id = 0;
+  std::string frame;
+
+  friend bool operator==(const OutboxEntry&, const OutboxEntry&) = default;
+};
+
+// Committed outbox contents: number of entries and the sum of their frames' sizes in bytes.
+struct OutboxStats {
+  int64_t count = 0;
+  int64_t bytes = 0;
+
+  friend bool operator==(const OutboxStats&, const OutboxStats&) = default;
+};
+
+struct StoreOptions {
+  // Opens an existing, already migrated database for reading only; never creates or changes
+  // anything. Transact() and OutboxDelete() then fail.
+  bool read_only = false;
+  // false: synchronous=NORMAL (WAL; a commit is durable against a process crash, not power loss).
+  // true: synchronous=FULL (every commit is fsynced).
+  bool synchronous_full = false;
+  // How long a call waits for another process's lock before failing with "... is locked ...".
+  std::chrono::milliseconds busy_timeout{5000};
+};
+
+class Store {
+ public:
+  // The schema version this build writes (PRAGMA user_version).
+  static constexpr int kSchemaVersion = 1;
+
+  // Creates the parent directory if missing, opens or creates the file, enables WAL and migrates
+  // the schema to kSchemaVersion. A file created by the Go LC (a GORM `resources` table, no
+  // user_version) is adopted as is. Errors name the path, e.g.
+  //   "database /x/y.db: cannot create directory /x: Permission denied"
+  //   "database /x/y.db is not a SQLite database (file is not a database)"
+  //   "database /x/y.db is locked by another process"
+  //   "database /x/y.db has schema version 7, this sedna-lc knows up to 1"
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, StoreOptions options = {});
+
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The writes of one Transact() call. Valid only inside the function passed to Transact(); a
+  // call through a reference kept past it fails (the object lives as long as the Store). If any
+  // call fails, the whole transaction is rolled back, even if the function then returns Ok.
+  class Tx {
+   public:
+    Tx(const Tx&) = delete;
+    Tx& operator=(const Tx&) = delete;
+
+    // Inserts the row, or updates type_meta/object_meta/spec of the row with the same name
+    // (created_at kept, updated_at set to now; a GORM soft-deleted row is revived).
+    Status UpsertResource(const ResourceRow& row);
+    // Removes the row with this name (hard delete). Ok if there is none.
+    Status DeleteResource(const std::string& name);
+    // Sets (scope, key) to value.
+    Status PutState(const std::string& scope, const std::string& key, const std::string& value);
+    // Removes (scope, key). Ok if absent.
+    Status DeleteState(const std::string& scope, const std::string& key);
+    // Queues a frame; returns its id, greater than every id ever returned before.
+    Result<int64_t> OutboxAppend(const std::string& frame);
+
+   private:
+    friend class Store;
+    explicit Tx(Store* store) : store_(store) {}
+    Status Check() const;
+    Status Fail(Status s);
+
+    Store* store_;
+    bool active_ = false;
+    Status failed_;
+    int64_t added_count_ = 0;
+    int64_t added_bytes_ = 0;
+  };
+
+  // Runs fn inside one write transaction (BEGIN IMMEDIATE) and commits it. Rolls back, and returns
+  // the error, if fn returns an error, a Tx call fails, or the commit fails; never leaves a
+  // transaction open. Not re-entrant: calling Transact() or OutboxDelete() from inside fn fails.
+  Status Transact(const std::function<Status(Tx&)>& fn);
+
+  // Live (not soft-deleted) resources, in insertion order.
+  Result<std::vector<ResourceRow>> LoadResources() const;
+  Result<std::optional<std::string>> GetState(const std::string& scope,
+                                              const std::string& key) const;
+  // All (key, value) pairs of a scope, ordered by key (bytewise).
+  Result<std::vector<std::pair<std::string, std::string>>> LoadStates(
+      const std::string& scope) const;
+
+  // Up to `limit` entries, oldest first.
+  Result<std::vector<OutboxEntry>> OutboxPeek(size_t limit) const;
+  // Removes an entry once its frame was written upstream; commits on its own. Ok if already gone.
+  Status OutboxDelete(int64_t id);
+  // O(1): counters kept in memory, loaded at Open and updated on every commit.
+  Result<OutboxStats> GetOutboxStats() const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  Store(std::string path, StoreOptions options);
+
+  std::string path_;
+  StoreOptions options_;
+  std::unique_ptr<Impl> impl_;
+  Tx tx_{this};
+};
+
+}  // namespace sedna::store

@@ -1,0 +1,680 @@
+#include "adapters/store/store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+namespace sedna::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The DDL of sedna-protocol.md §9.2, as GORM issues it (one line each).
+constexpr const char* kGormResourcesDdl =
+    "CREATE TABLE `resources` (`id` integer,`created_at` datetime,`updated_at` datetime,"
+    "`deleted_at` datetime,`name` text UNIQUE,`type_meta` text,`object_meta` text,`spec` text,"
+    "PRIMARY KEY (`id`))";
+constexpr const char* kGormIndexDdl =
+    "CREATE INDEX `idx_resources_deleted_at` ON `resources`(`deleted_at`)";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "store_test.XXXXXX").string();
+    char* d = mkdtemp(tmpl.data());
+    if (d == nullptr) std::abort();
+    path_ = d;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A second, raw connection to the same file: plays the Go LC or another process.
+class RawDb {
+ public:
+  explicit RawDb(const fs::path& p) {
+    if (sqlite3_open(p.c_str(), &db_) != SQLITE_OK) std::abort();
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  // Returns the SQLite result code.
+  int Exec(const std::string& sql) {
+    return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  }
+  // First column of every row, as text ("NULL" for NULL).
+  std::vector<std::string> Column(const std::string& sql) {
+    std::vector<std::string> out;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+      return out;
+    }
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+      out.push_back(t ? std::string(t, sqlite3_column_bytes(s, 0)) : "NULL");
+    }
+    sqlite3_finalize(s);
+    return out;
+  }
+  std::string One(const std::string& sql) {
+    auto c = Column(sql);
+    return c.empty() ? "<no row>" : c[0];
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::unique_ptr<Store> MustOpen(const fs::path& p, StoreOptions o = {}) {
+  auto r = Store::Open(p.string(), o);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+Status PutAndAppend(Store& s, const std::string& key, const std::string& value) {
+  return s.Transact([&](Store::Tx& tx) -> Status {
+    if (Status st = tx.PutState("job", key, value); !st.ok()) return st;
+    auto id = tx.OutboxAppend("frame-" + key);
+    return id.status();
+  });
+}
+
+// mattn/go-sqlite3's rendering of time.Time: fraction without trailing zeros, UTC offset.
+const std::regex kGormTime(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{0,8}[1-9])?\+00:00)");
+
+TEST(StoreTest, OpenCreatesParentDirectoriesAndFile) {
+  TempDir t;
+  fs::path p = t.path() / "a" / "b" / "database.db";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->path(), p.string());
+  EXPECT_TRUE(fs::is_regular_file(p));
+}
+
+TEST(StoreTest, WalEnabledAndSchemaVersionSet) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  RawDb raw(p);
+  EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+}
+
+TEST(StoreTest, ResourcesTableIsExactlyGormDdl) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  RawDb raw(p);
+  EXPECT_EQ(raw.One("SELECT sql FROM sqlite_master WHERE type='table' AND name='resources'"),
+            kGormResourcesDdl);
+  EXPECT_EQ(raw.One("SELECT sql FROM sqlite_master WHERE name='idx_resources_deleted_at'"),
+            kGormIndexDdl);
+  EXPECT_THAT(raw.Column("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"),
+              ::testing::IsSupersetOf({"lc_outbox", "lc_state", "resources"}));
+}
+
+TEST(StoreTest, ResourceUpsertLoadDelete) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  ResourceRow a{"default/dataset/a", R"({"kind":"Dataset"})", R"({"name":"a"})", R"({"url":"/x"})"};
+  ResourceRow b{"default/model/b", R"({"kind":"Model"})", R"({"name":"b"})", R"({"url":"/m"})"};
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 if (Status st = tx.UpsertResource(a); !st.ok()) return st;
+                 return tx.UpsertResource(b);
+               }).ok());
+  auto rows = s->LoadResources();
+  ASSERT_TRUE(rows.ok()) << rows.message();
+  EXPECT_EQ(*rows, (std::vector<ResourceRow>{a, b}));
+
+  RawDb raw(p);
+  const std::string created =
+      raw.One("SELECT created_at FROM resources WHERE name='" + a.name + "'");
+  EXPECT_TRUE(std::regex_match(created, kGormTime)) << created;
+  EXPECT_EQ(raw.One("SELECT updated_at FROM resources WHERE name='" + a.name + "'"), created);
+  EXPECT_EQ(raw.One("SELECT deleted_at FROM resources WHERE name='" + a.name + "'"), "NULL");
+  const std::string id = raw.One("SELECT id FROM resources WHERE name='" + a.name + "'");
+
+  // Update in place: same id and created_at, new updated_at, new contents; order unchanged.
+  ResourceRow a2 = a;
+  a2.spec = R"({"url":"/y"})";
+  usleep(2000);
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) { return tx.UpsertResource(a2); }).ok());
+  rows = s->LoadResources();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, (std::vector<ResourceRow>{a2, b}));
+  EXPECT_EQ(raw.One("SELECT count(*) FROM resources"), "2");
+  EXPECT_EQ(raw.One("SELECT id FROM resources WHERE name='" + a.name + "'"), id);
+  EXPECT_EQ(raw.One("SELECT created_at FROM resources WHERE name='" + a.name + "'"), created);
+  const std::string updated =
+      raw.One("SELECT updated_at FROM resources WHERE name='" + a.name + "'");
+  EXPECT_TRUE(std::regex_match(updated, kGormTime)) << updated;
+  EXPECT_NE(updated, created);
+
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 if (Status st = tx.DeleteResource(a.name); !st.ok()) return st;
+                 return tx.DeleteResource("default/model/absent");
+               }).ok());
+  rows = s->LoadResources();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, (std::vector<ResourceRow>{b}));
+  EXPECT_EQ(raw.One("SELECT count(*) FROM resources"), "1");  // hard delete
+}
+
+TEST(StoreTest, StateRoundTrip) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  const std::string binary("a\0b\xff", 4);
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (auto [k, v] : {std::pair{"b", "2"}, {"a", "1"}, {"c", "3"}}) {
+                   if (Status st = tx.PutState("job/x", k, v); !st.ok()) return st;
+                 }
+                 if (Status st = tx.PutState("job/y", "a", "other"); !st.ok()) return st;
+                 return tx.PutState("job/x", "bin", binary);
+               }).ok());
+  auto v = s->GetState("job/x", "a");
+  ASSERT_TRUE(v.ok()) << v.message();
+  EXPECT_EQ(*v, std::optional<std::string>("1"));
+  v = s->GetState("job/x", "bin");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, std::optional<std::string>(binary));
+  v = s->GetState("job/x", "missing");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, std::nullopt);
+
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 if (Status st = tx.PutState("job/x", "a", "1b"); !st.ok()) return st;
+                 if (Status st = tx.DeleteState("job/x", "c"); !st.ok()) return st;
+                 return tx.DeleteState("job/x", "never-set");
+               }).ok());
+  auto all = s->LoadStates("job/x");
+  ASSERT_TRUE(all.ok()) << all.message();
+  using KV = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(*all, (KV{{"a", "1b"}, {"b", "2"}, {"bin", binary}}));
+  all = s->LoadStates("job/y");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, (KV{{"a", "other"}}));
+  all = s->LoadStates("nothing");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->empty());
+}
+
+TEST(StoreTest, OutboxIdsOrderAndStats) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (const char* f : {"one", "three", "fiver"}) {
+                   auto id = tx.OutboxAppend(f);
+                   if (!id.ok()) return id.status();
+                   ids.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_LT(ids[0], ids[1]);
+  EXPECT_LT(ids[1], ids[2]);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 3 + 5 + 5}));
+
+  auto peek = s->OutboxPeek(2);
+  ASSERT_TRUE(peek.ok()) << peek.message();
+  EXPECT_EQ(*peek, (std::vector<OutboxEntry>{{ids[0], "one"}, {ids[1], "three"}}));
+  EXPECT_TRUE(s->OutboxPeek(0)->empty());
+
+  ASSERT_TRUE(s->OutboxDelete(ids[1]).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 3 + 5}));
+  ASSERT_TRUE(s->OutboxDelete(ids[1]).ok());  // already gone: no-op
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 3 + 5}));
+  peek = s->OutboxPeek(10);
+  ASSERT_TRUE(peek.ok());
+  EXPECT_EQ(*peek, (std::vector<OutboxEntry>{{ids[0], "one"}, {ids[2], "fiver"}}));
+
+  // Deleting the newest entry does not let its id be reused.
+  ASSERT_TRUE(s->OutboxDelete(ids[2]).ok());
+  ASSERT_TRUE(s->OutboxDelete(ids[0]).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
+  int64_t next = 0;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 auto id = tx.OutboxAppend("after");
+                 if (id.ok()) next = *id;
+                 return id.status();
+               }).ok());
+  EXPECT_GT(next, ids[2]);
+  s.reset();
+
+  // Reopen: ids keep growing, stats are reloaded.
+  s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 5}));
+  ASSERT_TRUE(s->OutboxDelete(next).ok());
+  int64_t after_reopen = 0;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 auto id = tx.OutboxAppend("x");
+                 if (id.ok()) after_reopen = *id;
+                 return id.status();
+               }).ok());
+  EXPECT_GT(after_reopen, next);
+}
+
+TEST(StoreTest, TransactRollsBackWhenFnFails) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(PutAndAppend(*s, "kept", "v").ok());
+  const OutboxStats before = *s->GetOutboxStats();
+
+  Status st = s->Transact([&](Store::Tx& tx) -> Status {
+    EXPECT_TRUE(tx.PutState("job", "kept", "overwritten").ok());
+    EXPECT_TRUE(tx.PutState("job", "new", "v").ok());
+    EXPECT_TRUE(tx.OutboxAppend("lost frame").ok());
+    EXPECT_TRUE(tx.UpsertResource({"ns/dataset/d", "{}", "{}", "{}"}).ok());
+    return Status::Error("step failed");
+  });
+  EXPECT_EQ(st.message(), "step failed");
+  EXPECT_EQ(*s->GetState("job", "kept"), std::optional<std::string>("v"));
+  EXPECT_EQ(*s->GetState("job", "new"), std::nullopt);
+  EXPECT_EQ(s->OutboxPeek(10)->size(), 1u);
+  EXPECT_EQ(*s->GetOutboxStats(), before);
+  EXPECT_TRUE(s->LoadResources()->empty());
+
+  // The connection is usable afterwards (no transaction left open).
+  ASSERT_TRUE(PutAndAppend(*s, "next", "v").ok());
+  EXPECT_EQ(s->GetOutboxStats()->count, 2);
+}
+
+TEST(StoreTest, TransactRollsBackWhenAStatementFailsEvenIfFnReturnsOk) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  {
+    RawDb raw(p);
+    ASSERT_EQ(raw.Exec("CREATE TRIGGER boom BEFORE INSERT ON lc_state WHEN NEW.key = 'boom' "
+                       "BEGIN SELECT RAISE(ABORT, 'boom refused'); END"),
+              SQLITE_OK);
+  }
+  Status st = s->Transact([&](Store::Tx& tx) -> Status {
+    EXPECT_TRUE(tx.OutboxAppend("f").ok());
+    Status bad = tx.PutState("job", "boom", "v");
+    EXPECT_FALSE(bad.ok());
+    EXPECT_FALSE(tx.PutState("job", "ok", "v").ok());  // the Tx is poisoned
+    return Status::Ok();                               // and fn ignores it
+  });
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("boom refused"));
+  EXPECT_THAT(st.message(), HasSubstr(p.string()));
+  EXPECT_TRUE(s->OutboxPeek(10)->empty());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
+  EXPECT_TRUE(PutAndAppend(*s, "k", "v").ok());
+}
+
+TEST(StoreTest, TxIsOnlyValidInsideTransactAndTransactIsNotReentrant) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  Store::Tx* leaked = nullptr;
+  Status st = s->Transact([&](Store::Tx& tx) -> Status {
+    leaked = &tx;
+    Status nested = s->Transact([](Store::Tx&) { return Status::Ok(); });
+    EXPECT_THAT(nested.message(), HasSubstr("inside a transaction"));
+    Status del = s->OutboxDelete(1);
+    EXPECT_THAT(del.message(), HasSubstr("inside a transaction"));
+    return tx.PutState("a", "b", "c");
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(*s->GetState("a", "b"), std::optional<std::string>("c"));
+  ASSERT_NE(leaked, nullptr);
+  Status late = leaked->PutState("a", "b", "late");
+  EXPECT_THAT(late.message(), HasSubstr("transaction used outside Transact"));
+  EXPECT_FALSE(leaked->OutboxAppend("late").ok());
+  EXPECT_EQ(*s->GetState("a", "b"), std::optional<std::string>("c"));
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
+}
+
+TEST(StoreTest, ReopenKeepsEverything) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  ResourceRow r{"ns/incrementallearningjob/j", R"({"a":1})", R"({"b":2})", R"({"c":3})"};
+  {
+    auto s = MustOpen(p);
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                   if (Status st = tx.UpsertResource(r); !st.ok()) return st;
+                   if (Status st = tx.PutState("job/j", "stage", "train"); !st.ok()) return st;
+                   return tx.OutboxAppend("hello").status();
+                 }).ok());
+  }
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->LoadResources(), std::vector<ResourceRow>{r});
+  EXPECT_EQ(*s->GetState("job/j", "stage"), std::optional<std::string>("train"));
+  auto peek = s->OutboxPeek(10);
+  ASSERT_EQ(peek->size(), 1u);
+  EXPECT_EQ((*peek)[0].frame, "hello");
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 5}));
+}
+
+TEST(StoreTest, AdoptsGoLcDatabase) {
+  TempDir t;
+  fs::path p = t.path() / "database.db";
+  const std::string go_time = "2021-08-20 08:00:00.123456789+00:00";
+  {
+    RawDb go(p);  // what the Go LC leaves behind: rollback journal, no user_version
+    ASSERT_EQ(go.Exec(kGormResourcesDdl), SQLITE_OK);
+    ASSERT_EQ(go.Exec(kGormIndexDdl), SQLITE_OK);
+    ASSERT_EQ(go.Exec("INSERT INTO resources (created_at, updated_at, name, type_meta, "
+                      "object_meta, spec) VALUES ('" +
+                      go_time + "', '" + go_time +
+                      "', 'default/dataset/ds', '{\"kind\":\"Dataset\"}', '{\"name\":\"ds\"}', "
+                      "'{\"url\":\"/data/index.txt\"}')"),
+              SQLITE_OK);
+    // A GORM soft-deleted row (never written by the Go LC, but GORM's scope hides it).
+    ASSERT_EQ(go.Exec("INSERT INTO resources (created_at, updated_at, deleted_at, name) VALUES "
+                      "('" +
+                      go_time + "', '" + go_time + "', '" + go_time + "', 'ns/model/gone')"),
+              SQLITE_OK);
+  }
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  ResourceRow ds{"default/dataset/ds", R"({"kind":"Dataset"})", R"({"name":"ds"})",
+                 R"({"url":"/data/index.txt"})"};
+  EXPECT_EQ(*s->LoadResources(), std::vector<ResourceRow>{ds});
+
+  ds.spec = R"({"url":"/data/index2.txt"})";
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 if (Status st = tx.UpsertResource(ds); !st.ok()) return st;
+                 return tx.PutState("job", "k", "v");
+               }).ok());
+  EXPECT_EQ(*s->LoadResources(), std::vector<ResourceRow>{ds});
+
+  RawDb raw(p);
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+  EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.One("SELECT sql FROM sqlite_master WHERE name='resources'"), kGormResourcesDdl);
+  EXPECT_EQ(raw.One("SELECT id FROM resources WHERE name='default/dataset/ds'"), "1");
+  EXPECT_EQ(raw.One("SELECT created_at FROM resources WHERE name='default/dataset/ds'"), go_time);
+  EXPECT_NE(raw.One("SELECT updated_at FROM resources WHERE name='default/dataset/ds'"), go_time);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_master WHERE type='index' AND "
+                    "name='idx_resources_deleted_at'"),
+            "1");
+}
+
+TEST(StoreTest, RefusesForeignResourcesTable) {
+  TempDir t;
+  fs::path p = t.path() / "database.db";
+  {
+    RawDb other(p);
+    ASSERT_EQ(other.Exec("CREATE TABLE resources (id INTEGER PRIMARY KEY, name TEXT)"), SQLITE_OK);
+  }
+  auto r = Store::Open(p.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr("database " + p.string() +
+                                     ": existing table resources has "
+                                     "no column created_at"));
+  RawDb raw(p);
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "0");  // migration rolled back
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_master WHERE name='lc_state'"), "0");
+}
+
+TEST(StoreTest, ErrorParentDirectoryNotCreatable) {
+  TempDir t;
+  fs::path file = t.path() / "plain";
+  std::ofstream(file) << "x";
+  fs::path p = file / "sub" / "db.sqlite";
+  auto r = Store::Open(p.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "database " + p.string() + ": cannot create directory " +
+                             (file / "sub").string() + ": Not a directory");
+}
+
+// Store::Open's error message for `p`, obtained in a child running as an unprivileged user when
+// this test runs as root (root ignores directory permissions).
+std::string OpenErrorUnprivileged(const fs::path& p) {
+  if (geteuid() != 0) {
+    auto r = Store::Open(p.string());
+    return r.ok() ? "<opened>" : r.message();
+  }
+  int fds[2];
+  if (pipe(fds) != 0) return "<pipe failed>";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    auto r = Store::Open(p.string());
+    std::string m = r.ok() ? "<opened>" : r.message();
+    if (write(fds[1], m.data(), m.size()) < 0) _exit(3);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "<child failed>";
+  return out;
+}
+
+TEST(StoreTest, ErrorParentDirectoryPermissionDenied) {
+  TempDir t;
+  fs::permissions(t.path(), fs::perms::all, fs::perm_options::add);
+  fs::path ro = t.path() / "ro";
+  fs::create_directory(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                          fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  fs::path p = ro / "x" / "db.sqlite";
+  EXPECT_EQ(OpenErrorUnprivileged(p), "database " + p.string() + ": cannot create directory " +
+                                          (ro / "x").string() + ": Permission denied");
+}
+
+TEST(StoreTest, ErrorNotASqliteDatabase) {
+  TempDir t;
+  fs::path p = t.path() / "garbage.db";
+  {
+    std::ofstream f(p, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) f.put(static_cast<char>((i * 131 + 7) & 0xff));
+  }
+  auto r = Store::Open(p.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(),
+            "database " + p.string() + " is not a SQLite database (file is not a database)");
+}
+
+TEST(StoreTest, ErrorLockedByAnotherProcessAtOpenAndTransact) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  StoreOptions quick;
+  quick.busy_timeout = std::chrono::milliseconds(50);
+  auto s = MustOpen(p, quick);
+  ASSERT_TRUE(s);
+  RawDb other(p);
+  ASSERT_EQ(other.Exec("BEGIN IMMEDIATE"), SQLITE_OK);
+
+  auto r = Store::Open(p.string(), quick);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "database " + p.string() + " is locked by another process");
+
+  Status st = PutAndAppend(*s, "k", "v");
+  EXPECT_EQ(st.message(), "database " + p.string() + " is locked by another process");
+  // Reads still work under WAL while another process writes.
+  EXPECT_TRUE(s->LoadStates("job").ok());
+
+  ASSERT_EQ(other.Exec("COMMIT"), SQLITE_OK);
+  EXPECT_TRUE(PutAndAppend(*s, "k", "v").ok());
+  EXPECT_EQ(s->GetOutboxStats()->count, 1);
+}
+
+TEST(StoreTest, ErrorLockedRollbackJournalDatabase) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  RawDb other(p);
+  ASSERT_EQ(other.Exec("CREATE TABLE x (a); BEGIN EXCLUSIVE; INSERT INTO x VALUES (1)"), SQLITE_OK);
+  StoreOptions quick;
+  quick.busy_timeout = std::chrono::milliseconds(50);
+  auto r = Store::Open(p.string(), quick);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "database " + p.string() + " is locked by another process");
+}
+
+TEST(StoreTest, ErrorNewerSchemaVersion) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  ASSERT_TRUE(MustOpen(p));
+  {
+    RawDb raw(p);
+    ASSERT_EQ(raw.Exec("PRAGMA user_version = 7"), SQLITE_OK);
+  }
+  for (bool ro : {false, true}) {
+    StoreOptions o;
+    o.read_only = ro;
+    auto r = Store::Open(p.string(), o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.message(),
+              "database " + p.string() + " has schema version 7, this sedna-lc knows up to 1");
+  }
+}
+
+TEST(StoreTest, ReadOnly) {
+  TempDir t;
+  fs::path p = t.path() / "missing" / "db.sqlite";
+  StoreOptions ro;
+  ro.read_only = true;
+  auto r = Store::Open(p.string(), ro);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(),
+            "database " + p.string() + ": cannot open read-only: No such file or directory");
+  EXPECT_FALSE(fs::exists(p.parent_path()));  // nothing created
+
+  {
+    auto w = MustOpen(p);
+    ASSERT_TRUE(w);
+    ASSERT_TRUE(PutAndAppend(*w, "k", "v").ok());
+  }
+  auto s = MustOpen(p, ro);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->GetState("job", "k"), std::optional<std::string>("v"));
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 7}));
+  EXPECT_EQ(PutAndAppend(*s, "k2", "v").message(),
+            "database " + p.string() + " is opened read-only");
+  EXPECT_EQ(s->OutboxDelete(1).message(), "database " + p.string() + " is opened read-only");
+
+  // A Go LC database (schema version 0) is not migrated by a read-only open.
+  fs::path go = t.path() / "go.db";
+  {
+    RawDb raw(go);
+    ASSERT_EQ(raw.Exec(kGormResourcesDdl), SQLITE_OK);
+  }
+  auto g = Store::Open(go.string(), ro);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.message(), HasSubstr("has schema version 0"));
+}
+
+TEST(StoreTest, SynchronousFullOpensAndWrites) {
+  TempDir t;
+  StoreOptions o;
+  o.synchronous_full = true;
+  auto s = MustOpen(t.path() / "db.sqlite", o);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(PutAndAppend(*s, "k", "v").ok());
+}
+
+// Forks a child that commits `committed` transactions and then dies inside the next one, after
+// writing more than the page cache holds (so uncommitted pages reach the WAL file). `how`:
+// 0 = _exit(), 1 = SIGKILL.
+void CrashChild(const fs::path& p, int committed, int how) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto r = Store::Open(p.string());
+    if (!r.ok()) _exit(10);
+    Store& s = **r;
+    for (int i = 0; i < committed; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "k%04d", i);
+      if (!PutAndAppend(s, key, "committed").ok()) _exit(11);
+    }
+    (void)s.Transact([&](Store::Tx& tx) -> Status {
+      const std::string big(64 * 1024, 'x');
+      for (int i = 0; i < 64; ++i) {
+        (void)tx.PutState("job", "uncommitted" + std::to_string(i), big);
+        (void)tx.OutboxAppend(big);
+      }
+      (void)tx.UpsertResource({"ns/dataset/uncommitted", "{}", "{}", "{}"});
+      if (how == 1) kill(getpid(), SIGKILL);
+      _exit(3);
+    });
+    _exit(12);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  if (how == 1) {
+    ASSERT_TRUE(WIFSIGNALED(status)) << status;
+    EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  } else {
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 3);
+  }
+}
+
+TEST(StoreTest, CrashMidTransactionKeepsExactlyTheCommittedOnes) {
+  for (int how : {0, 1}) {
+    SCOPED_TRACE(how == 0 ? "_exit" : "SIGKILL");
+    TempDir t;
+    fs::path p = t.path() / "db.sqlite";
+    constexpr int kCommitted = 50;
+    CrashChild(p, kCommitted, how);
+    EXPECT_TRUE(fs::exists(fs::path(p.string() + "-wal")));  // no clean close happened
+
+    auto s = MustOpen(p);
+    ASSERT_TRUE(s);
+    auto states = s->LoadStates("job");
+    ASSERT_TRUE(states.ok()) << states.message();
+    ASSERT_EQ(states->size(), static_cast<size_t>(kCommitted));
+    for (int i = 0; i < kCommitted; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "k%04d", i);
+      EXPECT_EQ((*states)[i], (std::pair<std::string, std::string>{key, "committed"}));
+    }
+    auto peek = s->OutboxPeek(1000);
+    ASSERT_TRUE(peek.ok());
+    ASSERT_EQ(peek->size(), static_cast<size_t>(kCommitted));
+    EXPECT_EQ(peek->front().frame, "frame-k0000");
+    EXPECT_EQ(peek->back().frame, "frame-k0049");
+    EXPECT_EQ(s->GetOutboxStats()->count, kCommitted);
+    EXPECT_TRUE(s->LoadResources()->empty());
+    // The store keeps working after recovery, and ids keep growing.
+    int64_t id = 0;
+    ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                   auto r = tx.OutboxAppend("after crash");
+                   if (r.ok()) id = *r;
+                   return r.status();
+                 }).ok());
+    EXPECT_GT(id, peek->back().id);
+  }
+}
+
+}  // namespace
+}  // namespace sedna::store
