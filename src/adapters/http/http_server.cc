@@ -1,0 +1,503 @@
+#include "adapters/http/http_server.h"
+
+// Boost 1.74 Asio needs <utility> (std::exchange) before its headers with g++ 12.
+#include <utility>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+#include <list>
+#include <optional>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/status.hpp>
+
+namespace sedna::http {
+namespace {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kHeaderLimit = 64 * 1024;
+constexpr size_t kReadChunk = 16 * 1024;
+constexpr std::chrono::milliseconds kDrainTime{500};
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
+
+bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
+  if (needle.size() > haystack.size()) return false;
+  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    if (EqualsIgnoreCase(haystack.substr(i, needle.size()), needle)) return true;
+  }
+  return false;
+}
+
+bool HasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+
+void AppendNumber(std::string& out, uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+std::string EndpointText(const std::string& address, uint16_t port) {
+  std::string s = address.find(':') != std::string::npos ? "[" + address + "]" : address;
+  s += ':';
+  AppendNumber(s, port);
+  return s;
+}
+
+HttpResponse TextResponse(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = std::move(body);
+  return r;
+}
+
+// Feeds a Beast request parser straight into a (reused) HttpRequest.
+class RequestParser final : public bhttp::basic_parser<true> {
+ public:
+  explicit RequestParser(HttpRequest& req) : req_(req) {}
+
+  int version() const { return version_; }
+  bool expects_continue() const { return expect_continue_; }
+
+ private:
+  void on_request_impl(bhttp::verb, std::string_view method, std::string_view target, int version,
+                       error_code&) override {
+    req_.method.assign(method);
+    req_.target.assign(target);
+    version_ = version;
+  }
+  void on_response_impl(int, std::string_view, int, error_code&) override {}
+  void on_field_impl(bhttp::field f, std::string_view name, std::string_view value,
+                     error_code&) override {
+    if (f == bhttp::field::expect && EqualsIgnoreCase(value, "100-continue")) {
+      expect_continue_ = true;
+    }
+    name_.resize(name.size());
+    std::transform(name.begin(), name.end(), name_.begin(), AsciiLower);
+    auto [it, inserted] = req_.headers.try_emplace(name_, value);
+    if (!inserted) {
+      it->second += ", ";
+      it->second += value;
+    }
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
+    if (length) req_.body.reserve(static_cast<size_t>(*length));  // already within body_limit
+  }
+  size_t on_body_impl(std::string_view body, error_code&) override {
+    req_.body.append(body);
+    return body.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, std::string_view, error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, std::string_view body, error_code&) override {
+    req_.body.append(body);
+    return body.size();
+  }
+  void on_finish_impl(error_code&) override {}
+
+  HttpRequest& req_;
+  std::string name_;
+  int version_ = 11;
+  bool expect_continue_ = false;
+};
+
+class Connection;
+
+}  // namespace
+
+struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
+  Core(net::io_context& io, HttpServerOptions opts, HttpHandler h)
+      : options(std::move(opts)), handler(std::move(h)), acceptor(io), backoff(io) {}
+
+  void Accept() noexcept;  // (re)starts the accept loop unless stopped, busy or at the limit
+  void StartAccept();
+  void OnAccept(const error_code& ec, tcp::socket socket);
+  std::list<Connection*>::iterator Register(Connection* c) {
+    return connections.insert(connections.end(), c);
+  }
+  void Unregister(std::list<Connection*>::iterator it) noexcept {
+    connections.erase(it);
+    Accept();  // resumes a paused accept loop
+  }
+  void Stop() noexcept;
+
+  const HttpServerOptions options;
+  const HttpHandler handler;
+  tcp::acceptor acceptor;
+  net::steady_timer backoff;
+  std::list<Connection*> connections;
+  bool accepting = false;
+  bool stopped = false;
+};
+
+namespace {
+
+// One client connection. Owned by its pending completion handlers; registered with the Core
+// while open so that Stop() can close it.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socket)
+      : core_(std::move(core)),
+        socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        idle_(core_->options.idle_timeout) {}
+
+  ~Connection() {
+    if (!closed_) core_->Unregister(registration_);
+  }
+
+  void Start() {
+    registration_ = core_->Register(this);
+    last_activity_ = Clock::now();
+    head_.reserve(256);
+    ArmTimer();
+    NextRequest();
+    ParseBuffered();
+  }
+
+  // Hard close: pending operations complete with operation_aborted and do nothing more.
+  void Close() noexcept {
+    if (closed_) return;
+    closed_ = true;
+    error_code ec;
+    socket_.close(ec);
+    try {
+      timer_.cancel();
+    } catch (...) {
+    }
+    core_->Unregister(registration_);
+  }
+
+ private:
+  // Runs `f` as the body of a completion handler: nothing may escape into io_context::run().
+  template <class F>
+  void Guard(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      Close();
+    }
+  }
+
+  void NextRequest() {
+    request_.method.clear();
+    request_.target.clear();
+    request_.headers.clear();
+    request_.body.clear();
+    parser_.emplace(request_);
+    parser_->eager(true);
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(core_->options.body_limit);
+    continue_sent_ = false;
+  }
+
+  void ParseBuffered() {
+    for (;;) {
+      if (buffer_.size() > 0) {
+        error_code ec;
+        size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec && ec != bhttp::error::need_more) return ParseError(ec);
+        if (!ec && parser_->is_done()) return HandleRequest();
+        if (!ec && used > 0 && buffer_.size() > 0) continue;
+      }
+      if (parser_->is_header_done() && parser_->expects_continue() && !continue_sent_ &&
+          parser_->version() >= 11) {
+        continue_sent_ = true;
+        return WriteContinue();
+      }
+      return Read();
+    }
+  }
+
+  void Read() {
+    socket_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](const error_code& ec, size_t n) {
+                              self->Guard([&] { self->OnRead(ec, n); });
+                            });
+  }
+
+  void OnRead(const error_code& ec, size_t n) {
+    if (closed_) return;
+    last_activity_ = Clock::now();
+    if (ec) return Close();  // EOF or error; a partial request gets no reply
+    buffer_.commit(n);
+    if (draining_) {
+      buffer_.consume(buffer_.size());
+      return Read();
+    }
+    ParseBuffered();
+  }
+
+  void ParseError(const error_code& ec) {
+    if (ec == bhttp::error::body_limit) {
+      return Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
+    }
+    if (ec == bhttp::error::header_limit) {
+      return Reply(TextResponse(431, "431: Request Header Fields Too Large"), false);
+    }
+    Reply(TextResponse(400, "400: Bad Request"), false);
+  }
+
+  void HandleRequest() {
+    if (core_->stopped) return Close();
+    bool keep_alive = parser_->keep_alive();
+    HttpResponse response;
+    try {
+      response = core_->handler(request_);
+    } catch (...) {
+      response = TextResponse(500, "500: Internal Server Error");
+    }
+    if (closed_) return;  // the handler stopped the server
+    Reply(std::move(response), keep_alive);
+  }
+
+  void Reply(HttpResponse response, bool keep_alive) {
+    response_ = std::move(response);
+    if (response_.status < 200 || response_.status > 999) {
+      response_ = TextResponse(500, "500: Internal Server Error");
+    }
+    const int version = parser_ ? parser_->version() : 11;
+    const bool head_only = request_.method == "HEAD";
+
+    head_.assign(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    AppendNumber(head_, static_cast<uint64_t>(response_.status));
+    head_ += ' ';
+    std::string_view reason = bhttp::obsolete_reason(static_cast<bhttp::status>(response_.status));
+    if (reason != "<unknown-status>") head_ += reason;
+    head_ += "\r\n";
+    if (!response_.content_type.empty() && !HasLineBreak(response_.content_type)) {
+      head_ += "Content-Type: ";
+      head_ += response_.content_type;
+      head_ += "\r\n";
+    }
+    for (const auto& [name, value] : response_.headers) {
+      if (name.empty() || HasLineBreak(name) || HasLineBreak(value) ||
+          EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "transfer-encoding")) {
+        continue;
+      }
+      if (EqualsIgnoreCase(name, "connection")) {
+        if (ContainsIgnoreCase(value, "close")) keep_alive = false;
+        continue;
+      }
+      head_ += name;
+      head_ += ": ";
+      head_ += value;
+      head_ += "\r\n";
+    }
+    head_ += "Content-Length: ";
+    AppendNumber(head_, response_.body.size());
+    head_ += "\r\n";
+    if (!keep_alive) {
+      head_ += "Connection: close\r\n";
+    } else if (version == 10) {
+      head_ += "Connection: keep-alive\r\n";
+    }
+    head_ += "\r\n";
+
+    close_after_write_ = !keep_alive;
+    std::array<net::const_buffer, 2> buffers{
+        net::buffer(head_), head_only ? net::const_buffer() : net::buffer(response_.body)};
+    net::async_write(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t) {
+      self->Guard([&] { self->OnWrite(ec); });
+    });
+  }
+
+  void OnWrite(const error_code& ec) {
+    if (closed_) return;
+    last_activity_ = Clock::now();
+    if (ec) return Close();
+    if (close_after_write_) return Drain();
+    NextRequest();
+    ParseBuffered();
+  }
+
+  void WriteContinue() {
+    net::async_write(socket_, net::buffer(kContinue.data(), kContinue.size()),
+                     [self = shared_from_this()](const error_code& ec, size_t) {
+                       self->Guard([&] {
+                         if (self->closed_) return;
+                         self->last_activity_ = Clock::now();
+                         if (ec) return self->Close();
+                         self->Read();
+                       });
+                     });
+  }
+
+  // Half-closes and discards input until the client closes or kDrainTime passes, so that unread
+  // request bytes do not turn the close into a reset that would destroy the final reply.
+  void Drain() {
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    draining_ = true;
+    drain_deadline_ = Clock::now() + kDrainTime;
+    if (idle_.count() > 0) drain_deadline_ = std::min(drain_deadline_, last_activity_ + idle_);
+    buffer_.consume(buffer_.size());
+    ArmTimer();
+    Read();
+  }
+
+  Clock::time_point Deadline() const {
+    return draining_ ? drain_deadline_ : last_activity_ + idle_;
+  }
+
+  // One wait is pending at a time; it re-arms itself until the deadline has really passed.
+  void ArmTimer() {
+    if (!draining_ && idle_.count() == 0) return;
+    timer_.expires_at(Deadline());
+    timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+      self->Guard([&] {
+        if (ec || self->closed_) return;
+        if (Clock::now() >= self->Deadline()) return self->Close();
+        self->ArmTimer();
+      });
+    });
+  }
+
+  std::shared_ptr<HttpServer::Core> core_;
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  const std::chrono::seconds idle_;
+  std::list<Connection*>::iterator registration_;
+  boost::beast::flat_buffer buffer_;
+  HttpRequest request_;
+  std::optional<RequestParser> parser_;
+  HttpResponse response_;
+  std::string head_;
+  Clock::time_point last_activity_;
+  Clock::time_point drain_deadline_;
+  bool closed_ = false;
+  bool draining_ = false;
+  bool continue_sent_ = false;
+  bool close_after_write_ = false;
+};
+
+}  // namespace
+
+void HttpServer::Core::Accept() noexcept {
+  if (stopped || accepting) return;
+  if (options.max_connections != 0 && connections.size() >= options.max_connections) return;
+  try {
+    StartAccept();
+  } catch (...) {
+    // Could not queue the accept (out of memory): retry after the back-off.
+    accepting = false;
+    try {
+      backoff.expires_after(kAcceptBackoff);
+      backoff.async_wait([self = shared_from_this()](const error_code& ec) {
+        if (!ec) self->Accept();
+      });
+    } catch (...) {
+    }
+  }
+}
+
+void HttpServer::Core::StartAccept() {
+  accepting = true;
+  acceptor.async_accept([self = shared_from_this()](const error_code& ec, tcp::socket socket) {
+    try {
+      self->OnAccept(ec, std::move(socket));
+    } catch (...) {
+      // Out of memory while setting up a connection: drop it and keep accepting.
+      self->accepting = false;
+      self->Accept();
+    }
+  });
+}
+
+void HttpServer::Core::OnAccept(const error_code& ec, tcp::socket socket) {
+  accepting = false;
+  if (stopped) return;
+  if (ec == net::error::operation_aborted) return;
+  if (ec && ec != net::error::connection_aborted) {
+    // e.g. EMFILE: retrying at once would spin.
+    backoff.expires_after(kAcceptBackoff);
+    backoff.async_wait([self = shared_from_this()](const error_code& wait_ec) {
+      if (!wait_ec) self->Accept();
+    });
+    return;
+  }
+  if (!ec) {
+    error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::make_shared<Connection>(shared_from_this(), std::move(socket))->Start();
+  }
+  Accept();
+}
+
+void HttpServer::Core::Stop() noexcept {
+  if (stopped) return;
+  stopped = true;
+  error_code ignored;
+  acceptor.close(ignored);
+  try {
+    backoff.cancel();
+  } catch (...) {
+  }
+  while (!connections.empty()) connections.front()->Close();  // Close() unregisters
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(boost::asio::io_context& io,
+                                                      HttpServerOptions options,
+                                                      HttpHandler handler) {
+  const std::string where = "listen " + EndpointText(options.address, options.port);
+  try {
+    if (!handler) return Result<std::unique_ptr<HttpServer>>::Error(where + ": no handler");
+    error_code ec;
+    net::ip::address address = net::ip::make_address(options.address, ec);
+    if (ec) return Result<std::unique_ptr<HttpServer>>::Error(where + ": invalid address");
+    const tcp::endpoint endpoint(address, options.port);
+
+    auto core = std::make_shared<Core>(io, std::move(options), std::move(handler));
+    tcp::acceptor& acceptor = core->acceptor;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+    tcp::endpoint bound;
+    if (!ec) bound = acceptor.local_endpoint(ec);
+    if (!ec) {
+      core->Accept();
+      return std::unique_ptr<HttpServer>(new HttpServer(std::move(core), bound.port()));
+    }
+    return Result<std::unique_ptr<HttpServer>>::Error(where + ": " + ec.message());
+  } catch (const std::exception& e) {
+    return Result<std::unique_ptr<HttpServer>>::Error(where + ": " + e.what());
+  } catch (...) {
+    return Result<std::unique_ptr<HttpServer>>::Error(where + ": unknown error");
+  }
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (core_) core_->Stop();
+}
+
+}  // namespace sedna::http
