@@ -1,0 +1,176 @@
+#include "adapters/dataset/spool.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "adapters/fs/files.h"
+
+namespace sedna::dataset {
+namespace {
+
+namespace stdfs = std::filesystem;
+using ::testing::HasSubstr;
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (stdfs::temp_directory_path() / "spool_test.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
+    dir_ = tmpl;
+    path_ = dir_ + "/job.spool";
+  }
+  void TearDown() override {
+    fs::SetWriteFaultForTest(nullptr);
+    std::error_code ec;
+    stdfs::remove_all(dir_, ec);
+  }
+  std::string Content() const {
+    std::ifstream in(path_, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::unique_ptr<Spool> MustOpen(int64_t committed) {
+    auto r = Spool::Open(path_, committed);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(SpoolTest, AppendFlushReopenTruncatesToCommittedSize) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool);
+  EXPECT_EQ(spool->path(), path_);
+  ASSERT_TRUE(spool->Append("train_images/1.jpg 1,2,3,4,1").ok());
+  ASSERT_TRUE(spool->Append("b").ok());
+  EXPECT_EQ(spool->size(), 31);
+  EXPECT_EQ(spool->written(), 0);  // buffered
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "train_images/1.jpg 1,2,3,4,1\nb\n");
+  const int64_t committed = spool->size();
+
+  // Written and synced but never committed by the caller (crash before its transaction).
+  ASSERT_TRUE(spool->Append("uncommitted").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  spool.reset();
+  EXPECT_EQ(Content(), "train_images/1.jpg 1,2,3,4,1\nb\nuncommitted\n");
+
+  spool = MustOpen(committed);
+  ASSERT_TRUE(spool);
+  EXPECT_EQ(spool->size(), committed);
+  EXPECT_EQ(Content(), "train_images/1.jpg 1,2,3,4,1\nb\n");
+  ASSERT_TRUE(spool->Append("c").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "train_images/1.jpg 1,2,3,4,1\nb\nc\n");
+}
+
+TEST_F(SpoolTest, UnflushedBytesAreDroppedOnClose) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool->Append("a").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  ASSERT_TRUE(spool->Append("b").ok());
+  spool.reset();
+  EXPECT_EQ(Content(), "a\n");
+}
+
+TEST_F(SpoolTest, LargeAppendsWriteThroughAndStayOrdered) {
+  auto spool = MustOpen(0);
+  std::string want;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string s = "train_images/" + std::to_string(i) + ".jpg 102,45,188,201,1";
+    ASSERT_TRUE(spool->Append(s).ok());
+    want += s + "\n";
+  }
+  const std::string huge(300 * 1024, 'h');  // one sample larger than the buffer
+  ASSERT_TRUE(spool->Append(huge).ok());
+  want += huge + "\n";
+  EXPECT_GT(spool->written(), 0);
+  EXPECT_EQ(spool->size(), static_cast<int64_t>(want.size()));
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(spool->written(), spool->size());
+  EXPECT_TRUE(Content() == want);
+}
+
+TEST_F(SpoolTest, OpenErrorsNameThePath) {
+  {
+    auto spool = MustOpen(0);
+    ASSERT_TRUE(spool->Append("a").ok());
+    ASSERT_TRUE(spool->Flush().ok());
+  }
+  auto r = Spool::Open(path_, 10);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "opening spool " + path_ + ": size 2 is below the committed size 10");
+  EXPECT_EQ(Content(), "a\n");
+
+  r = Spool::Open(dir_ + "/nodir/x.spool", 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "opening spool " + dir_ + "/nodir/x.spool: No such file or directory");
+
+  r = Spool::Open(path_, -1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr(path_));
+}
+
+TEST_F(SpoolTest, SampleWithNewlineIsRejected) {
+  auto spool = MustOpen(0);
+  Status s = spool->Append("a\nb");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "spool " + path_ + ": sample contains a newline");
+  EXPECT_EQ(spool->size(), 0);
+}
+
+TEST_F(SpoolTest, TruncateDropsBufferedAndWrittenBytes) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool->Append("a").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  ASSERT_TRUE(spool->Append("b").ok());
+  ASSERT_TRUE(spool->Truncate(2).ok());  // within the buffer
+  EXPECT_EQ(spool->size(), 2);
+  ASSERT_TRUE(spool->Append("c").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "a\nc\n");
+  ASSERT_TRUE(spool->Truncate(2).ok());  // written bytes
+  ASSERT_TRUE(spool->Append("d").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "a\nd\n");
+  EXPECT_FALSE(spool->Truncate(5).ok());
+  EXPECT_FALSE(spool->Truncate(-1).ok());
+}
+
+TEST_F(SpoolTest, WriteFaultIsReportedAndFlushCanBeRetried) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool->Append("a").ok());
+  int fail = ENOSPC;
+  fs::SetWriteFaultForTest([&](const std::string& path) { return path == path_ ? fail : 0; });
+  Status s = spool->Flush();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "writing " + path_ + ": No space left on device");
+  EXPECT_EQ(spool->size(), 2);
+
+  // An Append that has to write and fails leaves that sample out.
+  const std::string big(70 * 1024, 'x');
+  s = spool->Append(big);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(spool->size(), 2);
+
+  fail = 0;
+  ASSERT_TRUE(spool->Flush().ok());
+  ASSERT_TRUE(spool->Append("b").ok());
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "a\nb\n");
+}
+
+}  // namespace
+}  // namespace sedna::dataset
