@@ -1,0 +1,74 @@
+// The LC's websocket client to Sedna's Global Manager (protocol §1): dials ws://<address>/ with the
+// `Node-Name` header and no Origin, writes the first frame, then reads and writes text frames
+// concurrently, pings the GM to detect dead peers, and reconnects forever with backoff.
+#pragma once
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace sedna::gm {
+
+struct GmLinkOptions {
+  std::string address;      // "host:port" (no scheme; IPv6 as "[::1]:9000"); dials ws://<address>/
+  std::string node_name;    // sent as the `Node-Name` handshake header
+  std::string first_frame;  // text frame written right after the handshake, before anything else
+                            // (the bare header of §1.2); empty = none
+  // Capped exponential backoff with full jitter between attempts (see Backoff). It restarts from
+  // backoff_initial after a connection on which the GM proved alive (a frame or a pong received).
+  std::chrono::milliseconds backoff_initial{500}, backoff_max{30000};
+  // Websocket ping cadence while connected; <= 0 disables pings (and so dead-peer detection).
+  std::chrono::milliseconds ping_interval{10000};
+  // No pong or frame within this after a ping: the peer is dead, close and reconnect. Positive.
+  std::chrono::milliseconds ping_timeout{10000};
+  // Bounds one attempt: resolve, TCP connect, handshake and the first frame's write.
+  std::chrono::milliseconds connect_timeout{10000};
+  uint64_t jitter_seed = 0;  // seeds the backoff jitter (tests); 0 = random
+};
+
+// Every callback runs on the io_context's thread, never from inside Start(), Stop() or Send().
+// Callbacks may call any GmLink method, including Stop().
+struct GmLinkCallbacks {
+  std::function<void()> on_connected;              // after the first frame was written
+  std::function<void(std::string text)> on_frame;  // every received data frame, in arrival order
+  // Once per lost connection or failed attempt, with a human-readable reason such as
+  // "connect 127.0.0.1:9000: Connection refused" or "ping timeout after 10000 ms".
+  std::function<void(std::string reason)> on_disconnected;
+  // Optional: right after on_disconnected, the delay before the next attempt.
+  std::function<void(std::chrono::milliseconds delay)> on_reconnect_scheduled;
+};
+
+// Not thread-safe: construct, call and destroy it on the thread that runs `io` (or while `io` is
+// not running). `io` must outlive the GmLink's pending handlers (run it or destroy it after the
+// GmLink). No exception escapes its methods or its handlers (callbacks' own exceptions propagate).
+class GmLink {
+ public:
+  GmLink(boost::asio::io_context& io, GmLinkOptions options, GmLinkCallbacks callbacks);
+  ~GmLink();  // Stop()s.
+  GmLink(const GmLink&) = delete;
+  GmLink& operator=(const GmLink&) = delete;
+
+  // Connects, and keeps reconnecting until Stop(). No-op when already started.
+  void Start();
+  // Closes the connection (TCP close, no close frame) and cancels retries. No callback runs after
+  // it returns, including the done of a Send still in flight. Start() may be called again.
+  void Stop();
+  // True between on_connected and the loss of that connection.
+  bool connected() const;
+  // Writes one text frame now. Returns false (and never calls done) when not connected or a write
+  // is already in flight: the caller sends one frame at a time. Otherwise done(true) once the frame
+  // was fully written to the socket, or done(false) if the connection failed first (before
+  // on_disconnected for that connection).
+  bool Send(std::string text, std::function<void(bool written)> done);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace sedna::gm

@@ -1,0 +1,544 @@
+#include "adapters/gm/gm_link.h"
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <cctype>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/gm/backoff.h"
+#include "ws_test_server.h"
+
+namespace sedna::gm {
+namespace {
+
+using namespace std::chrono_literals;
+using sedna::testing::WsTestServer;
+using std::chrono::milliseconds;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+constexpr milliseconds kWait = 5s;  // cap for awaited events; they normally take milliseconds
+constexpr const char* kFirstFrame =
+    R"({"namespace":"","resourceKind":"","resourceName":"","operation":""})";
+
+// ---------------------------------------------------------------------------------------------
+// Backoff
+
+TEST(BackoffTest, DelaysStayWithinTheDoublingCappedBound) {
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Backoff b(100ms, 3000ms, seed);
+    for (int n = 0; n < 16; ++n) {
+      const milliseconds cap = std::min<milliseconds>(3000ms, 100ms * (1LL << n));
+      ASSERT_EQ(b.cap(), cap) << "seed " << seed << " n " << n;
+      const milliseconds d = b.Next();
+      ASSERT_GE(d, 0ms);
+      ASSERT_LE(d, cap);
+    }
+  }
+}
+
+TEST(BackoffTest, FullJitterSpreadsOverTheWholeRange) {
+  Backoff b(1000ms, 1000ms, 99);
+  std::set<int64_t> seen;
+  milliseconds lo = 1000ms, hi = 0ms;
+  for (int i = 0; i < 1000; ++i) {
+    const milliseconds d = b.Next();
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+    seen.insert(d.count());
+  }
+  EXPECT_LT(lo, 100ms);
+  EXPECT_GT(hi, 900ms);
+  EXPECT_GT(seen.size(), 300u);
+}
+
+TEST(BackoffTest, SameSeedSameSequenceAndResetRestartsTheCap) {
+  Backoff a(10ms, 1000ms, 5), b(10ms, 1000ms, 5), c(10ms, 1000ms, 6);
+  std::vector<milliseconds> sa, sb, sc;
+  for (int i = 0; i < 20; ++i) {
+    sa.push_back(a.Next());
+    sb.push_back(b.Next());
+    sc.push_back(c.Next());
+  }
+  EXPECT_EQ(sa, sb);
+  EXPECT_NE(sa, sc);
+  EXPECT_EQ(a.cap(), 1000ms);
+  a.Reset();
+  EXPECT_EQ(a.cap(), 10ms);
+  EXPECT_LE(a.Next(), 10ms);
+  EXPECT_EQ(a.cap(), 20ms);
+}
+
+TEST(BackoffTest, ClampsDegenerateSettings) {
+  Backoff zero(0ms, 0ms, 1);
+  EXPECT_EQ(zero.cap(), 1ms);
+  zero.Next();
+  EXPECT_EQ(zero.cap(), 1ms);
+  Backoff inverted(50ms, 10ms, 1);
+  inverted.Next();
+  EXPECT_EQ(inverted.cap(), 50ms);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GmLink against a real websocket server on 127.0.0.1
+
+// What the link reported, in order, shared between the loop thread and the test thread.
+struct Events {
+  template <class Pred>
+  bool Wait(Pred pred, milliseconds timeout = kWait) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, timeout, [&] { return pred(); });
+  }
+  template <class F>
+  void Update(F f) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      f();
+    }
+    cv.notify_all();
+  }
+  template <class F>
+  auto Read(F f) {
+    std::lock_guard<std::mutex> lock(mu);
+    return f();
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int connected = 0;
+  std::vector<std::string> disconnects;  // reasons
+  std::vector<std::string> frames;
+  std::vector<milliseconds> delays;
+  std::vector<bool> dones;
+  std::vector<std::string> log;  // "connected", "done:<0|1>", "disconnected"
+};
+
+class GmLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = WsTestServer::Start();
+    ASSERT_NE(server_, nullptr);
+    loop_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (loop_.joinable()) {
+      OnLoop([this] { link_.reset(); });
+      work_.reset();
+      loop_.join();  // returns once the destroyed link's pending handlers have all finished
+    }
+    if (server_) server_->Stop();
+  }
+
+  GmLinkOptions Options() {
+    GmLinkOptions o;
+    o.address = server_->address();
+    o.node_name = "edge-node";
+    o.first_frame = kFirstFrame;
+    o.backoff_initial = 10ms;
+    o.backoff_max = 100ms;
+    o.jitter_seed = 42;
+    return o;
+  }
+
+  GmLinkCallbacks Callbacks() {
+    GmLinkCallbacks cb;
+    cb.on_connected = [this] {
+      ev_.Update([&] {
+        ++ev_.connected;
+        ev_.log.push_back("connected");
+      });
+    };
+    cb.on_frame = [this](std::string text) {
+      ev_.Update([&] { ev_.frames.push_back(std::move(text)); });
+    };
+    cb.on_disconnected = [this](std::string reason) {
+      ev_.Update([&] {
+        ev_.disconnects.push_back(std::move(reason));
+        ev_.log.push_back("disconnected");
+      });
+    };
+    cb.on_reconnect_scheduled = [this](milliseconds delay) {
+      ev_.Update([&] { ev_.delays.push_back(delay); });
+    };
+    return cb;
+  }
+
+  void StartLink(GmLinkOptions options) { StartLink(std::move(options), Callbacks()); }
+  void StartLink(GmLinkOptions options, GmLinkCallbacks callbacks) {
+    OnLoop([&] {
+      link_ = std::make_unique<GmLink>(io_, std::move(options), std::move(callbacks));
+      link_->Start();
+    });
+  }
+
+  // Runs f on the loop thread and returns its result.
+  template <class F>
+  auto OnLoop(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(io_, [&task] { task(); });
+    return result.get();
+  }
+
+  // Lets every handler already queued on the loop run.
+  void FlushLoop() {
+    OnLoop([] {});
+    OnLoop([] {});
+  }
+
+  std::function<void(bool)> RecordDone() {
+    return [this](bool written) {
+      ev_.Update([&] {
+        ev_.dones.push_back(written);
+        ev_.log.push_back(written ? "done:1" : "done:0");
+      });
+    };
+  }
+
+  // Connects with Options() and consumes the first frame on the server side.
+  void ConnectReady(GmLinkOptions options) {
+    StartLink(std::move(options));
+    ASSERT_TRUE(server_->WaitForConnection(kWait));
+    ASSERT_EQ(server_->WaitForFrame(kWait), kFirstFrame);
+    ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
+  }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::thread loop_;
+  std::unique_ptr<WsTestServer> server_;
+  Events ev_;
+  std::unique_ptr<GmLink> link_;  // created, used and destroyed on loop_
+};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+TEST_F(GmLinkTest, HandshakeCarriesNodeNameAndNoOriginThenTheFirstFrame) {
+  StartLink(Options());
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  EXPECT_EQ(server_->last_node_name(), "edge-node");
+  EXPECT_EQ(server_->last_request_target(), "/");
+  bool host_seen = false;
+  for (const std::string& h : server_->last_request_headers()) {
+    EXPECT_NE(Lower(h).rfind("origin:", 0), 0u) << h;
+    if (Lower(h) == "host: " + server_->address()) host_seen = true;
+  }
+  EXPECT_TRUE(host_seen);
+  EXPECT_EQ(server_->WaitForFrame(kWait), kFirstFrame);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
+  EXPECT_TRUE(OnLoop([&] { return link_->connected(); }));
+  EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
+}
+
+TEST_F(GmLinkTest, EmptyFirstFrameSendsNothingBeforeTheCallersFrames) {
+  GmLinkOptions o = Options();
+  o.first_frame.clear();
+  StartLink(o);
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
+  EXPECT_TRUE(OnLoop([&] { return link_->Send("mine", RecordDone()); }));
+  EXPECT_EQ(server_->WaitForFrame(kWait), "mine");
+}
+
+TEST_F(GmLinkTest, FramesFromTheServerArriveInOrder) {
+  ConnectReady(Options());
+  constexpr int kFrames = 1000;
+  for (int i = 0; i < kFrames; ++i) ASSERT_TRUE(server_->Send("frame-" + std::to_string(i)));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == kFrames; }));
+  ev_.Read([&] {
+    for (int i = 0; i < kFrames; ++i) EXPECT_EQ(ev_.frames[i], "frame-" + std::to_string(i));
+  });
+}
+
+TEST_F(GmLinkTest, AcceptsA64MiBFrame) {
+  ConnectReady(Options());
+  std::string big(64u << 20, 'x');
+  big.back() = '!';
+  ASSERT_TRUE(server_->Send(big));
+  ASSERT_TRUE(server_->Send("after"));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 2; }, 60s));
+  ev_.Read([&] {
+    EXPECT_TRUE(ev_.frames[0] == big);
+    EXPECT_EQ(ev_.frames[1], "after");
+  });
+  EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
+}
+
+TEST_F(GmLinkTest, SendWritesTheFrameThenReportsDone) {
+  ConnectReady(Options());
+  EXPECT_TRUE(OnLoop([&] { return link_->Send("hello", RecordDone()); }));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == 1; }));
+  EXPECT_TRUE(ev_.Read([&] { return ev_.dones[0]; }));
+  EXPECT_EQ(server_->WaitForFrame(kWait), "hello");
+}
+
+TEST_F(GmLinkTest, SendWhileAWriteIsInFlightReturnsFalse) {
+  ConnectReady(Options());
+  bool second_done_called = false;
+  auto [first, second] = OnLoop([&] {
+    bool a = link_->Send(std::string(1u << 20, 'a'), RecordDone());
+    bool b = link_->Send("b", [&](bool) { second_done_called = true; });
+    return std::pair(a, b);
+  });
+  EXPECT_TRUE(first);
+  EXPECT_FALSE(second);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == 1; }));
+  EXPECT_TRUE(OnLoop([&] { return link_->Send("c", RecordDone()); }));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == 2; }));
+  EXPECT_EQ(server_->WaitForFrame(kWait), std::string(1u << 20, 'a'));
+  EXPECT_EQ(server_->WaitForFrame(kWait), "c");
+  FlushLoop();
+  EXPECT_FALSE(OnLoop([&] { return second_done_called; }));
+}
+
+TEST_F(GmLinkTest, SendWhenNotConnectedReturnsFalse) {
+  bool done_called = false;
+  OnLoop([&] {
+    link_ = std::make_unique<GmLink>(io_, Options(), Callbacks());
+    EXPECT_FALSE(link_->Send("early", [&](bool) { done_called = true; }));
+    link_->Start();
+    EXPECT_FALSE(link_->connected());
+    EXPECT_FALSE(link_->Send("connecting", [&](bool) { done_called = true; }));
+  });
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
+  FlushLoop();
+  EXPECT_FALSE(OnLoop([&] { return done_called; }));
+}
+
+TEST_F(GmLinkTest, ServerDropReconnectsAndResendsTheFirstFrame) {
+  ConnectReady(Options());
+  server_->DropConnection();
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.disconnects.size() == 1; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.disconnects[0]; }).rfind("read: ", 0), 0u);
+  EXPECT_FALSE(OnLoop([&] { return link_->connected(); }));
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  EXPECT_EQ(server_->last_node_name(), "edge-node");
+  EXPECT_EQ(server_->WaitForFrame(kWait), kFirstFrame);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 2; }));
+  EXPECT_EQ(server_->connection_count(), 2);
+  EXPECT_EQ(ev_.Read([&] { return ev_.log; }),
+            (std::vector<std::string>{"connected", "disconnected", "connected"}));
+}
+
+TEST_F(GmLinkTest, AWriteCutByALostConnectionReportsDoneFalseBeforeDisconnected) {
+  ConnectReady(Options());
+  server_->SetUnresponsive(true);  // the frame below cannot drain into the kernel buffers
+  EXPECT_TRUE(OnLoop([&] { return link_->Send(std::string(32u << 20, 'z'), RecordDone()); }));
+  server_->DropConnection();
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.disconnects.size() == 1; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.log; }),
+            (std::vector<std::string>{"connected", "done:0", "disconnected"}));
+}
+
+TEST_F(GmLinkTest, UnansweredPingsFailTheConnection) {
+  GmLinkOptions o = Options();
+  o.ping_interval = 100ms;
+  o.ping_timeout = 100ms;
+  ConnectReady(o);
+  server_->SetUnresponsive(true);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.disconnects.size() >= 1; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.disconnects[0]; }), "ping timeout after 100 ms");
+}
+
+TEST_F(GmLinkTest, AnsweredPingsKeepTheConnection) {
+  GmLinkOptions o = Options();
+  o.ping_interval = 20ms;
+  o.ping_timeout = 2000ms;
+  ConnectReady(o);
+  ASSERT_TRUE(server_->WaitForPings(5, kWait));
+  EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
+  EXPECT_EQ(server_->connection_count(), 1);
+}
+
+TEST_F(GmLinkTest, RefusedConnectionsRetryWithCappedJitteredBackoff) {
+  // Bound but not listening: every connect is refused, and no one else can take the port.
+  asio::io_context local;
+  tcp::acceptor closed(local);
+  closed.open(tcp::v4());
+  closed.bind({asio::ip::address_v4::loopback(), 0});
+  const std::string address = "127.0.0.1:" + std::to_string(closed.local_endpoint().port());
+
+  GmLinkOptions o = Options();
+  o.address = address;
+  o.backoff_initial = 1ms;
+  o.backoff_max = 16ms;
+  o.jitter_seed = 7;
+  StartLink(o);
+  constexpr size_t kAttempts = 12;
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.delays.size() >= kAttempts; }));
+  OnLoop([&] { link_->Stop(); });
+
+  Backoff expected(1ms, 16ms, 7);
+  bool jittered = false;
+  ev_.Read([&] {
+    EXPECT_EQ(ev_.connected, 0);
+    for (size_t i = 0; i < kAttempts; ++i) {
+      EXPECT_EQ(ev_.disconnects[i], "connect " + address + ": Connection refused");
+      const milliseconds cap = std::min<milliseconds>(16ms, 1ms * (1LL << i));
+      EXPECT_EQ(expected.cap(), cap);
+      EXPECT_EQ(ev_.delays[i], expected.Next()) << i;
+      EXPECT_GE(ev_.delays[i], 0ms);
+      EXPECT_LE(ev_.delays[i], cap) << i;
+      if (ev_.delays[i] != cap) jittered = true;
+    }
+  });
+  EXPECT_TRUE(jittered);
+}
+
+TEST_F(GmLinkTest, BackoffRestartsAfterAConnectionOnWhichTheGmProvedAlive) {
+  GmLinkOptions o = Options();
+  o.backoff_initial = 10ms;
+  o.backoff_max = 10000ms;
+  o.jitter_seed = 11;
+  StartLink(o);
+  // Two connections on which the GM sends nothing: the backoff keeps growing.
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_TRUE(server_->WaitForConnection(kWait));
+    ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == i; }));
+    server_->DropConnection();
+    ASSERT_TRUE(ev_.Wait([&] { return ev_.delays.size() == static_cast<size_t>(i); }));
+  }
+  // A connection on which the GM sends a frame: the next delay starts from backoff_initial again.
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  ASSERT_TRUE(server_->Send("alive"));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 1; }));
+  server_->DropConnection();
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.delays.size() == 3; }));
+
+  Backoff expected(10ms, 10000ms, 11);
+  std::vector<milliseconds> want;
+  want.push_back(expected.Next());
+  want.push_back(expected.Next());
+  expected.Reset();
+  want.push_back(expected.Next());
+  EXPECT_EQ(ev_.Read([&] { return ev_.delays; }), want);
+}
+
+// A listener that never accepts: TCP connects (backlog) but the handshake is never answered.
+struct SilentListener {
+  SilentListener() : acceptor(io, {asio::ip::address_v4::loopback(), 0}) {}
+  std::string address() const {
+    return "127.0.0.1:" + std::to_string(acceptor.local_endpoint().port());
+  }
+  asio::io_context io;
+  tcp::acceptor acceptor;
+};
+
+TEST_F(GmLinkTest, AHandshakeThatNeverCompletesTimesOut) {
+  SilentListener silent;
+  GmLinkOptions o = Options();
+  o.address = silent.address();
+  o.connect_timeout = 100ms;
+  StartLink(o);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.disconnects.size() >= 2; }));
+  OnLoop([&] { link_->Stop(); });
+  EXPECT_EQ(ev_.Read([&] { return ev_.disconnects[0]; }),
+            "handshake " + silent.address() + ": timed out after 100 ms");
+}
+
+TEST_F(GmLinkTest, StopDuringTheHandshakeIsClean) {
+  SilentListener silent;
+  GmLinkOptions o = Options();
+  o.address = silent.address();
+  StartLink(o);
+  // Accept and read the upgrade request: the link is now waiting for the response.
+  tcp::socket peer(silent.io);
+  silent.acceptor.accept(peer);
+  asio::streambuf request;
+  asio::read_until(peer, request, "\r\n\r\n");
+  OnLoop([&] { link_->Stop(); });
+  // The link closed its socket: the peer reads EOF.
+  boost::system::error_code ec;
+  char byte;
+  peer.read_some(asio::buffer(&byte, 1), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  FlushLoop();
+  ev_.Read([&] {
+    EXPECT_EQ(ev_.connected, 0);
+    EXPECT_TRUE(ev_.disconnects.empty());
+    EXPECT_TRUE(ev_.delays.empty());
+  });
+  EXPECT_FALSE(OnLoop([&] { return link_->connected(); }));
+}
+
+TEST_F(GmLinkTest, StopOrDestroyRightAfterStartIsClean) {
+  OnLoop([&] {
+    link_ = std::make_unique<GmLink>(io_, Options(), Callbacks());
+    link_->Start();
+    link_->Stop();
+    link_->Start();
+    link_.reset();  // destroyed with its resolve/connect in flight
+  });
+  FlushLoop();
+  ev_.Read([&] {
+    EXPECT_EQ(ev_.connected, 0);
+    EXPECT_TRUE(ev_.disconnects.empty());
+  });
+}
+
+TEST_F(GmLinkTest, NoCallbacksAfterStopAndStartAgainReconnects) {
+  ConnectReady(Options());
+  OnLoop([&] {
+    link_->Stop();
+    EXPECT_FALSE(link_->connected());
+    EXPECT_FALSE(link_->Send("late", RecordDone()));
+  });
+  server_->Send("ignored");  // false once the server noticed the close
+  FlushLoop();
+  ev_.Read([&] {
+    EXPECT_TRUE(ev_.disconnects.empty());
+    EXPECT_TRUE(ev_.frames.empty());
+    EXPECT_TRUE(ev_.dones.empty());
+  });
+  OnLoop([&] { link_->Start(); });
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 2; }));
+}
+
+TEST_F(GmLinkTest, StopFromOnFrameEndsDeliveryAtOnce) {
+  GmLinkCallbacks cb = Callbacks();
+  cb.on_frame = [this](std::string text) {
+    ev_.Update([&] { ev_.frames.push_back(std::move(text)); });
+    if (ev_.Read([&] { return ev_.frames.size(); }) == 10) link_->Stop();
+  };
+  StartLink(Options(), cb);
+  ASSERT_TRUE(server_->WaitForConnection(kWait));
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(server_->Send(std::to_string(i)));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 10; }));
+  FlushLoop();
+  ev_.Read([&] {
+    EXPECT_EQ(ev_.frames.size(), 10u);
+    EXPECT_TRUE(ev_.disconnects.empty());
+  });
+}
+
+TEST_F(GmLinkTest, AnInvalidAddressIsReportedAndRetried) {
+  GmLinkOptions o = Options();
+  o.address = "no-port-here";
+  StartLink(o);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.disconnects.size() >= 2; }));
+  OnLoop([&] { link_->Stop(); });
+  EXPECT_EQ(ev_.Read([&] { return ev_.disconnects[0]; }),
+            "invalid GM address 'no-port-here' (want host:port)");
+}
+
+}  // namespace
+}  // namespace sedna::gm
