@@ -1,0 +1,120 @@
+#include "adapters/json/base64.h"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+
+namespace sedna::json {
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+constexpr std::array<int8_t, 256> MakeReverse() {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
+  return t;
+}
+constexpr std::array<int8_t, 256> kReverse = MakeReverse();
+
+std::string DescribeByte(unsigned char c) {
+  char buf[32];
+  if (c >= 0x21 && c < 0x7f) {
+    std::snprintf(buf, sizeof buf, "'%c'", c);
+  } else {
+    std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                 (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                 static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  size_t rest = bytes.size() - i;
+  if (rest == 1) {
+    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (rest == 2) {
+    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                 (static_cast<unsigned char>(bytes[i + 1]) << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  int values[4];    // the current quantum, '=' counted as 0
+  int n = 0;        // characters collected in the current quantum
+  int padding = 0;  // '=' seen in the current quantum
+  size_t pos = 0;
+  for (; pos < text.size(); ++pos) {
+    unsigned char c = static_cast<unsigned char>(text[pos]);
+    if (c == '\r' || c == '\n') continue;
+    if (padding > 0 && c != '=') {
+      return Result<std::string>::Error("unexpected " + DescribeByte(c) +
+                                        " after padding at offset " + std::to_string(pos));
+    }
+    if (c == '=') {
+      // Padding may only fill the last one or two positions of a quantum.
+      if (n < 2) {
+        return Result<std::string>::Error("unexpected padding '=' at offset " +
+                                          std::to_string(pos));
+      }
+      values[n] = 0;
+      ++n;
+      ++padding;
+    } else {
+      int8_t v = kReverse[c];
+      if (v < 0) {
+        return Result<std::string>::Error("illegal character " + DescribeByte(c) + " at offset " +
+                                          std::to_string(pos));
+      }
+      values[n] = v;
+      ++n;
+    }
+    if (n == 4) {
+      uint32_t v = (values[0] << 18) | (values[1] << 12) | (values[2] << 6) | values[3];
+      out += static_cast<char>((v >> 16) & 0xff);
+      if (padding < 2) out += static_cast<char>((v >> 8) & 0xff);
+      if (padding < 1) out += static_cast<char>(v & 0xff);
+      if (padding > 0) {
+        // Anything but line breaks after the padded quantum is an error.
+        for (size_t k = pos + 1; k < text.size(); ++k) {
+          unsigned char t = static_cast<unsigned char>(text[k]);
+          if (t == '\r' || t == '\n') continue;
+          return Result<std::string>::Error("unexpected " + DescribeByte(t) +
+                                            " after padding at offset " + std::to_string(k));
+        }
+        return out;
+      }
+      n = 0;
+    }
+  }
+  if (n != 0) {
+    return Result<std::string>::Error("truncated input: " + std::to_string(n) +
+                                      " trailing character(s) without '=' padding at offset " +
+                                      std::to_string(text.size()));
+  }
+  return out;
+}
+
+}  // namespace sedna::json

@@ -1,0 +1,42 @@
+// The GM<->LC websocket frame (sedna-protocol.md §1.2, §1.3): {"header":MessageHeader,
+// "content":<base64 of the JSON payload>}, exactly as Go's encoding/json writes model.Message.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace sedna::json {
+
+struct MessageHeader {
+  std::string ns;  // "namespace"
+  std::string resource_kind;
+  std::string resource_name;
+  std::string operation;
+  bool operator==(const MessageHeader&) const = default;
+};
+
+struct Frame {
+  MessageHeader header;
+  std::string content;        // decoded bytes of `content`
+  bool content_null = false;  // `content` was null or absent (Go: nil []byte)
+};
+
+// Decodes one frame as Go's json.Unmarshal into model.Message would: unknown keys are ignored,
+// absent or null header fields are "" (a `null` frame is all zero values), and `content` must be
+// a standard padded base64 string.
+// Errors name the part: "header.operation: expected a string, got number",
+// "content: expected a base64 string, got object", "content: invalid base64: ...",
+// "invalid JSON: ...".
+Result<Frame> DecodeFrame(std::string_view text);
+
+// {"header":{"namespace":..,"resourceKind":..,"resourceName":..,"operation":..},"content":"<b64>"}
+// byte-for-byte as Go writes it (field order, HTML-safe string escaping).
+std::string EncodeFrame(const MessageHeader& header, std::string_view content);
+
+// The bare header the LC sends as its first frame after dialling (§1.2), e.g. for an empty
+// header {"namespace":"","resourceKind":"","resourceName":"","operation":""}.
+std::string EncodeBareHeader(const MessageHeader& header);
+
+}  // namespace sedna::json

@@ -1,0 +1,678 @@
+#include "adapters/json/go_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <iterator>
+#include <limits>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+namespace sedna::json {
+
+// ---------------------------------------------------------------------------------------------
+// Strings
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Go's utf8.DecodeRuneInString: (rune, size) for a valid sequence, (-1, 1) otherwise.
+std::pair<int32_t, int> DecodeRune(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c0 = b(i);
+  size_t avail = s.size() - i;
+  auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
+    return k < s.size() && b(k) >= lo && b(k) <= hi;
+  };
+  if (c0 < 0x80) return {c0, 1};
+  if (c0 < 0xc2) return {-1, 1};
+  if (c0 < 0xe0) {
+    if (avail < 2 || !cont(i + 1)) return {-1, 1};
+    return {((c0 & 0x1f) << 6) | (b(i + 1) & 0x3f), 2};
+  }
+  if (c0 < 0xf0) {
+    unsigned char lo = c0 == 0xe0 ? 0xa0 : 0x80;
+    unsigned char hi = c0 == 0xed ? 0x9f : 0xbf;
+    if (avail < 3 || !cont(i + 1, lo, hi) || !cont(i + 2)) return {-1, 1};
+    return {((c0 & 0x0f) << 12) | ((b(i + 1) & 0x3f) << 6) | (b(i + 2) & 0x3f), 3};
+  }
+  if (c0 < 0xf5) {
+    unsigned char lo = c0 == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c0 == 0xf4 ? 0x8f : 0xbf;
+    if (avail < 4 || !cont(i + 1, lo, hi) || !cont(i + 2) || !cont(i + 3)) return {-1, 1};
+    return {((c0 & 0x07) << 18) | ((b(i + 1) & 0x3f) << 12) | ((b(i + 2) & 0x3f) << 6) |
+                (b(i + 3) & 0x3f),
+            4};
+  }
+  return {-1, 1};
+}
+
+}  // namespace
+
+void AppendGoString(std::string& out, std::string_view s) {
+  out.reserve(out.size() + s.size() + 2);
+  out += '"';
+  size_t start = 0;  // first byte not yet copied
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+        ++i;
+        continue;
+      }
+      out.append(s.data() + start, i - start);
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+      }
+      ++i;
+      start = i;
+      continue;
+    }
+    auto [rune, size] = DecodeRune(s, i);
+    if (rune < 0) {
+      out.append(s.data() + start, i - start);
+      out += "\\ufffd";
+      i += size;
+      start = i;
+      continue;
+    }
+    if (rune == 0x2028 || rune == 0x2029) {
+      out.append(s.data() + start, i - start);
+      out += rune == 0x2028 ? "\\u2028" : "\\u2029";
+      i += size;
+      start = i;
+      continue;
+    }
+    i += size;
+  }
+  out.append(s.data() + start, s.size() - start);
+  out += '"';
+}
+
+std::string GoString(std::string_view s) {
+  std::string out;
+  AppendGoString(out, s);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floats
+
+std::string FormatGoFloat(double v) {
+  if (!std::isfinite(v)) return "null";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  // Shortest round-trip digits, in C's %e layout: [-]d[.ddd]e(+|-)dd[d].
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  double abs = std::fabs(v);
+  if (abs < 1e-6 || abs >= 1e21) {
+    // Go: "clean up e-09 to e-9".
+    size_t n = sci.size();
+    if (n >= 4 && sci[n - 4] == 'e' && sci[n - 3] == '-' && sci[n - 2] == '0') {
+      sci.erase(n - 2, 1);
+    }
+    return sci;
+  }
+  std::string out;
+  size_t i = 0;
+  if (sci[0] == '-') {
+    out += '-';
+    i = 1;
+  }
+  size_t epos = sci.find('e');
+  std::string digits;
+  for (size_t k = i; k < epos; ++k) {
+    if (sci[k] != '.') digits += sci[k];
+  }
+  int exp = 0;
+  const char* exp_begin = sci.data() + epos + 1;
+  if (*exp_begin == '+') ++exp_begin;  // from_chars takes no '+'
+  std::from_chars(exp_begin, sci.data() + sci.size(), exp);
+  int n = static_cast<int>(digits.size());
+  if (exp >= n - 1) {
+    out += digits;
+    out.append(static_cast<size_t>(exp - (n - 1)), '0');
+  } else if (exp >= 0) {
+    out.append(digits, 0, static_cast<size_t>(exp + 1));
+    out += '.';
+    out.append(digits, static_cast<size_t>(exp + 1), std::string::npos);
+  } else {
+    out += "0.";
+    out.append(static_cast<size_t>(-exp - 1), '0');
+    out += digits;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RawJson tree
+
+struct RawJson::Node {
+  Type type = Type::kNull;
+  bool boolean = false;
+  std::string text;               // string value or number text
+  std::vector<RawJson> values;    // array elements / object member values
+  std::vector<std::string> keys;  // object member keys, parallel to values
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Releases descendants without recursion: subtrees owned only by this node are flattened
+  // onto an explicit stack before their nodes die childless.
+  ~Node() {
+    if (values.empty()) return;
+    std::vector<std::shared_ptr<Node>> stack;
+    auto take_children = [&stack](Node& n) {
+      for (auto& v : n.values) {
+        if (v.node_ && !v.node_->values.empty()) stack.push_back(std::move(v.node_));
+      }
+      n.values.clear();
+    };
+    take_children(*this);
+    while (!stack.empty()) {
+      std::shared_ptr<Node> n = std::move(stack.back());
+      stack.pop_back();
+      if (n.use_count() == 1) take_children(*n);
+    }
+  }
+};
+
+class RawJsonAccess {
+ public:
+  static const std::shared_ptr<RawJson::Node>& node(const RawJson& j) { return j.node_; }
+  static RawJson Make(std::shared_ptr<RawJson::Node> n) { return RawJson(std::move(n)); }
+};
+
+namespace {
+
+using Node = RawJson::Node;
+
+const std::string& EmptyString() {
+  static const std::string kEmpty;
+  return kEmpty;
+}
+
+const RawJson& NullValue() {
+  static const RawJson kNull;
+  return kNull;
+}
+
+std::shared_ptr<Node> NewNode(RawJson::Type t) {
+  auto n = std::make_shared<Node>();
+  n->type = t;
+  return n;
+}
+
+// True when `s` matches the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (!digit(i)) return false;
+  if (s[i] == '0') {
+    ++i;
+  } else {
+    while (digit(i)) ++i;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  return i == s.size();
+}
+
+// Decimal exponent of the leading significant digit of a valid JSON number ("0.0012e3" -> 0,
+// "250" -> 2), saturating; very negative for zero. Used only to tell overflow from underflow.
+long long LeadingExponent(std::string_view s) {
+  constexpr long long kZero = std::numeric_limits<long long>::min() / 2;
+  if (!s.empty() && s[0] == '-') s.remove_prefix(1);
+  size_t e = s.find_first_of("eE");
+  std::string_view mantissa = s.substr(0, e);
+  size_t dot = mantissa.find('.');
+  std::string_view int_part = mantissa.substr(0, dot);
+  std::string_view frac =
+      dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+  long long lead = 0;
+  if (size_t nz = int_part.find_first_not_of('0'); nz != std::string_view::npos) {
+    lead = static_cast<long long>(int_part.size() - nz) - 1;
+  } else if (size_t f = frac.find_first_not_of('0'); f != std::string_view::npos) {
+    lead = -static_cast<long long>(f) - 1;
+  } else {
+    return kZero;
+  }
+  long long exp = 0;
+  if (e != std::string_view::npos) {
+    size_t i = e + 1;
+    bool neg = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    for (; i < s.size(); ++i) {
+      if (exp < 1000000000) exp = exp * 10 + (s[i] - '0');
+    }
+    if (neg) exp = -exp;
+  }
+  return lead + exp;
+}
+
+// Input iterator over a char buffer that records the last position read, so the SAX handler can
+// recover the source text of integers (nlohmann only passes lexemes for floats).
+class TrackingIter {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackingIter(const char* p, const char** last_read) : p_(p), last_read_(last_read) {}
+  reference operator*() const {
+    *last_read_ = p_;
+    return *p_;
+  }
+  TrackingIter& operator++() {
+    ++p_;
+    return *this;
+  }
+  TrackingIter operator++(int) {
+    TrackingIter t = *this;
+    ++p_;
+    return t;
+  }
+  bool operator==(const TrackingIter& o) const { return p_ == o.p_; }
+  bool operator!=(const TrackingIter& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char** last_read_;
+};
+
+// Builds a RawJson tree from nlohmann SAX events. nlohmann's parser is iterative, and so is this.
+class Builder {
+ public:
+  using json = nlohmann::json;
+
+  Builder(const char* begin, const char* const* last_read) : begin_(begin), last_read_(last_read) {}
+
+  bool null() { return Add(RawJson()); }
+  bool boolean(bool v) { return Add(RawJson::Bool(v)); }
+  bool number_integer(json::number_integer_t v) {
+    if (v == 0 && IsNegativeZero()) return AddNumber("-0");
+    return AddNumber(std::to_string(v));
+  }
+  bool number_unsigned(json::number_unsigned_t v) { return AddNumber(std::to_string(v)); }
+  bool number_float(json::number_float_t, const json::string_t& lexeme) {
+    return AddNumber(lexeme);
+  }
+  bool string(json::string_t& v) {
+    auto n = NewNode(RawJson::Type::kString);
+    n->text = std::move(v);
+    return Add(RawJsonAccess::Make(std::move(n)));
+  }
+  bool binary(json::binary_t&) {
+    error_ = "unexpected binary value";
+    return false;
+  }
+  bool start_object(std::size_t) { return Open(RawJson::Type::kObject); }
+  bool key(json::string_t& k) {
+    stack_.back()->keys.push_back(std::move(k));
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return Open(RawJson::Type::kArray); }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
+    std::string what = ex.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag.
+    if (!what.empty() && what[0] == '[') {
+      size_t close = what.find("] ");
+      if (close != std::string::npos) what.erase(0, close + 2);
+    }
+    error_ = what;
+    return false;
+  }
+
+  RawJson TakeRoot() { return std::move(root_); }
+  const std::string& error() const { return error_; }
+
+ private:
+  // The lexer has read the integer plus, unless at end of input, one look-ahead character.
+  bool IsNegativeZero() const {
+    const char* last = *last_read_;
+    if (last == nullptr) return false;
+    const char* end = (*last >= '0' && *last <= '9') ? last + 1 : last;
+    return end - begin_ >= 2 && end[-1] == '0' && end[-2] == '-';
+  }
+  bool AddNumber(std::string text) {
+    auto n = NewNode(RawJson::Type::kNumber);
+    n->text = std::move(text);
+    return Add(RawJsonAccess::Make(std::move(n)));
+  }
+  bool Open(RawJson::Type t) {
+    if (stack_.size() >= RawJson::kMaxDepth) {
+      error_ = "exceeded max depth " + std::to_string(RawJson::kMaxDepth);
+      return false;
+    }
+    auto n = NewNode(t);
+    Node* raw = n.get();
+    if (!Add(RawJsonAccess::Make(std::move(n)))) return false;
+    stack_.push_back(raw);
+    return true;
+  }
+  bool Add(RawJson v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+    } else {
+      stack_.back()->values.push_back(std::move(v));
+    }
+    return true;
+  }
+
+  const char* begin_;
+  const char* const* last_read_;
+  RawJson root_;
+  std::vector<Node*> stack_;  // open containers, owned through root_
+  std::string error_;
+};
+
+enum class DumpMode { kSorted, kInOrder, kFloat64 };
+
+// Member order for an object in sorted modes: keys ascending bytewise, only the last of equal
+// keys kept (Go map semantics).
+std::vector<size_t> SortedMembers(const Node& n) {
+  std::vector<size_t> order(n.keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return n.keys[a] < n.keys[b]; });
+  std::vector<size_t> out;
+  out.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k + 1 < order.size() && n.keys[order[k + 1]] == n.keys[order[k]]) continue;
+    out.push_back(order[k]);
+  }
+  return out;
+}
+
+Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
+  struct Frame {
+    const Node* node;
+    std::vector<size_t> order;  // objects in sorted modes; empty = document order
+    size_t pos = 0;
+    size_t count = 0;
+  };
+  std::vector<Frame> stack;
+  // Writes a scalar, or the opening bracket of a container and pushes its frame.
+  auto visit = [&](const RawJson& v) -> Status {
+    const Node* n = RawJsonAccess::node(v).get();
+    if (n == nullptr) {
+      out += "null";
+      return Status::Ok();
+    }
+    switch (n->type) {
+      case RawJson::Type::kNull:
+        out += "null";
+        break;
+      case RawJson::Type::kBool:
+        out += n->boolean ? "true" : "false";
+        break;
+      case RawJson::Type::kNumber:
+        if (mode == DumpMode::kFloat64) {
+          auto d = v.AsDouble();
+          if (!d.ok()) return d.status();
+          out += FormatGoFloat(*d);
+        } else {
+          out += n->text;
+        }
+        break;
+      case RawJson::Type::kString:
+        AppendGoString(out, n->text);
+        break;
+      case RawJson::Type::kArray:
+        out += '[';
+        stack.push_back(Frame{n, {}, 0, n->values.size()});
+        break;
+      case RawJson::Type::kObject: {
+        out += '{';
+        Frame f{n, {}, 0, n->values.size()};
+        if (mode != DumpMode::kInOrder) {
+          f.order = SortedMembers(*n);
+          f.count = f.order.size();
+        }
+        stack.push_back(std::move(f));
+        break;
+      }
+    }
+    return Status::Ok();
+  };
+  if (Status s = visit(root); !s.ok()) return s;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.pos == f.count) {
+      out += f.node->type == RawJson::Type::kArray ? ']' : '}';
+      stack.pop_back();
+      continue;
+    }
+    size_t i = f.order.empty() ? f.pos : f.order[f.pos];
+    if (f.pos > 0) out += ',';
+    ++f.pos;
+    const Node* n = f.node;  // `f` may dangle after visit() pushes
+    if (n->type == RawJson::Type::kObject) {
+      AppendGoString(out, n->keys[i]);
+      out += ':';
+    }
+    if (Status s = visit(n->values[i]); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+RawJson::RawJson() = default;
+
+Result<RawJson> RawJson::Parse(std::string_view text) {
+  // nlohmann stops at a NUL byte as if at end of input; JSON allows none anywhere.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return Result<RawJson>::Error("invalid JSON: unexpected NUL byte at offset " +
+                                  std::to_string(nul));
+  }
+  try {
+    const char* last_read = nullptr;
+    Builder builder(text.data(), &last_read);
+    TrackingIter first(text.data(), &last_read);
+    TrackingIter last(text.data() + text.size(), &last_read);
+    bool ok = nlohmann::json::sax_parse(first, last, &builder);
+    if (!ok) {
+      std::string err = builder.error().empty() ? "parse failed" : builder.error();
+      return Result<RawJson>::Error("invalid JSON: " + err);
+    }
+    return builder.TakeRoot();
+  } catch (const std::exception& e) {
+    return Result<RawJson>::Error(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+RawJson RawJson::Null() { return RawJson(); }
+
+RawJson RawJson::Bool(bool v) {
+  auto n = NewNode(Type::kBool);
+  n->boolean = v;
+  return RawJson(std::move(n));
+}
+
+RawJson RawJson::String(std::string v) {
+  auto n = NewNode(Type::kString);
+  n->text = std::move(v);
+  return RawJson(std::move(n));
+}
+
+RawJson RawJson::Number(double v) {
+  if (!std::isfinite(v)) return RawJson();
+  auto n = NewNode(Type::kNumber);
+  n->text = FormatGoFloat(v);
+  return RawJson(std::move(n));
+}
+
+RawJson RawJson::Integer(int64_t v) {
+  auto n = NewNode(Type::kNumber);
+  n->text = std::to_string(v);
+  return RawJson(std::move(n));
+}
+
+Result<RawJson> RawJson::NumberText(std::string_view text) {
+  if (!IsJsonNumber(text)) {
+    return Result<RawJson>::Error("invalid JSON number \"" + std::string(text) + "\"");
+  }
+  auto n = NewNode(Type::kNumber);
+  n->text = std::string(text);
+  return RawJson(std::move(n));
+}
+
+RawJson RawJson::Array(std::vector<RawJson> elements) {
+  auto n = NewNode(Type::kArray);
+  n->values = std::move(elements);
+  return RawJson(std::move(n));
+}
+
+RawJson RawJson::Object(std::vector<std::pair<std::string, RawJson>> members) {
+  auto n = NewNode(Type::kObject);
+  n->keys.reserve(members.size());
+  n->values.reserve(members.size());
+  for (auto& [k, v] : members) {
+    n->keys.push_back(std::move(k));
+    n->values.push_back(std::move(v));
+  }
+  return RawJson(std::move(n));
+}
+
+RawJson::Type RawJson::type() const { return node_ ? node_->type : Type::kNull; }
+
+const char* RawJson::type_name() const {
+  switch (type()) {
+    case Type::kNull:
+      return "null";
+    case Type::kBool:
+      return "boolean";
+    case Type::kNumber:
+      return "number";
+    case Type::kString:
+      return "string";
+    case Type::kArray:
+      return "array";
+    case Type::kObject:
+      return "object";
+  }
+  return "null";
+}
+
+bool RawJson::bool_value() const { return is_bool() && node_->boolean; }
+
+const std::string& RawJson::string_value() const {
+  return is_string() ? node_->text : EmptyString();
+}
+
+const std::string& RawJson::number_text() const {
+  return is_number() ? node_->text : EmptyString();
+}
+
+Result<double> RawJson::AsDouble() const {
+  if (!is_number())
+    return Result<double>::Error(std::string("expected a number, got ") + type_name());
+  const std::string& s = node_->text;
+  double v = 0;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (res.ec == std::errc() && res.ptr == s.data() + s.size()) return v;
+  if (res.ec == std::errc::result_out_of_range && IsJsonNumber(s) && LeadingExponent(s) < 0) {
+    return s[0] == '-' ? -0.0 : 0.0;  // underflow: Go yields ±0 without error
+  }
+  return Result<double>::Error("number " + s + " does not fit a float64");
+}
+
+Result<int64_t> RawJson::AsInt64() const {
+  if (!is_number()) {
+    return Result<int64_t>::Error(std::string("expected an integer, got ") + type_name());
+  }
+  const std::string& s = node_->text;
+  if (s.find_first_of(".eE") != std::string::npos) {
+    return Result<int64_t>::Error("expected an integer, got " + s);
+  }
+  int64_t v = 0;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (res.ec != std::errc() || res.ptr != s.data() + s.size()) {
+    return Result<int64_t>::Error("integer " + s + " out of range");
+  }
+  return v;
+}
+
+size_t RawJson::size() const { return (is_array() || is_object()) ? node_->values.size() : 0; }
+
+const RawJson& RawJson::operator[](size_t i) const {
+  if (i >= size()) return NullValue();
+  return node_->values[i];
+}
+
+const std::string& RawJson::key(size_t i) const {
+  if (!is_object() || i >= node_->keys.size()) return EmptyString();
+  return node_->keys[i];
+}
+
+const RawJson* RawJson::Find(std::string_view key) const {
+  if (!is_object()) return nullptr;
+  for (size_t i = node_->keys.size(); i-- > 0;) {
+    if (node_->keys[i] == key) return &node_->values[i];
+  }
+  return nullptr;
+}
+
+std::string RawJson::Dump() const {
+  std::string out;
+  (void)DumpTo(*this, DumpMode::kSorted, out);  // cannot fail in this mode
+  return out;
+}
+
+std::string RawJson::DumpInOrder() const {
+  std::string out;
+  (void)DumpTo(*this, DumpMode::kInOrder, out);  // cannot fail in this mode
+  return out;
+}
+
+Result<std::string> RawJson::DumpAsFloat64() const {
+  std::string out;
+  if (Status s = DumpTo(*this, DumpMode::kFloat64, out); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace sedna::json

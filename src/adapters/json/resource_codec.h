@@ -1,0 +1,55 @@
+// Decoding of the Kubernetes objects the GM sends (sedna-protocol.md §2) into core domain types,
+// plus the stored-parts representation the LC persists (§9.2) and reassembles.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/resources.h"
+#include "core/status.h"
+
+namespace sedna::json {
+
+// A decoded object and its JSON parts, each compact Go-style text in source order.
+template <class T>
+struct Decoded {
+  T object;                      // meta.annotations includes the credential annotation, as received
+  std::string type_meta_json;    // {"kind":..,"apiVersion":..} (each omitted when empty)
+  std::string object_meta_json;  // metadata WITHOUT the sedna.io/credential annotation (B23)
+  std::string spec_json;         // the spec object, "{}" when absent or null
+  std::string status_json;       // the status object, "" when absent or null
+  std::optional<std::string> credential_json;  // the credential annotation's value, if present
+};
+
+// Decoding follows Go's json.Unmarshal: unknown keys are ignored, absent or null fields keep
+// their zero value, and a field of the wrong type is an error naming the object and the JSON
+// path, e.g. "IncrementalLearningJob default/helmet-detection-demo: spec.dataset.trainProb:
+// expected a number, got string". Integer fields (checkPeriodSeconds) reject fractions and
+// exponents as Go does. metadata.name missing or empty is an error ("Dataset: metadata.name:
+// missing"). Job conditions must have a known type and stage (error names
+// "status.conditions[i].type"); a condition's `data` string is kept in data_json and parsed into
+// `data` when it is valid (left empty otherwise, see DecodeConditionData).
+Result<Decoded<core::Dataset>> DecodeDataset(std::string_view json);
+Result<Decoded<core::Model>> DecodeModel(std::string_view json);
+Result<Decoded<core::IlJob>> DecodeIlJob(std::string_view json);
+Result<Decoded<core::LlJob>> DecodeLlJob(std::string_view json);
+
+// Rebuilds a full object {<type meta members>,"metadata":..,"spec":..,"status":..} from the
+// parts of a Decoded (as loaded from the store); empty parts are left out. When credential_json
+// is given it is put back as metadata.annotations["sedna.io/credential"] (annotations kept in
+// sorted order, the annotations member placed where Go's ObjectMeta puts it), so that
+// reassembling the parts of a Go-marshalled object yields that object. Parts that are not valid
+// JSON are inserted verbatim, producing a document the Decode* functions reject.
+std::string AssembleObject(std::string_view type_meta, std::string_view object_meta,
+                           std::string_view spec, std::string_view status,
+                           const std::optional<std::string>& credential_json);
+
+// Parses a condition `data` string (§4.1 IncrementalCondData): input.{models,dataURL,
+// dataIndexURL,outputDir} and output.models, each model {format,url,metrics}; `input.model` and
+// `output.model` (single) are type-checked but not kept. has_output is set when `output` is
+// present and not null. Errors name the path, e.g. "output.models[0].url: expected a string, got
+// number".
+Result<core::ConditionData> DecodeConditionData(std::string_view data_json);
+
+}  // namespace sedna::json

@@ -1,0 +1,543 @@
+#include "adapters/json/resource_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "adapters/json/go_json.h"
+#include "adapters/json/test_util.h"
+
+namespace sedna::json {
+namespace {
+
+using core::ConditionType;
+using core::MetricValue;
+using core::Stage;
+using testing::NestedArrays;
+using testing::ReadTestdata;
+using testing::ReplaceOnce;
+
+// The member `key` of the JSON object `json`, compact in source order.
+std::string MemberText(const std::string& json, const std::string& key) {
+  auto j = RawJson::Parse(json);
+  if (!j.ok() || j->Find(key) == nullptr) return "<none>";
+  return j->Find(key)->DumpInOrder();
+}
+
+template <class T>
+std::string Reassemble(const Decoded<T>& d) {
+  return AssembleObject(d.type_meta_json, d.object_meta_json, d.spec_json, d.status_json,
+                        d.credential_json);
+}
+
+// ---- Dataset / Model -------------------------------------------------------------------------
+
+TEST(ResourceCodec, DecodesDatasetFromSection15) {
+  const std::string text = ReadTestdata("content_gm_dataset_insert.json");
+  auto d = DecodeDataset(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const core::Dataset& ds = d->object;
+  EXPECT_EQ(ds.meta.name, "incremental-dataset");
+  EXPECT_EQ(ds.meta.ns, "default");
+  EXPECT_EQ(ds.meta.uid, "7b3c2f0e-1111-4c3a-9c1e-000000000001");
+  EXPECT_TRUE(ds.meta.annotations.empty());
+  EXPECT_EQ(ds.spec.url, "/data/helmet_detection/train_data/train_data.txt");
+  EXPECT_EQ(ds.spec.format, "txt");
+  EXPECT_EQ(ds.spec.node_name, "edge-node");
+  EXPECT_EQ(d->type_meta_json, R"({"kind":"Dataset","apiVersion":"sedna.io/v1alpha1"})");
+  EXPECT_EQ(d->object_meta_json, MemberText(text, "metadata"));
+  EXPECT_EQ(d->spec_json, MemberText(text, "spec"));
+  EXPECT_EQ(d->status_json, R"({"numberOfSamples":0})");
+  EXPECT_FALSE(d->credential_json.has_value());
+  EXPECT_EQ(Reassemble(*d), text);
+}
+
+TEST(ResourceCodec, DecodesModelFromSection15) {
+  const std::string text = ReadTestdata("content_gm_model_insert.json");
+  auto d = DecodeModel(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.meta.name, "initial-model");
+  EXPECT_EQ(d->object.meta.ns, "default");
+  EXPECT_EQ(d->object.spec.url, "/models/base_model");
+  EXPECT_EQ(d->object.spec.format, "ckpt");
+  EXPECT_EQ(d->object.spec.credential_name, "");
+  EXPECT_EQ(d->type_meta_json, R"({"kind":"Model","apiVersion":"sedna.io/v1alpha1"})");
+  EXPECT_EQ(d->spec_json, R"({"url":"/models/base_model","format":"ckpt"})");
+  EXPECT_EQ(d->status_json, "{}");
+  EXPECT_EQ(Reassemble(*d), text);
+}
+
+TEST(ResourceCodec, MissingPartsTakeZeroValues) {
+  auto d = DecodeModel(R"({"metadata":{"name":"m"}})");
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.meta.ns, "");
+  EXPECT_EQ(d->type_meta_json, "{}");
+  EXPECT_EQ(d->object_meta_json, R"({"name":"m"})");
+  EXPECT_EQ(d->spec_json, "{}");
+  EXPECT_EQ(d->status_json, "");
+  EXPECT_EQ(Reassemble(*d), R"({"metadata":{"name":"m"},"spec":{}})");
+
+  auto ds = DecodeDataset(
+      R"({"kind":null,"metadata":{"name":"d","namespace":null,"annotations":null},"spec":null,"status":null})");
+  ASSERT_TRUE(ds.ok()) << ds.message();
+  EXPECT_EQ(ds->spec_json, "{}");
+  EXPECT_EQ(ds->status_json, "");
+}
+
+// ---- IncrementalLearningJob ------------------------------------------------------------------
+
+TEST(ResourceCodec, DecodesIlJobFromSection23) {
+  const std::string text = ReadTestdata("il_job.json");
+  ASSERT_NE(text.find("\\u003e"), std::string::npos);
+  auto d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const core::IlJob& job = d->object;
+  EXPECT_EQ(job.meta.name, "helmet-detection-demo");
+  EXPECT_EQ(job.meta.ns, "default");
+  EXPECT_EQ(job.meta.uid, "7b3c2f0e-1111-4c3a-9c1e-000000000003");
+  const core::IlJobSpec& s = job.spec;
+  EXPECT_EQ(s.dataset_name, "incremental-dataset");
+  EXPECT_EQ(s.train_prob, 0.8);
+  EXPECT_EQ(s.initial_model_name, "initial-model");
+  EXPECT_EQ(s.deploy_model_name, "deploy-model");
+  EXPECT_EQ(s.output_dir, "/output");
+  EXPECT_EQ(s.credential_name, "");
+
+  ASSERT_EQ(s.train_template.containers.size(), 1u);
+  const core::ContainerSpec& train = s.train_template.containers[0];
+  EXPECT_EQ(train.name, "train-worker");
+  EXPECT_EQ(train.image, "kubeedge/sedna-example-incremental-learning-helmet-detection:v0.1.0");
+  EXPECT_TRUE(train.command.empty());
+  EXPECT_EQ(train.args, std::vector<std::string>{"train.py"});
+  ASSERT_EQ(train.env.size(), 6u);
+  EXPECT_EQ(train.env[0].name, "batch_size");
+  EXPECT_EQ(train.env[0].value, "32");
+  EXPECT_EQ(train.env[3].name, "class_names");
+  EXPECT_EQ(train.env[3].value, "person,helmet,helmet-on,helmet-off");
+  EXPECT_EQ(train.working_dir, "");
+  EXPECT_EQ(s.train_template.node_name, "edge-node");
+
+  const core::TriggerSpec& tt = s.train_trigger;
+  EXPECT_EQ(tt.check_period_seconds, 60);
+  ASSERT_TRUE(tt.timer.has_value());
+  EXPECT_EQ(tt.timer->start, "02:00");
+  EXPECT_EQ(tt.timer->end, "24:00");
+  EXPECT_EQ(tt.op, ">");
+  EXPECT_EQ(tt.threshold, 500);
+  EXPECT_EQ(tt.metric, "num_of_samples");
+
+  ASSERT_EQ(s.eval_template.containers.size(), 1u);
+  EXPECT_EQ(s.eval_template.containers[0].name, "eval-worker");
+  EXPECT_EQ(s.eval_template.containers[0].args, std::vector<std::string>{"eval.py"});
+  EXPECT_EQ(s.eval_template.containers[0].env.size(), 2u);
+  EXPECT_EQ(s.eval_template.node_name, "edge-node");
+
+  const core::TriggerSpec& dt = s.deploy_trigger;
+  EXPECT_FALSE(dt.check_period_seconds.has_value());
+  EXPECT_FALSE(dt.timer.has_value());
+  EXPECT_EQ(dt.op, ">");
+  EXPECT_EQ(dt.threshold, 0.1);
+  EXPECT_EQ(dt.metric, "precision_delta");
+
+  EXPECT_EQ(s.hem.name, "IBT");
+  EXPECT_FALSE(s.hem.has_parameters);
+  EXPECT_TRUE(s.hem.parameters.empty());
+  ASSERT_EQ(s.deploy_template.containers.size(), 1u);
+  EXPECT_EQ(s.deploy_template.containers[0].name, "infer-worker");
+  ASSERT_EQ(s.deploy_template.containers[0].env.size(), 3u);
+  EXPECT_EQ(s.deploy_template.containers[0].env[2].name, "HE_SAVED_URL");
+  EXPECT_EQ(s.deploy_template.containers[0].env[2].value, "/he_saved_url");
+  EXPECT_EQ(s.deploy_template.node_name, "edge-node");
+
+  ASSERT_EQ(job.conditions.size(), 1u);
+  EXPECT_EQ(job.conditions[0].type, ConditionType::kWaiting);
+  EXPECT_EQ(job.conditions[0].stage, Stage::kTrain);
+  EXPECT_EQ(job.conditions[0].last_transition_time, "2021-08-20T08:00:00Z");
+  EXPECT_EQ(job.conditions[0].data_json, "");
+
+  EXPECT_EQ(d->type_meta_json,
+            R"({"kind":"IncrementalLearningJob","apiVersion":"sedna.io/v1alpha1"})");
+  EXPECT_EQ(d->spec_json, MemberText(text, "spec"));
+  EXPECT_NE(d->spec_json.find(R"("operator":"\u003e")"), std::string::npos);
+  EXPECT_EQ(d->status_json, MemberText(text, "status"));
+  EXPECT_EQ(Reassemble(*d), text);
+}
+
+TEST(ResourceCodec, DecodesIlJobConditionsCredentialAndHem) {
+  const std::string text = ReadTestdata("il_job_round2.json");
+  auto d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const core::IlJob& job = d->object;
+
+  const std::string kCred =
+      R"({"ACCESS_KEY_ID":"XXXX","SECRET_ACCESS_KEY":"XXXXXXXX","s3-endpoint":"s3.amazonaws.com","s3-usehttps":"1"})";
+  ASSERT_TRUE(d->credential_json.has_value());
+  EXPECT_EQ(*d->credential_json, kCred);
+  EXPECT_EQ(job.meta.annotations.at(core::kCredentialAnnotation), kCred);
+  EXPECT_EQ(job.meta.annotations.at("sedna.io/Train"), "edge-node");
+  EXPECT_EQ(job.spec.credential_name, "mysecret");
+  // B23: the persisted metadata never holds the credential.
+  EXPECT_EQ(d->object_meta_json.find("credential"), std::string::npos);
+  EXPECT_EQ(d->object_meta_json.find("SECRET"), std::string::npos);
+  EXPECT_NE(d->object_meta_json.find(
+                R"("annotations":{"sedna.io/Eval":"edge-node","sedna.io/Train":"edge-node"})"),
+            std::string::npos);
+  // Reassembly with the credential restores the original bytes; without it, leaves it out.
+  EXPECT_EQ(Reassemble(*d), text);
+  std::string without = AssembleObject(d->type_meta_json, d->object_meta_json, d->spec_json,
+                                       d->status_json, std::nullopt);
+  EXPECT_EQ(without.find("sedna.io/credential"), std::string::npos);
+  auto again = DecodeIlJob(without);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_FALSE(again->credential_json.has_value());
+
+  EXPECT_TRUE(job.spec.hem.has_parameters);
+  ASSERT_EQ(job.spec.hem.parameters.size(), 2u);
+  EXPECT_EQ(job.spec.hem.parameters[0],
+            (std::pair<std::string, std::string>{"threshold_img", "0.9"}));
+  EXPECT_EQ(job.spec.hem.parameters[1].first, "threshold_box");
+
+  const auto& c = job.conditions;
+  ASSERT_EQ(c.size(), 8u);
+  const std::pair<ConditionType, Stage> kExpected[] = {
+      {ConditionType::kWaiting, Stage::kTrain},   {ConditionType::kReady, Stage::kTrain},
+      {ConditionType::kStarting, Stage::kTrain},  {ConditionType::kRunning, Stage::kTrain},
+      {ConditionType::kCompleted, Stage::kTrain}, {ConditionType::kWaiting, Stage::kEval},
+      {ConditionType::kFailed, Stage::kEval},     {ConditionType::kWaiting, Stage::kDeploy}};
+  for (size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(c[i].type, kExpected[i].first) << i;
+    EXPECT_EQ(c[i].stage, kExpected[i].second) << i;
+  }
+  // (Train, Ready) carries IL-1's data.
+  EXPECT_EQ(c[1].data_json, ReadTestdata("conddata_il-1.json"));
+  EXPECT_EQ(c[1].message, "reported by lc");
+  ASSERT_EQ(c[1].data.input_models.size(), 1u);
+  EXPECT_EQ(c[1].data.input_models[0].url, "/models/base_model");
+  EXPECT_EQ(c[1].data.output_dir, "/output/train/1");
+  EXPECT_FALSE(c[1].data.has_output);
+  // (Train, Completed) is the §4.1 IL-2 condition.
+  EXPECT_EQ(c[4].last_transition_time, "2021-08-20T08:41:07Z");
+  EXPECT_EQ(c[4].data_json, ReadTestdata("conddata_il-2.json"));
+  EXPECT_TRUE(c[4].data.has_output);
+  ASSERT_EQ(c[4].data.output_models.size(), 2u);
+  EXPECT_EQ(c[4].data.output_models[1].format, "ckpt");
+  EXPECT_EQ(c[4].data.output_models[1].url, "/output/train/1");
+  EXPECT_EQ(c[4].data.output_models[1].metrics.at("loss"), MetricValue::Number(0.8113));
+  // A malformed data string is kept raw and leaves data empty, without failing the job.
+  EXPECT_EQ(c[6].data_json, "{not json");
+  EXPECT_FALSE(c[6].data.has_output);
+  EXPECT_TRUE(c[6].data.input_models.empty());
+}
+
+TEST(ResourceCodec, CredentialOnlyAnnotationsAreDroppedAndRestored) {
+  const std::string text =
+      R"({"kind":"Dataset","apiVersion":"sedna.io/v1alpha1","metadata":{"name":"d","namespace":"ns","annotations":{"sedna.io/credential":"{\"s3-endpoint\":\"e\"}"},"managedFields":[{"manager":"m"}]},"spec":{"url":"s3://b/k","format":"CSV","nodeName":"n","credentialName":"sec"},"status":{}})";
+  auto d = DecodeDataset(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object_meta_json,
+            R"({"name":"d","namespace":"ns","managedFields":[{"manager":"m"}]})");
+  EXPECT_EQ(*d->credential_json, R"({"s3-endpoint":"e"})");
+  EXPECT_EQ(d->object.spec.credential_name, "sec");
+  EXPECT_EQ(Reassemble(*d), text);
+  // No metadata stored at all: the credential still goes back in.
+  EXPECT_EQ(AssembleObject("", "", "", "", std::string("c")),
+            R"({"metadata":{"annotations":{"sedna.io/credential":"c"}}})");
+  // Credential sorts between existing annotations.
+  EXPECT_EQ(
+      AssembleObject("{}", R"({"name":"x","annotations":{"a":"1","z":"2"}})", "{}", "",
+                     std::string("<c>")),
+      R"({"metadata":{"name":"x","annotations":{"a":"1","sedna.io/credential":"\u003cc\u003e","z":"2"}},"spec":{}})");
+}
+
+TEST(ResourceCodec, AssembleInsertsMalformedPartsVerbatim) {
+  std::string out = AssembleObject(R"({"kind":"Model"})", "{broken", "{}", "", std::string("c"));
+  EXPECT_EQ(out, R"({"kind":"Model","metadata":{broken,"spec":{}})");
+  EXPECT_FALSE(DecodeModel(out).ok());
+}
+
+// ---- LifelongLearningJob ---------------------------------------------------------------------
+
+TEST(ResourceCodec, DecodesLlJobFromSection24) {
+  const std::string text = ReadTestdata("ll_job.json");
+  auto d = DecodeLlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const core::LlJob& job = d->object;
+  EXPECT_EQ(job.meta.name, "atcii-classifier-demo");
+  EXPECT_EQ(job.meta.ns, "default");
+  EXPECT_EQ(job.spec.dataset_name, "lifelong-dataset");
+  EXPECT_EQ(job.spec.train_prob, 0.8);
+  EXPECT_EQ(job.spec.output_dir, "/output");
+  ASSERT_EQ(job.spec.train_template.containers.size(), 1u);
+  EXPECT_EQ(job.spec.train_template.containers[0].image,
+            "kubeedge/sedna-example-lifelong-learning-atcii-classifier:v0.3.0");
+  EXPECT_EQ(job.spec.train_template.containers[0].env[1].name, "metric_name");
+  EXPECT_EQ(job.spec.train_template.containers[0].env[1].value, "mlogloss");
+  EXPECT_EQ(job.spec.train_template.node_name, "edge-node");
+  EXPECT_EQ(job.spec.train_trigger.check_period_seconds, 60);
+  ASSERT_TRUE(job.spec.train_trigger.timer.has_value());
+  EXPECT_EQ(job.spec.train_trigger.timer->start, "02:00");
+  EXPECT_EQ(job.spec.train_trigger.op, ">");
+  EXPECT_EQ(job.spec.train_trigger.threshold, 500);
+  EXPECT_EQ(job.spec.train_trigger.metric, "num_of_samples");
+  ASSERT_EQ(job.spec.eval_template.containers.size(), 1u);
+  EXPECT_EQ(job.spec.eval_template.containers[0].env[0].value, "0.5");
+  ASSERT_EQ(job.spec.deploy_template.containers.size(), 1u);
+  EXPECT_TRUE(job.spec.deploy_template.containers[0].env.empty());
+  EXPECT_EQ(job.spec.deploy_template.containers[0].args, std::vector<std::string>{"inference.py"});
+  ASSERT_EQ(job.conditions.size(), 1u);
+  EXPECT_EQ(job.conditions[0].type, ConditionType::kWaiting);
+  EXPECT_EQ(Reassemble(*d), text);
+}
+
+TEST(ResourceCodec, TriggerVariants) {
+  const std::string base = ReadTestdata("il_job.json");
+  // Integer and float thresholds; condition present but empty; checkPeriodSeconds -0.
+  std::string text = ReplaceOnce(
+      base,
+      R"("trigger":{"condition":{"operator":"\u003e","threshold":0.1,"metric":"precision_delta"}})",
+      R"("trigger":{"checkPeriodSeconds":-0,"condition":{"operator":"","threshold":0,"metric":""}})");
+  ASSERT_FALSE(text.empty());
+  auto d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.spec.deploy_trigger.check_period_seconds, 0);
+  EXPECT_EQ(d->object.spec.deploy_trigger.op, "");
+  EXPECT_EQ(d->object.spec.deploy_trigger.threshold, 0);
+  text = ReplaceOnce(base, R"("threshold":500,)", R"("threshold":5.5e2,)");
+  d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.spec.train_trigger.threshold, 550);
+  // Null members are zero values, not type errors (Go).
+  text = ReplaceOnce(base, R"("trainProb":0.8)", R"("trainProb":null)");
+  d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.spec.train_prob, 0);
+  // Command, workingDir and parameters: [] (present -> has_parameters).
+  text = ReplaceOnce(base, R"("args":["train.py"])",
+                     R"("command":["python3","-u"],"args":["train.py",null],"workingDir":"/w")");
+  text = ReplaceOnce(text, R"("hardExampleMining":{"name":"IBT"})",
+                     R"("hardExampleMining":{"name":"IBT","parameters":[]})");
+  d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const auto& c = d->object.spec.train_template.containers[0];
+  EXPECT_EQ(c.command, (std::vector<std::string>{"python3", "-u"}));
+  EXPECT_EQ(c.args, (std::vector<std::string>{"train.py", ""}));
+  EXPECT_EQ(c.working_dir, "/w");
+  EXPECT_TRUE(d->object.spec.hem.has_parameters);
+  EXPECT_TRUE(d->object.spec.hem.parameters.empty());
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+struct BadJob {
+  std::string from;   // replaced in il_job.json ...
+  std::string to;     // ... by this
+  std::string error;  // exact message
+};
+
+TEST(ResourceCodec, IlJobErrorsNameObjectAndPath) {
+  const std::string kId = "IncrementalLearningJob default/helmet-detection-demo: ";
+  const BadJob kCases[] = {
+      {R"("trainProb":0.8)", R"("trainProb":"0.8")",
+       kId + "spec.dataset.trainProb: expected a number, got string"},
+      {R"("type":"Waiting")", R"("type":"Bogus")",
+       kId + "status.conditions[0].type: unknown condition type \"Bogus\""},
+      {R"("stage":"Train")", R"("stage":"train")",
+       kId + "status.conditions[0].stage: unknown stage \"train\""},
+      {R"("type":"Waiting",)", "", kId + "status.conditions[0].type: unknown condition type \"\""},
+      {R"("conditions":[)", R"("conditions":[7,)",
+       kId + "status.conditions[0]: expected an object, got number"},
+      {R"("conditions":[)", R"("conditions":[{"type":"Ready","stage":"Eval","data":{}},)",
+       kId + "status.conditions[0].data: expected a string, got object"},
+      {R"("conditions":[)", R"("conditions":"x","c":[)",
+       kId + "status.conditions: expected an array, got string"},
+      {R"("checkPeriodSeconds":60)", R"("checkPeriodSeconds":60.5)",
+       kId + "spec.trainSpec.trigger.checkPeriodSeconds: expected an integer, got 60.5"},
+      {R"("checkPeriodSeconds":60)", R"("checkPeriodSeconds":"60")",
+       kId + "spec.trainSpec.trigger.checkPeriodSeconds: expected an integer, got string"},
+      {R"("threshold":0.1)", R"("threshold":"0.1")",
+       kId + "spec.deploySpec.trigger.condition.threshold: expected a number, got string"},
+      {R"("timer":{"start":"02:00")", R"("timer":{"start":200)",
+       kId + "spec.trainSpec.trigger.timer.start: expected a string, got number"},
+      {R"("operator":"\u003e","threshold":500)", R"("operator":[],"threshold":500)",
+       kId + "spec.trainSpec.trigger.condition.operator: expected a string, got array"},
+      {R"("hardExampleMining":{"name":"IBT"})",
+       R"("hardExampleMining":{"name":"IBT","parameters":{}})",
+       kId + "spec.deploySpec.hardExampleMining.parameters: expected an array, got object"},
+      {R"("hardExampleMining":{"name":"IBT"})",
+       R"("hardExampleMining":{"name":"IBT","parameters":[{"key":"k","value":1}]})",
+       kId +
+           "spec.deploySpec.hardExampleMining.parameters[0].value: expected a string, got number"},
+      {R"({"name":"batch_size","value":"32"})", R"({"name":"batch_size","value":32})",
+       kId + "spec.trainSpec.template.spec.containers[0].env[0].value: expected a string, got "
+             "number"},
+      {R"("args":["eval.py"])", R"("args":["eval.py",1])",
+       kId + "spec.evalSpec.template.spec.containers[0].args[1]: expected a string, got number"},
+      {R"("containers":[{"name":"infer-worker")", R"("containers":7,"c":[{"name":"infer-worker")",
+       kId + "spec.deploySpec.template.spec.containers: expected an array, got number"},
+      {R"("nodeName":"edge-node")", R"("nodeName":false)",
+       kId + "spec.trainSpec.template.spec.nodeName: expected a string, got boolean"},
+      {R"("initialModel":{"name":"initial-model"})", R"("initialModel":"initial-model")",
+       kId + "spec.initialModel: expected an object, got string"},
+      {R"("model":{"name":"deploy-model"})", R"("model":{"name":["deploy-model"]})",
+       kId + "spec.deploySpec.model.name: expected a string, got array"},
+      {R"("outputDir":"/output")", R"("outputDir":{})",
+       kId + "spec.outputDir: expected a string, got object"},
+      {R"("uid":"7b3c2f0e-1111-4c3a-9c1e-000000000003")", R"("uid":3,"annotations":{})",
+       kId + "metadata.uid: expected a string, got number"},
+      {R"("generation":1,)", R"("annotations":{"a":1},)",
+       kId + "metadata.annotations[\"a\"]: expected a string, got number"},
+      {R"("kind":"IncrementalLearningJob")", R"("kind":1)",
+       kId + "kind: expected a string, got number"},
+      {R"("name":"helmet-detection-demo","namespace")", R"("namespace")",
+       "IncrementalLearningJob: metadata.name: missing"},
+      {R"("name":"helmet-detection-demo","namespace")", R"("name":"","namespace")",
+       "IncrementalLearningJob: metadata.name: missing"},
+      {R"("name":"helmet-detection-demo","namespace")", R"("name":7,"namespace")",
+       "IncrementalLearningJob: metadata.name: expected a string, got number"},
+      {R"("namespace":"default","uid")", R"("namespace":["default"],"uid")",
+       "IncrementalLearningJob: metadata.namespace: expected a string, got array"},
+  };
+  const std::string base = ReadTestdata("il_job.json");
+  for (const auto& c : kCases) {
+    std::string text = ReplaceOnce(base, c.from, c.to);
+    ASSERT_FALSE(text.empty()) << "no occurrence of " << c.from;
+    Result<Decoded<core::IlJob>> d = Result<Decoded<core::IlJob>>::Error("unset");
+    EXPECT_NO_THROW(d = DecodeIlJob(text)) << c.to;
+    ASSERT_FALSE(d.ok()) << c.to;
+    EXPECT_EQ(d.message(), c.error);
+  }
+}
+
+TEST(ResourceCodec, WholeDocumentErrors) {
+  struct Case {
+    std::string text;
+    std::string error;  // prefix
+  };
+  const std::string base = ReadTestdata("il_job.json");
+  const Case kCases[] = {
+      {base.substr(0, base.size() / 2), "IncrementalLearningJob: invalid JSON: "},
+      {"", "IncrementalLearningJob: invalid JSON: "},
+      {"not json", "IncrementalLearningJob: invalid JSON: "},
+      {"[]", "IncrementalLearningJob: expected an object, got array"},
+      {"null", "IncrementalLearningJob: expected an object, got null"},
+      {"{}", "IncrementalLearningJob: metadata.name: missing"},
+      {R"({"metadata":"x"})", "IncrementalLearningJob: metadata: expected an object, got string"},
+      {R"({"metadata":{"name":"j","namespace":"n"},"spec":[]})",
+       "IncrementalLearningJob n/j: spec: expected an object, got array"},
+      {R"({"metadata":{"name":"j"},"status":"Running"})",
+       "IncrementalLearningJob j: status: expected an object, got string"},
+  };
+  for (const auto& c : kCases) {
+    auto d = DecodeIlJob(c.text);
+    ASSERT_FALSE(d.ok()) << c.text;
+    EXPECT_EQ(d.message().rfind(c.error, 0), 0u) << d.message();
+  }
+  auto ds = DecodeDataset(R"({"metadata":{"name":"d","namespace":"n"},"spec":{"url":1}})");
+  EXPECT_EQ(ds.message(), "Dataset n/d: spec.url: expected a string, got number");
+  auto m = DecodeModel(R"({"metadata":{"name":"m","namespace":"n"},"spec":{"format":true}})");
+  EXPECT_EQ(m.message(), "Model n/m: spec.format: expected a string, got boolean");
+  auto ll = DecodeLlJob(
+      ReplaceOnce(ReadTestdata("ll_job.json"), R"("trainProb":0.8)", R"("trainProb":[0.8])"));
+  EXPECT_EQ(ll.message(),
+            "LifelongLearningJob default/atcii-classifier-demo: spec.dataset.trainProb: expected a "
+            "number, got array");
+}
+
+TEST(ResourceCodec, RobustAgainstHugeAndDeepInput) {
+  const std::string base = ReadTestdata("il_job.json");
+  std::string big(100 * 1024, 'o');
+  auto d =
+      DecodeIlJob(ReplaceOnce(base, R"("outputDir":"/output")", R"("outputDir":")" + big + "\""));
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.spec.output_dir, big);
+
+  // Deep nesting in an ignored member (e.g. pod volumes) is fine up to Go's limit...
+  std::string deep =
+      ReplaceOnce(base, R"("resources":{},)", R"("resources":)" + NestedArrays(9990) + ",");
+  d = DecodeIlJob(deep);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_NE(d->spec_json.find(NestedArrays(9990)), std::string::npos);
+  // ... and an error, not a crash, beyond it.
+  deep = ReplaceOnce(base, R"("resources":{},)", R"("resources":)" + NestedArrays(100000) + ",");
+  Result<Decoded<core::IlJob>> bad = Result<Decoded<core::IlJob>>::Error("unset");
+  EXPECT_NO_THROW(bad = DecodeIlJob(deep));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("exceeded max depth"), std::string::npos) << bad.message();
+}
+
+// ---- condition data --------------------------------------------------------------------------
+
+TEST(ResourceCodec, DecodesConditionDataLiterals) {
+  auto il1 = DecodeConditionData(ReadTestdata("conddata_il-1.json"));
+  ASSERT_TRUE(il1.ok()) << il1.message();
+  ASSERT_EQ(il1->input_models.size(), 1u);
+  EXPECT_EQ(il1->input_models[0], (core::ModelRef{"ckpt", "/models/base_model", {}}));
+  EXPECT_EQ(il1->data_url, "/output/data/train/1/data.txt");
+  EXPECT_EQ(il1->data_index_url, "");
+  EXPECT_EQ(il1->output_dir, "/output/train/1");
+  EXPECT_FALSE(il1->has_output);
+
+  auto il4 = DecodeConditionData(ReadTestdata("conddata_il-4.json"));
+  ASSERT_TRUE(il4.ok()) << il4.message();
+  EXPECT_TRUE(il4->has_output);
+  EXPECT_TRUE(il4->input_models.empty());
+  ASSERT_EQ(il4->output_models.size(), 2u);
+  EXPECT_EQ(il4->output_models[0].url, "/output/train/1/model_finetune_tensorflow.pb");
+  EXPECT_EQ(il4->output_models[0].metrics.at("precision"),
+            MetricValue::List({0.81, 0.74, 0.69, 0.52}));
+  EXPECT_EQ(il4->output_models[1].metrics.at("recall"),
+            MetricValue::List({0.62, 0.66, 0.55, 0.37}));
+
+  auto il7 = DecodeConditionData(ReadTestdata("conddata_il-7.json"));
+  ASSERT_TRUE(il7.ok());
+  EXPECT_FALSE(il7->has_output);
+  EXPECT_TRUE(il7->input_models.empty());
+
+  auto ll1 = DecodeConditionData(ReadTestdata("conddata_ll-1.json"));
+  ASSERT_TRUE(ll1.ok());
+  EXPECT_TRUE(ll1->input_models.empty());
+  EXPECT_EQ(ll1->data_url, "/output/data/train/1/data.csv");
+}
+
+TEST(ResourceCodec, ConditionDataMetricKinds) {
+  auto d = DecodeConditionData(
+      R"({"output":{"models":[{"metrics":{"n":1,"l":[1,2.5],"e":[],"s":"x","o":{"a":1},"m":[1,"x"],"z":null}},null]}})");
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_EQ(d->output_models.size(), 2u);
+  const core::Metrics& m = d->output_models[0].metrics;
+  EXPECT_EQ(m.at("n"), MetricValue::Number(1));
+  EXPECT_EQ(m.at("l"), MetricValue::List({1, 2.5}));
+  EXPECT_EQ(m.at("e"), MetricValue::List({}));
+  EXPECT_EQ(m.at("s"), MetricValue::Other());
+  EXPECT_EQ(m.at("o"), MetricValue::Other());
+  EXPECT_EQ(m.at("m"), MetricValue::Other());
+  EXPECT_EQ(m.at("z"), MetricValue::Other());
+  EXPECT_EQ(d->output_models[1], core::ModelRef{});
+}
+
+TEST(ResourceCodec, ConditionDataErrorsNameThePath) {
+  struct Case {
+    std::string data;
+    std::string error;
+  };
+  const Case kCases[] = {
+      {R"({"output":{"models":[{"url":1}]}})",
+       "output.models[0].url: expected a string, got number"},
+      {R"({"output":{"models":{}}})", "output.models: expected an array, got object"},
+      {R"({"output":{"models":[{},"x"]}})", "output.models[1]: expected an object, got string"},
+      {R"({"input":{"models":[{"metrics":[1]}]}})",
+       "input.models[0].metrics: expected an object, got array"},
+      {R"({"input":{"model":{"format":2}}})", "input.model.format: expected a string, got number"},
+      {R"({"input":{"dataURL":true}})", "input.dataURL: expected a string, got boolean"},
+      {R"({"input":[]})", "input: expected an object, got array"},
+      {"[]", "data: expected an object, got array"},
+      {"{not json", "invalid JSON: "},
+      {"", "invalid JSON: "},
+  };
+  for (const auto& c : kCases) {
+    auto d = DecodeConditionData(c.data);
+    ASSERT_FALSE(d.ok()) << c.data;
+    EXPECT_EQ(d.message().rfind(c.error, 0), 0u) << c.data << " -> " << d.message();
+  }
+}
+
+}  // namespace
+}  // namespace sedna::json

@@ -1,0 +1,232 @@
+#include "adapters/json/upstream_codec.h"
+
+#include <utility>
+
+#include "adapters/json/field_reader.h"
+
+namespace sedna::json {
+namespace {
+
+using internal::Index;
+using internal::Join;
+using internal::Member;
+using internal::ReadArray;
+using internal::ReadObject;
+using internal::ReadString;
+using internal::TypeError;
+
+#define SEDNA_RETURN_IF_ERROR(expr) \
+  do {                              \
+    ::sedna::Status _st = (expr);   \
+    if (!_st.ok()) return _st;      \
+  } while (false)
+
+// Appends `,"key":"value"` (or without the comma when `*first`) when value is non-empty.
+void PutOmitEmpty(std::string& out, bool* first, std::string_view key, const std::string& value) {
+  if (value.empty()) return;
+  if (!*first) out += ',';
+  *first = false;
+  out += '"';
+  out += key;  // keys are fixed ASCII identifiers
+  out += "\":";
+  AppendGoString(out, value);
+}
+
+// ---- condition data (§4.1) -------------------------------------------------------------------
+
+// One runtime.Model: {"format","url","metrics"}, all omitempty; metrics as float64 values.
+Status AppendCondModel(const RawJson& m, std::string_view path, std::string& out) {
+  if (!m.is_null() && !m.is_object()) return TypeError(path, "an object", m);
+  std::string format, url;
+  SEDNA_RETURN_IF_ERROR(ReadString(m, "format", path, &format));
+  SEDNA_RETURN_IF_ERROR(ReadString(m, "url", path, &url));
+  const RawJson* metrics = nullptr;
+  SEDNA_RETURN_IF_ERROR(ReadObject(m, "metrics", path, &metrics));
+  out += '{';
+  bool first = true;
+  PutOmitEmpty(out, &first, "format", format);
+  PutOmitEmpty(out, &first, "url", url);
+  if (metrics != nullptr && metrics->size() > 0) {
+    auto text = metrics->DumpAsFloat64();
+    if (!text.ok()) return text.status().With(Join(path, "metrics"));
+    if (!first) out += ',';
+    first = false;
+    out += "\"metrics\":";
+    out += *text;
+  }
+  out += '}';
+  return Status::Ok();
+}
+
+// The `model` and `models` members of input/output, appended with their leading comma state.
+Status AppendCondModels(const RawJson& holder, std::string_view path, std::string& out,
+                        bool* first) {
+  const RawJson* model = nullptr;
+  SEDNA_RETURN_IF_ERROR(ReadObject(holder, "model", path, &model));
+  if (model != nullptr) {
+    if (!*first) out += ',';
+    *first = false;
+    out += "\"model\":";
+    SEDNA_RETURN_IF_ERROR(AppendCondModel(*model, Join(path, "model"), out));
+  }
+  const RawJson* models = nullptr;
+  SEDNA_RETURN_IF_ERROR(ReadArray(holder, "models", path, &models));
+  if (models != nullptr && models->size() > 0) {
+    if (!*first) out += ',';
+    *first = false;
+    out += "\"models\":[";
+    std::string models_path = Join(path, "models");
+    for (size_t i = 0; i < models->size(); ++i) {
+      if (i > 0) out += ',';
+      SEDNA_RETURN_IF_ERROR(AppendCondModel((*models)[i], Index(models_path, i), out));
+    }
+    out += ']';
+  }
+  return Status::Ok();
+}
+
+// ---- worker results --------------------------------------------------------------------------
+
+// Fills `ref` from one result element; returns the first structural problem, "" when none.
+std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
+  std::string path = Index("results", i);
+  if (!r.is_object()) return path + ": expected an object, got " + r.type_name();
+  std::string problem;
+  for (auto [key, field] : {std::pair{"format", &ref->format}, std::pair{"url", &ref->url}}) {
+    const RawJson* v = Member(r, key);
+    if (v != nullptr && v->is_string()) {
+      *field = v->string_value();
+    } else if (problem.empty()) {
+      problem = v == nullptr ? Join(path, key) + ": missing"
+                             : Join(path, key) + ": expected a string, got " + v->type_name();
+    }
+  }
+  if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr && metrics->is_object()) {
+    ref->metrics = internal::DecodeMetrics(*metrics);
+  }
+  return problem;
+}
+
+}  // namespace
+
+std::string EncodeStatusReport(const core::StatusReport& report) {
+  std::string out = "{\"phase\":";
+  AppendGoString(out, report.phase);
+  out += ",\"status\":";
+  AppendGoString(out, report.status);
+  if (report.has_input) {
+    out += ",\"input\":{";
+    bool first = true;
+    if (!report.input_models.empty()) {
+      first = false;
+      out += "\"models\":[";
+      for (size_t i = 0; i < report.input_models.size(); ++i) {
+        if (i > 0) out += ',';
+        out += '{';
+        bool model_first = true;
+        PutOmitEmpty(out, &model_first, "format", report.input_models[i].format);
+        PutOmitEmpty(out, &model_first, "url", report.input_models[i].url);
+        out += '}';
+      }
+      out += ']';
+    }
+    PutOmitEmpty(out, &first, "dataURL", report.data_url);
+    PutOmitEmpty(out, &first, "dataIndexURL", report.data_index_url);
+    PutOmitEmpty(out, &first, "outputDir", report.output_dir);
+    out += '}';
+  }
+  out += ",\"output\":null}";
+  return out;
+}
+
+std::string EncodeDatasetStatus(int64_t number_of_samples) {
+  return "{\"numberOfSamples\":" + std::to_string(number_of_samples) + "}";
+}
+
+Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
+  auto parsed = RawJson::Parse(body);
+  if (!parsed.ok()) return parsed.status();
+  const RawJson& root = *parsed;
+  if (!root.is_object()) return TypeError("body", "an object", root);
+  WorkerMessage msg;
+  core::WorkerReport& r = msg.report;
+  for (auto [key, out] :
+       {std::pair{"name", &r.worker_name}, std::pair{"namespace", &r.ns},
+        std::pair{"ownerName", &r.owner_name}, std::pair{"ownerKind", &r.owner_kind},
+        std::pair{"kind", &r.kind}, std::pair{"status", &r.status}}) {
+    if (Status s = ReadString(root, key, "", out); !s.ok()) return s;
+  }
+  const RawJson* owner_info = nullptr;
+  if (Status s = ReadObject(root, "ownerInfo", "", &owner_info); !s.ok()) return s;
+  if (owner_info != nullptr) msg.owner_info = *owner_info;
+  const RawJson* results = nullptr;
+  if (Status s = ReadArray(root, "results", "", &results); !s.ok()) return s;
+  if (results != nullptr) {
+    msg.results = *results;
+    r.results.resize(results->size());
+    for (size_t i = 0; i < results->size(); ++i) {
+      std::string problem = ReadResult((*results)[i], i, &r.results[i]);
+      if (r.results_error.empty()) r.results_error = std::move(problem);
+    }
+  }
+  return msg;
+}
+
+std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg) {
+  std::string out = "{\"phase\":";
+  AppendGoString(out, msg.report.kind);
+  out += ",\"status\":";
+  AppendGoString(out, msg.report.status);
+  out += ",\"output\":{\"models\":";
+  out += msg.results.is_array() ? msg.results.Dump() : "null";
+  out += ",\"ownerInfo\":";
+  out += (msg.owner_info && msg.owner_info->is_object()) ? msg.owner_info->Dump() : "null";
+  out += "}}";
+  return out;
+}
+
+Result<std::string> CondDataFromUpstreamContent(std::string_view content) {
+  auto parsed = RawJson::Parse(content);
+  if (!parsed.ok()) return parsed.status();
+  const RawJson& root = *parsed;
+  if (!root.is_object()) return TypeError("content", "an object", root);
+  std::string unused;
+  SEDNA_RETURN_IF_ERROR(ReadString(root, "phase", "", &unused));
+  SEDNA_RETURN_IF_ERROR(ReadString(root, "status", "", &unused));
+  std::string out = "{";
+  bool first = true;
+  const RawJson* input = nullptr;
+  SEDNA_RETURN_IF_ERROR(ReadObject(root, "input", "", &input));
+  if (input != nullptr) {
+    first = false;
+    out += "\"input\":{";
+    bool in_first = true;
+    SEDNA_RETURN_IF_ERROR(AppendCondModels(*input, "input", out, &in_first));
+    for (const char* key : {"dataURL", "dataIndexURL", "outputDir"}) {
+      std::string value;
+      SEDNA_RETURN_IF_ERROR(ReadString(*input, key, "input", &value));
+      PutOmitEmpty(out, &in_first, key, value);
+    }
+    out += '}';
+  }
+  const RawJson* output = nullptr;
+  SEDNA_RETURN_IF_ERROR(ReadObject(root, "output", "", &output));
+  if (output != nullptr) {
+    if (!first) out += ',';
+    out += "\"output\":{";
+    bool out_first = true;
+    SEDNA_RETURN_IF_ERROR(AppendCondModels(*output, "output", out, &out_first));
+    out += '}';
+  }
+  out += '}';
+  return out;
+}
+
+std::string EncodeWorkerApiReply(int status, std::string_view message) {
+  std::string out = "{\n \"Status\": " + std::to_string(status) + ",\n \"Message\": ";
+  AppendGoString(out, message);
+  out += "\n}";
+  return out;
+}
+
+}  // namespace sedna::json

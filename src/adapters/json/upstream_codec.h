@@ -1,0 +1,60 @@
+// LC -> GM status contents (sedna-protocol.md §3), worker POST bodies (§5.1) and their
+// forwarding (§3.5), the condition data the GM derives from a content (§4.1), and the worker API
+// reply body (§5.2). All output is byte-for-byte what the Go LC / GM produce.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "adapters/json/go_json.h"
+#include "core/report.h"
+#include "core/status.h"
+
+namespace sedna::json {
+
+// The UpstreamMessage of an LC-originated report:
+// {"phase":..,"status":..,"input":{"models":[{"format":..,"url":..}],"dataURL":..,
+// "dataIndexURL":..,"outputDir":..},"output":null}. `input` only when has_input; inside it every
+// empty string, an empty models list, and a model's empty format/url are omitted (omitempty);
+// input models never carry metrics. phase and status are always present.
+std::string EncodeStatusReport(const core::StatusReport& report);
+
+// {"numberOfSamples":N} (§3.1).
+std::string EncodeDatasetStatus(int64_t number_of_samples);
+
+// A worker's POST body: the parsed report plus the raw parts that are forwarded verbatim.
+struct WorkerMessage {
+  core::WorkerReport report;
+  RawJson results;                    // the `results` array; null when absent or null
+  std::optional<RawJson> owner_info;  // the `ownerInfo` object, if present and not null
+};
+
+// Decodes a worker body (§5.1). name, namespace, ownerName, ownerKind, kind, status must be
+// strings, ownerInfo an object, results an array (each may be absent or null); any other type,
+// or a body that is not a JSON object, is an error naming the key ("results: expected an array,
+// got object"). Results are read leniently: report.results has one ModelRef per element (same
+// indices), filled from `format`/`url` when they are strings and `metrics` when it is an object
+// (number -> Number, array of numbers -> List, else Other); the first element that is not an
+// object or lacks a string format/url is described in report.results_error (e.g.
+// "results[0].url: missing", "results[1].format: expected a string, got number").
+Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
+
+// The forwarded message (§3.5): {"phase":kind,"status":status,"output":{"models":<results>,
+// "ownerInfo":<ownerInfo>}}, results/ownerInfo as Go re-marshals them (map keys sorted, number
+// text preserved), null when absent.
+std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg);
+
+// What the GM stores as a condition's `data` for an upstream content (§4.1): only
+// input.{model,models,dataURL,dataIndexURL,outputDir} and output.{model,models} are kept, each
+// model as {format,url,metrics}, everything omitempty (a present but empty input/output/model
+// object stays as {}), metrics re-printed as Go float64s with sorted keys (0.70 -> 0.7). A member
+// of the wrong type is an error naming its path, as the GM's json.Unmarshal would fail.
+Result<std::string> CondDataFromUpstreamContent(std::string_view content);
+
+// The worker API reply as go-restful pretty-prints ResponseMessage (1-space indent, no trailing
+// newline): "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}".
+std::string EncodeWorkerApiReply(int status, std::string_view message);
+
+}  // namespace sedna::json

@@ -1,0 +1,325 @@
+#include "adapters/json/upstream_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "adapters/json/test_util.h"
+
+namespace sedna::json {
+namespace {
+
+using core::MetricValue;
+using core::ModelRef;
+using core::StatusReport;
+using testing::NestedArrays;
+using testing::ReadTestdata;
+
+StatusReport Report(std::string phase, std::string status) {
+  StatusReport r;
+  r.phase = std::move(phase);
+  r.status = std::move(status);
+  return r;
+}
+
+StatusReport Input(std::string phase, std::string status, std::vector<ModelRef> models,
+                   std::string data_url, std::string data_index_url, std::string output_dir) {
+  StatusReport r = Report(std::move(phase), std::move(status));
+  r.has_input = true;
+  r.input_models = std::move(models);
+  r.data_url = std::move(data_url);
+  r.data_index_url = std::move(data_index_url);
+  r.output_dir = std::move(output_dir);
+  return r;
+}
+
+ModelRef Model(std::string format, std::string url) {
+  return ModelRef{std::move(format), std::move(url), {}};
+}
+
+// ---- LC-originated reports (§3.3, §3.4) ------------------------------------------------------
+
+TEST(UpstreamCodec, EncodesLcReportsByteExact) {
+  const std::pair<std::string, StatusReport> kCases[] = {
+      {"upstream_il-1.json", Input("Train", "Ready", {Model("ckpt", "/models/base_model")},
+                                   "/output/data/train/1/data.txt", "", "/output/train/1")},
+      {"upstream_il-1s.json",
+       Input("Train", "Ready", {Model("ckpt", "s3://kubeedge/output/train/1")},
+             "s3://kubeedge/output/data/train/2/data.txt",
+             "s3://kubeedge/output/data/train/2/dataIndex.txt", "s3://kubeedge/output/train/2")},
+      {"upstream_il-3.json", Input("Eval", "Ready",
+                                   {Model("pb", "/output/train/1/model_finetune_tensorflow.pb"),
+                                    Model("pb", "/models/deploy_model/saved_model.pb")},
+                                   "/output/data/eval/2/data.txt", "", "")},
+      {"upstream_il-5.json",
+       Input("Deploy", "Ready", {Model("pb", "/output/train/1/model_finetune_tensorflow.pb")}, "",
+             "", "")},
+      {"upstream_il-6.json", Report("Deploy", "Failed")},
+      {"upstream_il-7.json", Report("Deploy", "Completed")},
+      {"upstream_ll-1.json",
+       Input("train", "ready", {}, "/output/data/train/1/data.csv", "", "/output/train/1")},
+      {"upstream_ll-3.json", Input("eval", "ready", {Model("pkl", "/output/train/1/index.pkl")},
+                                   "/output/data/eval/1/data.csv", "", "/output/eval/1")},
+      {"upstream_ll-5.json",
+       Input("deploy", "ready", {Model("pkl", "/rootfs/output/eval/1/index.pkl")}, "", "", "")},
+      {"upstream_ll-6.json", Report("deploy", "failed")},
+  };
+  for (const auto& [file, report] : kCases) {
+    EXPECT_EQ(EncodeStatusReport(report), ReadTestdata(file)) << file;
+  }
+}
+
+TEST(UpstreamCodec, StatusReportOmitsEmptyAndNeverEncodesMetrics) {
+  StatusReport r =
+      Input("Train", "Ready", {ModelRef{"", "", {{"loss", MetricValue::Number(1)}}}}, "", "", "");
+  EXPECT_EQ(EncodeStatusReport(r),
+            R"({"phase":"Train","status":"Ready","input":{"models":[{}]},"output":null})");
+  r.input_models.clear();
+  EXPECT_EQ(EncodeStatusReport(r),
+            R"({"phase":"Train","status":"Ready","input":{},"output":null})");
+  EXPECT_EQ(EncodeStatusReport(Report("", "")), R"({"phase":"","status":"","output":null})");
+  r = Input("Deploy", "Ready", {Model("p<b", "/a&b")}, "", "", "/o>");
+  EXPECT_EQ(
+      EncodeStatusReport(r),
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"p\u003cb","url":"/a\u0026b"}],"outputDir":"/o\u003e"},"output":null})");
+}
+
+TEST(UpstreamCodec, DatasetStatus) {
+  EXPECT_EQ(EncodeDatasetStatus(1000), ReadTestdata("content_lc_dataset_status.json"));
+  EXPECT_EQ(EncodeDatasetStatus(0), R"({"numberOfSamples":0})");
+  EXPECT_EQ(EncodeDatasetStatus(-1), R"({"numberOfSamples":-1})");
+}
+
+// ---- worker messages (§5.1, §5.4) and forwarding (§3.5) --------------------------------------
+
+TEST(UpstreamCodec, DecodesIlTrainWorkerBody) {
+  auto m = DecodeWorkerMessage(ReadTestdata("worker_il_train.json"));
+  ASSERT_TRUE(m.ok()) << m.message();
+  const core::WorkerReport& r = m->report;
+  EXPECT_EQ(r.worker_name, "train-worker-h4k9q");
+  EXPECT_EQ(r.ns, "default");
+  EXPECT_EQ(r.owner_name, "helmet-detection-demo");
+  EXPECT_EQ(r.owner_kind, "incrementallearningjob");
+  EXPECT_EQ(r.kind, "train");
+  EXPECT_EQ(r.status, "completed");
+  EXPECT_EQ(r.results_error, "");
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_EQ(r.results[0].format, "pb");
+  EXPECT_EQ(r.results[0].url, "/output/train/1/model_finetune_tensorflow.pb");
+  EXPECT_EQ(r.results[0].metrics.at("loss"), MetricValue::Number(0.8113));
+  EXPECT_EQ(r.results[1].format, "ckpt");
+  EXPECT_EQ(r.results[1].url, "/output/train/1");
+  EXPECT_TRUE(m->results.is_array());
+  EXPECT_FALSE(m->owner_info.has_value());
+}
+
+TEST(UpstreamCodec, DecodesMetricKindsOfWorkerBodies) {
+  auto il = DecodeWorkerMessage(ReadTestdata("worker_il_eval.json"));
+  ASSERT_TRUE(il.ok()) << il.message();
+  ASSERT_EQ(il->report.results.size(), 2u);
+  EXPECT_EQ(il->report.results[1].metrics.at("precision"),
+            MetricValue::List({0.66, 0.71, 0.58, 0.40}));
+  auto ll = DecodeWorkerMessage(ReadTestdata("worker_ll_train.json"));
+  ASSERT_TRUE(ll.ok()) << ll.message();
+  ASSERT_EQ(ll->report.results.size(), 1u);
+  EXPECT_EQ(ll->report.results[0].metrics.at("summer_2"), MetricValue::Other());
+  EXPECT_EQ(ll->report.owner_kind, "lifelonglearningjob");
+  auto lle = DecodeWorkerMessage(ReadTestdata("worker_ll_eval.json"));
+  ASSERT_TRUE(lle.ok());
+  EXPECT_EQ(lle->report.results[0].metrics.at("precision_score"), MetricValue::Number(0.62));
+}
+
+TEST(UpstreamCodec, ForwardsWorkerBodiesByteExact) {
+  const std::pair<std::string, std::string> kCases[] = {
+      {"worker_il_train.json", "upstream_il-2.json"},
+      {"worker_il_eval.json", "upstream_il-4.json"},
+      {"worker_ll_train.json", "upstream_ll-2.json"},
+      {"worker_ll_eval.json", "upstream_ll-4.json"},
+  };
+  for (const auto& [body, golden] : kCases) {
+    auto m = DecodeWorkerMessage(ReadTestdata(body));
+    ASSERT_TRUE(m.ok()) << body << ": " << m.message();
+    EXPECT_EQ(EncodeForwardedWorkerMessage(*m), ReadTestdata(golden)) << body;
+  }
+  // IL-4 keeps the worker's number text.
+  std::string il4 = ReadTestdata("upstream_il-4.json");
+  EXPECT_NE(il4.find("0.70,"), std::string::npos);
+  EXPECT_NE(il4.find("0.40]"), std::string::npos);
+}
+
+TEST(UpstreamCodec, ForwardsOwnerInfoAndAbsentResults) {
+  auto m = DecodeWorkerMessage(
+      R"({"kind":"inference","status":"running","ownerInfo":{"z":[1.50,{"b":"<","a":null}],"a":1E3}})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(
+      EncodeForwardedWorkerMessage(*m),
+      R"({"phase":"inference","status":"running","output":{"models":null,"ownerInfo":{"a":1E3,"z":[1.50,{"a":null,"b":"\u003c"}]}}})");
+  m = DecodeWorkerMessage(R"({"kind":"train","status":"completed","results":[],"ownerInfo":null})");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(EncodeForwardedWorkerMessage(*m),
+            R"({"phase":"train","status":"completed","output":{"models":[],"ownerInfo":null}})");
+  m = DecodeWorkerMessage(R"({"results":null})");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(EncodeForwardedWorkerMessage(*m),
+            R"({"phase":"","status":"","output":{"models":null,"ownerInfo":null}})");
+}
+
+TEST(UpstreamCodec, ResultsAreLenientAndReportTheFirstProblem) {
+  struct Case {
+    std::string results;
+    std::string error;
+    size_t count;
+  };
+  const Case kCases[] = {
+      {R"([{"format":"pb","url":"/m"}])", "", 1},
+      {"[1]", "results[0]: expected an object, got number", 1},
+      {"[null]", "results[0]: expected an object, got null", 1},
+      {R"([{"format":"pb"}])", "results[0].url: missing", 1},
+      {R"([{"format":"pb","url":null}])", "results[0].url: missing", 1},
+      {R"([{"format":"pb","url":5}])", "results[0].url: expected a string, got number", 1},
+      {R"([{"url":"/m"}])", "results[0].format: missing", 1},
+      {R"([{"format":["pb"],"url":{}}])", "results[0].format: expected a string, got array", 1},
+      {R"([{"format":"pb","url":"/a"},{"format":"pb"},"x"])", "results[1].url: missing", 3},
+      {R"([{"format":"pb","url":"/a","metrics":[1]}])", "", 1},  // metrics shape is not checked
+  };
+  for (const auto& c : kCases) {
+    auto m =
+        DecodeWorkerMessage(R"({"kind":"eval","status":"completed","results":)" + c.results + "}");
+    ASSERT_TRUE(m.ok()) << c.results << ": " << m.message();
+    EXPECT_EQ(m->report.results_error, c.error) << c.results;
+    EXPECT_EQ(m->report.results.size(), c.count) << c.results;
+    // Forwarding is verbatim regardless.
+    EXPECT_NE(EncodeForwardedWorkerMessage(*m).find("\"models\":["), std::string::npos);
+  }
+  auto m = DecodeWorkerMessage(R"({"results":[{"format":"pb"},{"format":"ckpt","url":"/b"}]})");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->report.results[0], (ModelRef{"pb", "", {}}));
+  EXPECT_EQ(m->report.results[1], (ModelRef{"ckpt", "/b", {}}));
+}
+
+TEST(UpstreamCodec, WorkerBodyTypeErrors) {
+  struct Case {
+    std::string body;
+    std::string error;  // prefix
+  };
+  const Case kCases[] = {
+      {R"({"results":{}})", "results: expected an array, got object"},
+      {R"({"results":"x"})", "results: expected an array, got string"},
+      {R"({"ownerInfo":[]})", "ownerInfo: expected an object, got array"},
+      {R"({"name":1})", "name: expected a string, got number"},
+      {R"({"namespace":true})", "namespace: expected a string, got boolean"},
+      {R"({"ownerName":{}})", "ownerName: expected a string, got object"},
+      {R"({"ownerKind":[]})", "ownerKind: expected a string, got array"},
+      {R"({"kind":2})", "kind: expected a string, got number"},
+      {R"({"status":0.5})", "status: expected a string, got number"},
+      {"[]", "body: expected an object, got array"},
+      {"\"x\"", "body: expected an object, got string"},
+      {"", "invalid JSON: "},
+      {"{\"name\": \"w\", ", "invalid JSON: "},
+      {"name=w", "invalid JSON: "},
+      {R"({"ownerInfo":)" + NestedArrays(10001) + "}", "invalid JSON: exceeded max depth"},
+  };
+  for (const auto& c : kCases) {
+    Result<WorkerMessage> m = Result<WorkerMessage>::Error("unset");
+    EXPECT_NO_THROW(m = DecodeWorkerMessage(c.body)) << c.body;
+    ASSERT_FALSE(m.ok()) << c.body;
+    EXPECT_EQ(m.message().rfind(c.error, 0), 0u) << c.body << " -> " << m.message();
+  }
+}
+
+TEST(UpstreamCodec, WorkerBodyDeepAndLarge) {
+  std::string deep = R"({"kind":"train","status":"completed","ownerInfo":{"x":)" +
+                     NestedArrays(9998, "0.50") + "}}";
+  auto m = DecodeWorkerMessage(deep);
+  ASSERT_TRUE(m.ok()) << m.message();
+  std::string fwd = EncodeForwardedWorkerMessage(*m);
+  EXPECT_NE(fwd.find(NestedArrays(9998, "0.50")), std::string::npos);
+
+  std::string big(100 * 1024, 'u');
+  m = DecodeWorkerMessage(R"({"results":[{"format":"pb","url":")" + big + "\"}]}");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->report.results[0].url, big);
+}
+
+// ---- condition data (§4.1) -------------------------------------------------------------------
+
+TEST(UpstreamCodec, CondDataMatchesGmForLiterals) {
+  const std::pair<std::string, std::string> kCases[] = {
+      {"upstream_il-1.json", "conddata_il-1.json"}, {"upstream_il-2.json", "conddata_il-2.json"},
+      {"upstream_il-4.json", "conddata_il-4.json"}, {"upstream_il-7.json", "conddata_il-7.json"},
+      {"upstream_ll-1.json", "conddata_ll-1.json"},
+  };
+  for (const auto& [content, golden] : kCases) {
+    auto d = CondDataFromUpstreamContent(ReadTestdata(content));
+    ASSERT_TRUE(d.ok()) << content << ": " << d.message();
+    EXPECT_EQ(*d, ReadTestdata(golden)) << content;
+  }
+  // And the condition stored by the GM in §4.1 carries exactly that string.
+  EXPECT_NE(ReadTestdata("condition_il-2.json").find("\"data\":\"{\\\"output\\\""),
+            std::string::npos);
+}
+
+TEST(UpstreamCodec, CondDataShapes) {
+  struct Case {
+    std::string content;
+    std::string data;
+  };
+  const Case kCases[] = {
+      {R"({"phase":"train","status":"ready","input":{}})", R"({"input":{}})"},
+      {R"({"input":null,"output":null})", "{}"},
+      {R"({"output":{"ownerInfo":{"a":1},"models":[]}})", R"({"output":{}})"},
+      {R"({"output":{"model":{"format":"pb","metrics":{}},"models":[null]}})",
+       R"({"output":{"model":{"format":"pb"},"models":[{}]}})"},
+      {R"({"input":{"outputDir":"/o","dataIndexURL":"/i","dataURL":"/d","models":[{"url":"/m","extra":1,"format":"f"}],"model":{"url":"/s"}}})",
+       R"({"input":{"model":{"url":"/s"},"models":[{"format":"f","url":"/m"}],"dataURL":"/d","dataIndexURL":"/i","outputDir":"/o"}})"},
+      {R"({"output":{"models":[{"metrics":{"b":1E2,"a":[0.70,-0.0,1e-07,12345678901234567890],"c":{"y":"\u003e","x":true,"z":null}}}]}})",
+       R"({"output":{"models":[{"metrics":{"a":[0.7,-0,1e-7,12345678901234567000],"b":100,"c":{"x":true,"y":"\u003e","z":null}}}]}})"},
+      {R"({"output":{"models":[{"format":"","url":""}]},"input":{"dataURL":""}})",
+       R"({"input":{},"output":{"models":[{}]}})"},
+  };
+  for (const auto& c : kCases) {
+    auto d = CondDataFromUpstreamContent(c.content);
+    ASSERT_TRUE(d.ok()) << c.content << ": " << d.message();
+    EXPECT_EQ(*d, c.data) << c.content;
+  }
+}
+
+TEST(UpstreamCodec, CondDataErrorsAsGmUnmarshalWould) {
+  struct Case {
+    std::string content;
+    std::string error;  // prefix
+  };
+  const Case kCases[] = {
+      {R"({"phase":1})", "phase: expected a string, got number"},
+      {R"({"status":[]})", "status: expected a string, got array"},
+      {R"({"input":"x"})", "input: expected an object, got string"},
+      {R"({"input":{"models":{}}})", "input.models: expected an array, got object"},
+      {R"({"input":{"models":[{"url":1}]}})", "input.models[0].url: expected a string, got number"},
+      {R"({"input":{"dataURL":1}})", "input.dataURL: expected a string, got number"},
+      {R"({"output":{"models":[[]]}})", "output.models[0]: expected an object, got array"},
+      {R"({"output":{"model":{"metrics":"x"}}})",
+       "output.model.metrics: expected an object, got string"},
+      {R"({"output":{"model":[]}})", "output.model: expected an object, got array"},
+      {"[]", "content: expected an object, got array"},
+      {"{", "invalid JSON: "},
+  };
+  for (const auto& c : kCases) {
+    auto d = CondDataFromUpstreamContent(c.content);
+    ASSERT_FALSE(d.ok()) << c.content;
+    EXPECT_EQ(d.message().rfind(c.error, 0), 0u) << c.content << " -> " << d.message();
+  }
+}
+
+// ---- worker API reply (§5.2) -----------------------------------------------------------------
+
+TEST(UpstreamCodec, WorkerApiReplyIsGoRestfulPrettyPrint) {
+  EXPECT_EQ(EncodeWorkerApiReply(200, "OK"), "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}");
+  EXPECT_EQ(EncodeWorkerApiReply(400,
+                                 "worker name(name=a) in the api is different from that(name=<b>) "
+                                 "in the message body"),
+            "{\n \"Status\": 400,\n \"Message\": \"worker name(name=a) in the api is different "
+            "from that(name=\\u003cb\\u003e) in the message body\"\n}");
+  EXPECT_EQ(EncodeWorkerApiReply(500, "a\"b\n"),
+            "{\n \"Status\": 500,\n \"Message\": \"a\\\"b\\n\"\n}");
+}
+
+}  // namespace
+}  // namespace sedna::json
