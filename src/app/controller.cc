@@ -595,21 +595,22 @@ struct Controller::Impl {
 
   void RunAction(IlEntry& e, const Action& a) {
     const std::string& key = e.key;
+    const std::string who = e.job().meta.ns + "/" + e.job().meta.name;
     const uint64_t inc = e.incarnation;
     if (auto* log = std::get_if<core::il::Log>(&a)) {
       switch (log->level) {
         case core::il::Log::Level::kInfo:
-          spdlog::info("IncrementalLearningJob {}: {}", key, log->text);
+          spdlog::info("IncrementalLearningJob {}: {}", who, log->text);
           break;
         case core::il::Log::Level::kWarn:
-          spdlog::warn("IncrementalLearningJob {}: {}", key, log->text);
+          spdlog::warn("IncrementalLearningJob {}: {}", who, log->text);
           break;
         case core::il::Log::Level::kError:
-          spdlog::error("IncrementalLearningJob {}: {}", key, log->text);
+          spdlog::error("IncrementalLearningJob {}: {}", who, log->text);
           break;
       }
     } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-      spdlog::info("IncrementalLearningJob {}: reported {} {}", key, r->report.phase,
+      spdlog::info("IncrementalLearningJob {}: reported {} {}", who, r->report.phase,
                    r->report.status);
     } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
       std::vector<fs::FileRange> ranges;

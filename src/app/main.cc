@@ -21,7 +21,7 @@ std::map<std::string, std::string> Environment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
-    if (eq) env[std::string(*e, eq)] = std::string(eq + 1);
+    if (eq) env[std::string(*e, static_cast<size_t>(eq - *e))] = std::string(eq + 1);
   }
   return env;
 }

@@ -1,0 +1,293 @@
+// End to end, cluster mode: the real sedna-lc binary against the GM emulator (websocket on
+// 127.0.0.1) and worker simulators posting like lib/sedna. Two full IL rounds (deploy, then
+// no deploy); every upstream message is compared byte for byte with sedna-protocol.md §3.3, and
+// every file the LC writes is checked.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "core/split.h"
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+using core::Stage;
+using core::gm::PodPhase;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
+
+Json Meta(const std::string& name) {
+  return Json{{"name", name},
+              {"namespace", "default"},
+              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
+              {"resourceVersion", "12345"},
+              {"generation", 1},
+              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
+}
+
+Json DatasetObject() {
+  return Json{{"kind", "Dataset"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta("incremental-dataset")},
+              {"spec", {{"url", "/data/train_data.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
+              {"status", {{"numberOfSamples", 0}}}};
+}
+
+Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
+  return Json{{"kind", "Model"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", format}}},
+              {"status", Json::object()}};
+}
+
+Json Template(const std::string& name, const std::string& script) {
+  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
+              {"spec",
+               {{"containers", Json::array({{{"name", name},
+                                              {"image", "example:v0.1.0"},
+                                              {"args", Json::array({script})},
+                                              {"resources", Json::object()}}})},
+                {"nodeName", "edge-node"}}}};
+}
+
+Json JobObject() {
+  return Json{
+      {"kind", "IncrementalLearningJob"},
+      {"apiVersion", "sedna.io/v1alpha1"},
+      {"metadata", Meta("helmet-detection-demo")},
+      {"spec",
+       {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
+        {"initialModel", {{"name", "initial-model"}}},
+        {"trainSpec",
+         {{"template", Template("train-worker", "train.py")},
+          {"trigger",
+           {{"checkPeriodSeconds", 60},
+            {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
+            {"condition", {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
+        {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+        {"deploySpec",
+         {{"model", {{"name", "deploy-model"}}},
+          {"trigger",
+           {{"condition",
+             {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
+          {"hardExampleMining", {{"name", "IBT"}}},
+          {"template", Template("infer-worker", "inference.py")}}},
+        {"outputDir", "/output"}}}};
+}
+
+std::string Line(int n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
+                n % 83 + 100, n % 79 + 100);
+  return buf;
+}
+
+std::string Lines(int from, int to) {
+  std::string s;
+  for (int n = from; n <= to; ++n) s += Line(n) + "\n";
+  return s;
+}
+
+// The train and eval lines among samples from..to by the running-totals split (design §4).
+std::pair<std::string, std::string> Split(int from, int to, double p) {
+  std::string train, eval;
+  for (int n = from; n <= to; ++n) {
+    (core::IsTrainSample(p, n) ? train : eval) += Line(n) + "\n";
+  }
+  return {train, eval};
+}
+
+class IlClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp = MakeTempDir("sedna-il-");
+    rootfs = tmp + "/rootfs";
+    stdfs::create_directories(rootfs + "/data");
+    stdfs::create_directories(rootfs + "/models/base_model");
+    stdfs::create_directories(rootfs + "/models/deploy_model");
+    WriteFile(rootfs + "/models/deploy_model/saved_model.pb",
+              "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
+    WriteFile(rootfs + "/data/train_data.txt", "");
+    gm = std::make_unique<GmEmulator>();
+    port = FreePort();
+    StartLc();
+  }
+
+  void StartLc() {
+    lc = std::make_unique<LcProcess>(
+        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                           {"NODENAME", "edge-node"},
+                                           {"BIND_PORT", std::to_string(port)},
+                                           {"ROOTFS_MOUNT_DIR", rootfs}},
+        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port", "0",
+                                 "--log-level", "debug"},
+        tmp + "/lc.log");
+    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+    lc.reset();
+    gm.reset();
+    stdfs::remove_all(tmp);
+  }
+
+  UpstreamFrame NextJob() {
+    auto f = gm->Next("IncrementalLearningJob");
+    if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
+    EXPECT_EQ(f->header.ns, "default");
+    EXPECT_EQ(f->header.resource_name, "helmet-detection-demo");
+    EXPECT_EQ(f->header.operation, "status");
+    return *f;
+  }
+
+  void WaitSampleCount(int64_t n) {
+    for (;;) {
+      auto f = gm->Next("Dataset");
+      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
+      EXPECT_EQ(f->header.resource_name, "incremental-dataset");
+      if (f->body.at("numberOfSamples").get<int64_t>() == n) return;
+    }
+  }
+
+  // Sends the job (and the model §4.3 says goes with it) when the GM would.
+  void Sync(GmJob& job) {
+    auto d = job.Downstream();
+    if (!d.send_job) return;
+    gm->Send("insert", job.Object());
+    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
+      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
+    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
+      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
+    }
+  }
+
+  std::string PostWorker(const std::string& name, const std::string& body) {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
+    EXPECT_EQ(r.status, 200) << r.raw;
+    return r.body;
+  }
+
+  std::string tmp, rootfs;
+  uint16_t port = 0;
+  std::unique_ptr<GmEmulator> gm;
+  std::unique_ptr<LcProcess> lc;
+};
+
+TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
+  EXPECT_EQ(gm->server().last_node_name(), "edge-node");
+  gm->Send("insert", DatasetObject());
+  GmJob job(core::gm::JobKind::kIncremental, JobObject());
+  ASSERT_EQ(job.LastCondition(), "Train/Waiting");
+  Sync(job);
+
+  // ---- round 1: 1000 samples, trigger num_of_samples > 500 ----
+  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  WaitSampleCount(1000);
+  UpstreamFrame il1 = NextJob();
+  EXPECT_EQ(il1.content,
+            R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})");
+  auto [train1, eval1] = Split(1, 1000, 0.8);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), train1);
+  for (const char* d : {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+  }
+  // GM resync re-sends (B4): no second Ready.
+  gm->Send("insert", job.Object());
+  auto actions = job.Report(il1.content);
+  ASSERT_EQ(actions.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<core::gm::CreatePod>(actions[0]));
+  EXPECT_EQ(std::get<core::gm::CreatePod>(actions[0]).stage, Stage::kTrain);
+  job.SetPod(Stage::kTrain, PodPhase::kRunning);
+  EXPECT_EQ(job.LastCondition(), "Train/Running");
+  Sync(job);
+
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/model.pb", "NEW-MODEL-ROUND-1");
+  EXPECT_EQ(PostWorker("train-worker-h4k9q",
+                       R"({"name": "train-worker-h4k9q", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})"),
+            kOk);
+  UpstreamFrame il2 = NextJob();
+  EXPECT_EQ(il2.content,
+            R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"loss":0.8113},"url":"/output/train/1/model.pb"},{"format":"ckpt","metrics":{"loss":0.8113},"url":"/output/train/1"}],"ownerInfo":null}})");
+  job.Report(il2.content);
+  job.SetPod(Stage::kTrain, PodPhase::kSucceeded);
+  EXPECT_EQ(job.LastCondition(), "Eval/Waiting");
+  Sync(job);  // job first, deploy Model after it (§4.3: models may arrive after the job)
+
+  UpstreamFrame il3 = NextJob();
+  EXPECT_EQ(il3.content,
+            R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), eval1);
+  actions = job.Report(il3.content);
+  ASSERT_EQ(actions.size(), 1u);
+  job.SetPod(Stage::kEval, PodPhase::kRunning);
+  Sync(job);
+  EXPECT_EQ(PostWorker("eval-worker-2bq7d",
+                       R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70, 0.61, 0.48], "precision": [0.81, 0.74, 0.69, 0.52]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66, 0.55, 0.37], "precision": [0.66, 0.71, 0.58, 0.40]}}]})"),
+            kOk);
+  UpstreamFrame il4 = NextJob();
+  EXPECT_EQ(il4.content,
+            R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74,0.69,0.52],"recall":[0.77,0.70,0.61,0.48]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71,0.58,0.40],"recall":[0.62,0.66,0.55,0.37]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
+  UpstreamFrame il5 = NextJob();
+  EXPECT_EQ(il5.content,
+            R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+  // B12/B13: the deploy target got the rootfs prefix and holds exactly the new bytes.
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
+  job.Report(il4.content);
+  actions = job.Report(il5.content);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<core::gm::RestartInferencePod>(actions[0]));
+  job.SetPod(Stage::kDeploy, PodPhase::kRunning);
+  EXPECT_EQ(job.LastCondition(), "Train/Waiting");
+  Sync(job);
+
+  // ---- round 2: 700 more samples; the new model is worse, so it is not deployed ----
+  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  WaitSampleCount(1700);
+  UpstreamFrame r2il1 = NextJob();
+  EXPECT_EQ(r2il1.content,
+            R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})");
+  auto [train2, eval2] = Split(1001, 1700, 0.8);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), train2);
+  job.Report(r2il1.content);
+  job.SetPod(Stage::kTrain, PodPhase::kRunning);
+  Sync(job);
+  stdfs::create_directories(rootfs + "/output/train/2");
+  WriteFile(rootfs + "/output/train/2/model.pb", "NEW-MODEL-ROUND-2");
+  PostWorker("train-worker-a1b2c",
+             R"({"name": "train-worker-a1b2c", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"loss": 0.5}}, {"format": "ckpt", "url": "/output/train/2", "metrics": {"loss": 0.5}}]})");
+  job.Report(NextJob().content);
+  job.SetPod(Stage::kTrain, PodPhase::kSucceeded);
+  Sync(job);
+  UpstreamFrame r2il3 = NextJob();
+  EXPECT_EQ(r2il3.content,
+            R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/3/data.txt"},"output":null})");
+  // B2: the eval set is the eval windows of the last rounds, each sample once.
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/3/data.txt"), eval1 + eval2);
+  job.Report(r2il3.content);
+  job.SetPod(Stage::kEval, PodPhase::kRunning);
+  Sync(job);
+  PostWorker("eval-worker-x9y8z",
+             R"({"name": "eval-worker-x9y8z", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"precision": [0.70, 0.70]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"precision": [0.81, 0.74]}}]})");
+  job.Report(NextJob().content);  // IL-4
+  UpstreamFrame il7 = NextJob();
+  EXPECT_EQ(il7.content, R"({"phase":"Deploy","status":"Completed","output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
+  job.Report(il7.content);
+  EXPECT_EQ(job.LastCondition(), "Train/Waiting");
+  Sync(job);
+
+  // Nothing else: no duplicate Ready after any of the re-sends.
+  EXPECT_FALSE(gm->Next("IncrementalLearningJob", std::chrono::milliseconds(500)));
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace sedna::testing
