@@ -1,7 +1,7 @@
 #include "app/config.h"
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <charconv>
 
@@ -97,12 +97,14 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     if (::gethostname(host, sizeof host - 1) == 0) c.node_name = host;
   }
   if (c.node_name.empty()) {
-    return Result<Config>::Error("NODENAME: not set, HOSTNAME is empty and gethostname failed; "
-                                 "set NODENAME or --node-name");
+    return Result<Config>::Error(
+        "NODENAME: not set, HOSTNAME is empty and gethostname failed; "
+        "set NODENAME or --node-name");
   }
   if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
-    return Result<Config>::Error("--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");
+    return Result<Config>::Error(
+        "--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");
   }
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
   bool level_ok = false;
@@ -113,8 +115,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   }
   if (c.spool_dir.empty()) {
     auto slash = c.db_path.rfind('/');
-    c.spool_dir = (slash == std::string::npos ? std::string(".") : c.db_path.substr(0, slash)) +
-                  "/spool";
+    c.spool_dir =
+        (slash == std::string::npos ? std::string(".") : c.db_path.substr(0, slash)) + "/spool";
   }
   return c;
 }

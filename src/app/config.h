@@ -11,16 +11,16 @@
 namespace sedna::app {
 
 struct Config {
-  std::string gm_address;            // GM_ADDRESS "host:port"
-  std::string node_name;             // NODENAME, falls back to HOSTNAME
-  uint16_t bind_port = 9100;         // BIND_PORT: worker API
+  std::string gm_address;     // GM_ADDRESS "host:port"
+  std::string node_name;      // NODENAME, falls back to HOSTNAME
+  uint16_t bind_port = 9100;  // BIND_PORT: worker API
   std::string bind_address = "0.0.0.0";
-  std::string rootfs = "/rootfs";    // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
+  std::string rootfs = "/rootfs";  // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
   std::string db_path = "/var/lib/sedna/database.db";  // SEDNA_DB_PATH / --db
-  std::string spool_dir;             // default: <dir of db>/spool
-  uint16_t status_port = 9101;       // /healthz /readyz /metrics /status; 0 disables
+  std::string spool_dir;                               // default: <dir of db>/spool
+  uint16_t status_port = 9101;  // /healthz /readyz /metrics /status; 0 disables
   std::string status_address = "127.0.0.1";
-  std::string timezone;              // TZ for trigger timers; empty = process default
+  std::string timezone;  // TZ for trigger timers; empty = process default
   bool log_json = false;
   std::string log_level = "info";
   bool db_sync_full = false;

@@ -2,13 +2,13 @@
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <ctime>
-#include <spdlog/spdlog.h>
 
 #include "adapters/dataset/index_reader.h"
 #include "adapters/dataset/index_watcher.h"
@@ -58,7 +58,8 @@ core::il::Now MakeNow() {
 
 std::string SanitizeKey(const std::string& key) {
   std::string s;
-  for (char c : key) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : key)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return s;
 }
 
@@ -271,8 +272,9 @@ struct Controller::Impl {
     // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
     DatasetRecord rec = e.record;
     bool more = false;
-    auto r = dataset::ReadNewSamples(e.local_path, e.format, rec.cursor, take_unterminated,
-                                     kIngestSliceBytes, [](std::string_view) { return Status::Ok(); });
+    auto r =
+        dataset::ReadNewSamples(e.local_path, e.format, rec.cursor, take_unterminated,
+                                kIngestSliceBytes, [](std::string_view) { return Status::Ok(); });
     if (!r.ok()) {
       spdlog::error("Dataset {}: reading {}: {}", e.key, e.local_path, r.message());
     } else if (!r->missing) {
@@ -281,8 +283,8 @@ struct Controller::Impl {
       const int64_t n = rec.cursor.samples;
       std::vector<std::string> frames;
       if (n != rec.reported) {
-        frames.push_back(json::EncodeFrame(
-            {e.ds.meta.ns, "Dataset", e.ds.meta.name, "status"}, json::EncodeDatasetStatus(n)));
+        frames.push_back(json::EncodeFrame({e.ds.meta.ns, "Dataset", e.ds.meta.name, "status"},
+                                           json::EncodeDatasetStatus(n)));
         rec.reported = n;
       }
       if (frames.empty() && rec.cursor.offset == e.record.cursor.offset &&
@@ -328,7 +330,8 @@ struct Controller::Impl {
     models[key] = std::move(d);
     for (auto& [k, j] : il_jobs) {
       const auto& sp = j->job().spec;
-      if (j->job().meta.ns == ns && (sp.initial_model_name == name || sp.deploy_model_name == name)) {
+      if (j->job().meta.ns == ns &&
+          (sp.initial_model_name == name || sp.deploy_model_name == name)) {
         StepIl(*j, core::il::JobChanged{});
       }
     }
@@ -389,8 +392,8 @@ struct Controller::Impl {
         auto r = DecodeIlRecord(**rec);
         if (r.ok()) {
           slot->record = *r;
-          spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who,
-                       r->state.round, r->state.samples_seen, core::il::WorkName(r->state.work));
+          spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
+                       r->state.samples_seen, core::il::WorkName(r->state.work));
         } else {
           spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
         }
@@ -402,11 +405,13 @@ struct Controller::Impl {
     e.decoded = std::move(d);
     if (fresh) {
       // Output directories exist before any Ready is sent (§4.5).
-      const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(job_of(e).spec.output_dir));
+      const std::string out =
+          fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(job_of(e).spec.output_dir));
       for (const char* sub : {"", "/data/train", "/data/eval", "/train", "/eval"}) {
         if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
       }
-      if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok()) spdlog::error("{}: {}", who, s.message());
+      if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok())
+        spdlog::error("{}: {}", who, s.message());
       auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.record.state.train_pending.end);
       auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.record.state.eval_open.end);
       if (!ts.ok() || !es.ok()) {
@@ -422,7 +427,8 @@ struct Controller::Impl {
     if (persist) {
       const auto& dd = e.decoded;
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
-        if (Status st = tx.UpsertResource({key, dd.type_meta_json, dd.object_meta_json, dd.spec_json});
+        if (Status st =
+                tx.UpsertResource({key, dd.type_meta_json, dd.object_meta_json, dd.spec_json});
             !st.ok())
           return st;
         if (Status st = tx.PutState(kScopeStatus, key, dd.status_json); !st.ok()) return st;
@@ -488,17 +494,16 @@ struct Controller::Impl {
     const double p = e.job().spec.train_prob;
     IlRecord rec = e.record;
     int64_t seen = rec.state.samples_seen, train_added = 0, eval_added = 0;
-    auto r = dataset::ReadNewSamples(
-        ds.local_path, ds.format, rec.cursor, take_unterminated, kIngestSliceBytes,
-        [&](std::string_view line) -> Status {
-          ++seen;
-          if (core::IsTrainSample(p, seen)) {
-            ++train_added;
-            return e.train_spool->Append(line);
-          }
-          ++eval_added;
-          return e.eval_spool->Append(line);
-        });
+    auto r = dataset::ReadNewSamples(ds.local_path, ds.format, rec.cursor, take_unterminated,
+                                     kIngestSliceBytes, [&](std::string_view line) -> Status {
+                                       ++seen;
+                                       if (core::IsTrainSample(p, seen)) {
+                                         ++train_added;
+                                         return e.train_spool->Append(line);
+                                       }
+                                       ++eval_added;
+                                       return e.eval_spool->Append(line);
+                                     });
     Status st = r.ok() ? Status::Ok() : r.status();
     if (st.ok() && train_added + eval_added > 0) {
       Status a = e.train_spool->Flush();
@@ -506,8 +511,8 @@ struct Controller::Impl {
       st = !a.ok() ? a : b;
     }
     if (!st.ok()) {
-      spdlog::error("IncrementalLearningJob {}: ingesting {}: {}; will retry", e.key,
-                    ds.local_path, st.message());
+      spdlog::error("IncrementalLearningJob {}: ingesting {}: {}; will retry", e.key, ds.local_path,
+                    st.message());
       ResetSpools(e);
       return;
     }
@@ -620,8 +625,8 @@ struct Controller::Impl {
       std::string prefix;
       if (w->csv_header) prefix = e.record.cursor.header + "\n";
       const std::string path = fs::JoinRootfs(cfg.rootfs, w->url);
-      const core::il::Work work =
-          w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
+      const core::il::Work work = w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain
+                                                                  : core::il::Work::kWriteEval;
       const int64_t round = w->round;
       asio::post(pool, [this, key, inc, path, prefix, ranges, work, round] {
         Status s = fs::MakeDirs(Dirname(path));
@@ -703,7 +708,8 @@ struct Controller::Impl {
       UpsertIlJob(std::move(*d), true);
     } else if (kind == core::kKindLlJob || kind == core::kKindJointInference ||
                kind == core::kKindFederated) {
-      WarnKindOnce(kind, "resource kind \"" + kind + "\" is not supported by this build yet; ignored");
+      WarnKindOnce(kind,
+                   "resource kind \"" + kind + "\" is not supported by this build yet; ignored");
     } else {
       WarnKindOnce(kind, "resource kind \"" + kind + "\" is unknown; ignored");
     }
@@ -743,8 +749,10 @@ struct Controller::Impl {
         spdlog::info("IncrementalLearningJob {}: worker {} reported {} {}", key, rep.worker_name,
                      rep.kind, rep.status);
         if (!StepIl(e, core::il::WorkerReported{rep}, {fwd})) {
-          return {500, "application/json",
-                  json::EncodeWorkerApiReply(500, "could not persist the message; retry"), {}};
+          return {500,
+                  "application/json",
+                  json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
+                  {}};
         }
       }
     } else {
@@ -861,8 +869,9 @@ struct Controller::Impl {
       gm = std::make_unique<gm::GmLink>(io, go, cb);
       gm->Start();
     } else {
-      spdlog::warn("GM_ADDRESS is not set: not connecting to a GM (upstream messages are kept "
-                   "in the outbox)");
+      spdlog::warn(
+          "GM_ADDRESS is not set: not connecting to a GM (upstream messages are kept "
+          "in the outbox)");
     }
     spdlog::info("sedna-lc started: node {}, worker API :{}, status :{}, database {}",
                  cfg.node_name, worker_server->port(), status_server ? status_server->port() : 0,
@@ -876,26 +885,38 @@ struct Controller::Impl {
     if (!rows.ok()) return rows.status();
     std::vector<const store::ResourceRow*> ds, ms, jobs;
     for (const auto& r : *rows) {
-      if (r.name.find("/dataset/") != std::string::npos) ds.push_back(&r);
-      else if (r.name.find("/model/") != std::string::npos) ms.push_back(&r);
-      else if (r.name.find("/incrementallearningjob/") != std::string::npos) jobs.push_back(&r);
+      if (r.name.find("/dataset/") != std::string::npos)
+        ds.push_back(&r);
+      else if (r.name.find("/model/") != std::string::npos)
+        ms.push_back(&r);
+      else if (r.name.find("/incrementallearningjob/") != std::string::npos)
+        jobs.push_back(&r);
     }
     for (auto* r : ds) {
-      auto d = json::DecodeDataset(json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
-      if (d.ok()) UpsertDataset(std::move(*d), false);
-      else spdlog::error("stored {}: {}", r->name, d.message());
+      auto d = json::DecodeDataset(
+          json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
+      if (d.ok())
+        UpsertDataset(std::move(*d), false);
+      else
+        spdlog::error("stored {}: {}", r->name, d.message());
     }
     for (auto* r : ms) {
-      auto d = json::DecodeModel(json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
-      if (d.ok()) UpsertModel(std::move(*d), false);
-      else spdlog::error("stored {}: {}", r->name, d.message());
+      auto d = json::DecodeModel(
+          json::AssembleObject(r->type_meta, r->object_meta, r->spec, "", std::nullopt));
+      if (d.ok())
+        UpsertModel(std::move(*d), false);
+      else
+        spdlog::error("stored {}: {}", r->name, d.message());
     }
     for (auto* r : jobs) {
       std::string status;
       if (auto s = store->GetState(kScopeStatus, r->name); s.ok() && s->has_value()) status = **s;
-      auto d = json::DecodeIlJob(json::AssembleObject(r->type_meta, r->object_meta, r->spec, status, std::nullopt));
-      if (d.ok()) UpsertIlJob(std::move(*d), false);
-      else spdlog::error("stored {}: {}", r->name, d.message());
+      auto d = json::DecodeIlJob(
+          json::AssembleObject(r->type_meta, r->object_meta, r->spec, status, std::nullopt));
+      if (d.ok())
+        UpsertIlJob(std::move(*d), false);
+      else
+        spdlog::error("stored {}: {}", r->name, d.message());
     }
     if (!rows->empty()) {
       spdlog::info("reloaded {} datasets, {} models, {} jobs from {}", ds.size(), ms.size(),

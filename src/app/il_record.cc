@@ -5,10 +5,10 @@
 namespace sedna::app {
 namespace {
 
-using nlohmann::json;
-using core::ModelRef;
 using core::MetricValue;
+using core::ModelRef;
 using core::il::SpoolRange;
+using nlohmann::json;
 
 json MetricsToJson(const core::Metrics& m) {
   json j = json::object();
@@ -79,9 +79,10 @@ SpoolRange RangeFromJson(const json& j) {
 }
 
 json CursorToJson(const dataset::IndexCursor& c) {
-  return json{{"dev", c.dev},         {"ino", c.ino},         {"offset", c.offset},
-              {"samples", c.samples}, {"skip", c.skip},       {"header_done", c.header_done},
-              {"header", c.header},   {"tail_size", c.tail_size}};
+  return json{{"dev", c.dev},       {"ino", c.ino},
+              {"offset", c.offset}, {"samples", c.samples},
+              {"skip", c.skip},     {"header_done", c.header_done},
+              {"header", c.header}, {"tail_size", c.tail_size}};
 }
 
 dataset::IndexCursor CursorFromJson(const json& j) {
@@ -160,8 +161,8 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
     s.last_decision = st.value("last_decision", "");
     for (const auto& d : st.value("deployments", json::array())) {
-      s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}),
-                                                   d.value("url", ""), d.value("at", "")});
+      s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
+                                                   d.value("at", "")});
     }
     s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
     s.last_error = st.value("last_error", "");

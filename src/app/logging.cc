@@ -1,10 +1,10 @@
 #include "app/logging.h"
 
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace sedna::app {
 namespace {

@@ -1,12 +1,12 @@
 // sedna-lc: cluster mode (Sedna's environment contract) and the `status` subcommand.
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstring>
 #include <iostream>
 #include <map>
-#include <spdlog/spdlog.h>
 
 #include "app/config.h"
 #include "app/controller.h"

@@ -23,7 +23,8 @@ std::optional<std::string> HttpGet(const std::string& address, uint16_t port,
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_port = htons(port);
-  if (::inet_pton(AF_INET, address == "0.0.0.0" ? "127.0.0.1" : address.c_str(), &sa.sin_addr) != 1 ||
+  if (::inet_pton(AF_INET, address == "0.0.0.0" ? "127.0.0.1" : address.c_str(), &sa.sin_addr) !=
+          1 ||
       ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
     ::close(fd);
     return std::nullopt;

@@ -114,8 +114,7 @@ std::string RenderMetrics(const Metrics& m) {
       m.samples_ingested);
   add("sedna_lc_gm_connects_total", "counter", "Successful GM connections.", m.gm_connects);
   add("sedna_lc_gm_connected", "gauge", "1 while connected to the GM.", m.gm_connected ? 1 : 0);
-  add("sedna_lc_outbox_messages", "gauge", "Upstream messages waiting to be sent.",
-      m.outbox_count);
+  add("sedna_lc_outbox_messages", "gauge", "Upstream messages waiting to be sent.", m.outbox_count);
   add("sedna_lc_outbox_bytes", "gauge", "Bytes of upstream messages waiting.", m.outbox_bytes);
   add("sedna_lc_jobs", "gauge", "Jobs known to this LC.", m.jobs);
   return s;
@@ -123,8 +122,8 @@ std::string RenderMetrics(const Metrics& m) {
 
 std::string RenderStatusTable(const std::vector<JobView>& jobs) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"KIND", "NAMESPACE/NAME", "STAGE", "ROUND", "WAITING", "LAST EVAL [new | deployed]",
-                  "DEPLOYED", "NOTE"});
+  rows.push_back({"KIND", "NAMESPACE/NAME", "STAGE", "ROUND", "WAITING",
+                  "LAST EVAL [new | deployed]", "DEPLOYED", "NOTE"});
   for (const auto& j : jobs) {
     std::string eval;
     for (size_t i = 0; i < j.last_eval.size() && i < 2; ++i) {

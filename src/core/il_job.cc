@@ -75,7 +75,8 @@ struct Stepper {
       case Work::kNone:
         return;
       case Work::kWriteTrain:
-        actions.push_back(WriteSamples{Stage::kTrain, s.work_round,
+        actions.push_back(WriteSamples{Stage::kTrain,
+                                       s.work_round,
                                        TrainDataUrl(Out(), s.work_round, spec.csv),
                                        SpoolKind::kTrain,
                                        {s.work_range},
@@ -83,8 +84,8 @@ struct Stepper {
         return;
       case Work::kWriteEval:
         actions.push_back(WriteSamples{Stage::kEval, s.work_round,
-                                       EvalDataUrl(Out(), s.work_round, spec.csv),
-                                       SpoolKind::kEval, EvalRanges(), spec.csv});
+                                       EvalDataUrl(Out(), s.work_round, spec.csv), SpoolKind::kEval,
+                                       EvalRanges(), spec.csv});
         return;
       case Work::kDeploy:
         actions.push_back(CopyModel{s.work_models[0].url, s.work_models[1].url});
@@ -111,8 +112,8 @@ struct Stepper {
       Blocked("waiting for Dataset " + spec.job->meta.ns + "/" + spec.job->spec.dataset_name);
       return;
     }
-    Metrics stats{{"num_of_samples",
-                   MetricValue::Number(static_cast<double>(s.train_pending.count))}};
+    Metrics stats{
+        {"num_of_samples", MetricValue::Number(static_cast<double>(s.train_pending.count))}};
     TriggerDecision d = EvaluateTrigger(*spec.train_trigger, stats, now.minute_of_day);
     if (!d.fired) return;
     std::optional<ModelRef> base = BaseModel();
@@ -135,8 +136,9 @@ struct Stepper {
     std::optional<ModelRef> trained = TrainedModel();
     if (!trained) {
       // B6: never send a null report and stall; fail the stage so the GM starts a new round.
-      Error("eval requested but no trained model is known (no Train/Completed output); "
-            "reporting Eval Failed");
+      Error(
+          "eval requested but no trained model is known (no Train/Completed output); "
+          "reporting Eval Failed");
       s.answered_eval_waiting = idx;
       Report(StatusReport{"Eval", "Failed"});
       return;
@@ -178,8 +180,13 @@ struct Stepper {
     }
     if (e.work == Work::kWriteTrain) {
       const std::string out = Out();
-      StatusReport r{"Train", "Ready", true, s.work_models, TrainDataUrl(out, s.round, spec.csv),
-                     "", TrainOutputDir(out, s.round)};
+      StatusReport r{"Train",
+                     "Ready",
+                     true,
+                     s.work_models,
+                     TrainDataUrl(out, s.round, spec.csv),
+                     "",
+                     TrainOutputDir(out, s.round)};
       Report(std::move(r));
       s.answered_train_waiting = s.work_condition;
       s.train_pending.begin = s.work_range.end;
@@ -191,7 +198,8 @@ struct Stepper {
       s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
       s.round++;
     } else {
-      StatusReport r{"Eval", "Ready", true, s.work_models, EvalDataUrl(Out(), s.work_round, spec.csv)};
+      StatusReport r{"Eval", "Ready", true, s.work_models,
+                     EvalDataUrl(Out(), s.work_round, spec.csv)};
       Report(std::move(r));
       s.answered_eval_waiting = s.work_condition;
       s.eval_outstanding = true;

@@ -20,8 +20,8 @@
 
 namespace sedna::core::il {
 
-inline constexpr int kEvalWindows = 5;        // eval samples of the last 5 train rounds (design §4)
-inline constexpr int kDeploymentsKept = 10;   // deploy history kept for status and rollback
+inline constexpr int kEvalWindows = 5;       // eval samples of the last 5 train rounds (design §4)
+inline constexpr int kDeploymentsKept = 10;  // deploy history kept for status and rollback
 
 // Samples in a spool file: bytes [begin,end) holding `count` lines.
 struct SpoolRange {
@@ -60,9 +60,9 @@ struct State {
   Work work = Work::kNone;
   int64_t work_condition = -1;
   int64_t work_round = 0;
-  SpoolRange work_range;               // kWriteTrain: the train samples being written
-  std::vector<ModelRef> work_models;   // kWriteTrain: [base]; kWriteEval: [trained, deployed];
-                                       // kDeploy: [trained, deployed]
+  SpoolRange work_range;              // kWriteTrain: the train samples being written
+  std::vector<ModelRef> work_models;  // kWriteTrain: [base]; kWriteEval: [trained, deployed];
+                                      // kDeploy: [trained, deployed]
   // Models learned from train reports (fallback when conditions lack the output, B6).
   std::optional<ModelRef> trained;       // models[0]: the deploy candidate
   std::optional<ModelRef> trained_base;  // models[1], or models[0] for one-model reports (B5)
@@ -82,13 +82,13 @@ struct State {
 
 // Everything the step needs besides the state. References stay valid for the call only.
 struct Spec {
-  const IlJob* job = nullptr;             // metadata, spec and the latest conditions
-  const Trigger* train_trigger = nullptr; // compiled when the job was loaded
+  const IlJob* job = nullptr;              // metadata, spec and the latest conditions
+  const Trigger* train_trigger = nullptr;  // compiled when the job was loaded
   const Trigger* deploy_trigger = nullptr;
   std::optional<ModelRef> initial_model;  // the Model CR spec.initialModel.name, when known
   std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
   bool dataset_known = false;
-  bool csv = false;                       // the dataset's format is csv (B19: IL writes data.csv)
+  bool csv = false;  // the dataset's format is csv (B19: IL writes data.csv)
 };
 
 struct Now {
@@ -104,7 +104,7 @@ struct Resume {};      // after a restart: re-issue in-flight work
 struct SamplesIngested {
   int64_t samples_seen = 0;  // new running total
   int64_t train_added = 0;
-  int64_t train_end = 0;     // train spool size after the append
+  int64_t train_end = 0;  // train spool size after the append
   int64_t eval_added = 0;
   int64_t eval_end = 0;
 };
@@ -126,12 +126,12 @@ using Event = std::variant<JobChanged, Tick, Resume, SamplesIngested, FileWritte
 
 // Actions.
 struct WriteSamples {
-  Stage stage = Stage::kTrain;      // kTrain or kEval
+  Stage stage = Stage::kTrain;  // kTrain or kEval
   int64_t round = 0;
-  std::string url;                  // host path (or s3 URL) of data.txt / data.csv
+  std::string url;  // host path (or s3 URL) of data.txt / data.csv
   SpoolKind spool = SpoolKind::kTrain;
-  std::vector<SpoolRange> ranges;   // in order
-  bool csv_header = false;          // prefix the dataset's csv header line
+  std::vector<SpoolRange> ranges;  // in order
+  bool csv_header = false;         // prefix the dataset's csv header line
 };
 struct SendReport {
   StatusReport report;

@@ -137,8 +137,8 @@ TEST_F(IlJobTest, TrainWaiting_TriggerFires_WritesRoundFileFirst) {
 
 TEST_F(IlJobTest, TrainWaiting_FileWritten_SendsIL1AndAdvancesRound) {
   StatusReport r = DispatchTrain();
-  StatusReport want{"Train", "Ready", true, {kInitial}, "/output/data/train/1/data.txt", "",
-                    "/output/train/1"};
+  StatusReport want{"Train", "Ready",          true, {kInitial}, "/output/data/train/1/data.txt",
+                    "",      "/output/train/1"};
   EXPECT_EQ(r, want);
   EXPECT_EQ(state.round, 2);
   EXPECT_EQ(state.answered_train_waiting, 0);

@@ -47,7 +47,8 @@ struct Dataset {
 };
 
 // A metric value reported by a worker. Numbers and lists of numbers are usable by triggers;
-// anything else (nested objects, strings) is kept as kOther and rejected by a trigger that names it.
+// anything else (nested objects, strings) is kept as kOther and rejected by a trigger that names
+// it.
 struct MetricValue {
   enum class Kind { kNumber, kList, kOther };
   Kind kind = Kind::kOther;
@@ -119,7 +120,7 @@ enum class ConditionType { kWaiting, kReady, kStarting, kRunning, kCompleted, kF
 // Wire spellings: "Train"/"Eval"/"Deploy", "Waiting"/"Ready"/...
 const char* StageName(Stage s);
 const char* ConditionTypeName(ConditionType t);
-std::optional<Stage> ParseStage(const std::string& s);            // exact spelling
+std::optional<Stage> ParseStage(const std::string& s);                  // exact spelling
 std::optional<ConditionType> ParseConditionType(const std::string& s);  // exact spelling
 
 // The parsed `data` of a job condition (§4.1 IncrementalCondData).

@@ -35,8 +35,8 @@ class Status {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}    // NOLINT: must be an error status
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: must be an error status
   static Result Error(std::string m) { return Result(Status::Error(std::move(m))); }
 
   bool ok() const { return std::holds_alternative<T>(v_); }

@@ -6,7 +6,6 @@
 
 namespace sedna::testing {
 
-
 std::string Rfc3339(int s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "2021-08-20T%02d:%02d:%02dZ", 8 + s / 3600 % 16, s / 60 % 60,

@@ -38,8 +38,8 @@ class GmEmulator {
   // Next upstream frame of the given object kind ("Dataset", "IncrementalLearningJob"); frames
   // of other kinds that arrive meanwhile are kept for their own Next calls. The bare header
   // frame of a (re)connection is recorded in bare_headers and skipped.
-  std::optional<UpstreamFrame> Next(const std::string& kind, std::chrono::milliseconds timeout =
-                                                                 std::chrono::seconds(20));
+  std::optional<UpstreamFrame> Next(const std::string& kind,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(20));
   int bare_headers() const { return bare_headers_; }
 
  private:

@@ -30,11 +30,12 @@ Json Meta(const std::string& name) {
 }
 
 Json DatasetObject() {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta("incremental-dataset")},
-              {"spec", {{"url", "/data/train_data.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
+  return Json{
+      {"kind", "Dataset"},
+      {"apiVersion", "sedna.io/v1alpha1"},
+      {"metadata", Meta("incremental-dataset")},
+      {"spec", {{"url", "/data/train_data.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
+      {"status", {{"numberOfSamples", 0}}}};
 }
 
 Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
@@ -49,35 +50,35 @@ Json Template(const std::string& name, const std::string& script) {
   return Json{{"metadata", {{"creationTimestamp", nullptr}}},
               {"spec",
                {{"containers", Json::array({{{"name", name},
-                                              {"image", "example:v0.1.0"},
-                                              {"args", Json::array({script})},
-                                              {"resources", Json::object()}}})},
+                                             {"image", "example:v0.1.0"},
+                                             {"args", Json::array({script})},
+                                             {"resources", Json::object()}}})},
                 {"nodeName", "edge-node"}}}};
 }
 
 Json JobObject() {
-  return Json{
-      {"kind", "IncrementalLearningJob"},
-      {"apiVersion", "sedna.io/v1alpha1"},
-      {"metadata", Meta("helmet-detection-demo")},
-      {"spec",
-       {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
-        {"initialModel", {{"name", "initial-model"}}},
-        {"trainSpec",
-         {{"template", Template("train-worker", "train.py")},
-          {"trigger",
-           {{"checkPeriodSeconds", 60},
-            {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-            {"condition", {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-        {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-        {"deploySpec",
-         {{"model", {{"name", "deploy-model"}}},
-          {"trigger",
-           {{"condition",
-             {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-          {"hardExampleMining", {{"name", "IBT"}}},
-          {"template", Template("infer-worker", "inference.py")}}},
-        {"outputDir", "/output"}}}};
+  return Json{{"kind", "IncrementalLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta("helmet-detection-demo")},
+              {"spec",
+               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
+                {"initialModel", {{"name", "initial-model"}}},
+                {"trainSpec",
+                 {{"template", Template("train-worker", "train.py")},
+                  {"trigger",
+                   {{"checkPeriodSeconds", 60},
+                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
+                    {"condition",
+                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
+                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+                {"deploySpec",
+                 {{"model", {{"name", "deploy-model"}}},
+                  {"trigger",
+                   {{"condition",
+                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
+                  {"hardExampleMining", {{"name", "IBT"}}},
+                  {"template", Template("infer-worker", "inference.py")}}},
+                {"outputDir", "/output"}}}};
 }
 
 std::string Line(int n) {
@@ -191,11 +192,13 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();
-  EXPECT_EQ(il1.content,
-            R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})");
+  EXPECT_EQ(
+      il1.content,
+      R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})");
   auto [train1, eval1] = Split(1, 1000, 0.8);
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), train1);
-  for (const char* d : {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
+  for (const char* d :
+       {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
     EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
   }
   // GM resync re-sends (B4): no second Ready.
@@ -210,34 +213,42 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
 
   stdfs::create_directories(rootfs + "/output/train/1");
   WriteFile(rootfs + "/output/train/1/model.pb", "NEW-MODEL-ROUND-1");
-  EXPECT_EQ(PostWorker("train-worker-h4k9q",
-                       R"({"name": "train-worker-h4k9q", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})"),
-            kOk);
+  EXPECT_EQ(
+      PostWorker(
+          "train-worker-h4k9q",
+          R"({"name": "train-worker-h4k9q", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})"),
+      kOk);
   UpstreamFrame il2 = NextJob();
-  EXPECT_EQ(il2.content,
-            R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"loss":0.8113},"url":"/output/train/1/model.pb"},{"format":"ckpt","metrics":{"loss":0.8113},"url":"/output/train/1"}],"ownerInfo":null}})");
+  EXPECT_EQ(
+      il2.content,
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"loss":0.8113},"url":"/output/train/1/model.pb"},{"format":"ckpt","metrics":{"loss":0.8113},"url":"/output/train/1"}],"ownerInfo":null}})");
   job.Report(il2.content);
   job.SetPod(Stage::kTrain, PodPhase::kSucceeded);
   EXPECT_EQ(job.LastCondition(), "Eval/Waiting");
   Sync(job);  // job first, deploy Model after it (§4.3: models may arrive after the job)
 
   UpstreamFrame il3 = NextJob();
-  EXPECT_EQ(il3.content,
-            R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
+  EXPECT_EQ(
+      il3.content,
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), eval1);
   actions = job.Report(il3.content);
   ASSERT_EQ(actions.size(), 1u);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
   Sync(job);
-  EXPECT_EQ(PostWorker("eval-worker-2bq7d",
-                       R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70, 0.61, 0.48], "precision": [0.81, 0.74, 0.69, 0.52]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66, 0.55, 0.37], "precision": [0.66, 0.71, 0.58, 0.40]}}]})"),
-            kOk);
+  EXPECT_EQ(
+      PostWorker(
+          "eval-worker-2bq7d",
+          R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70, 0.61, 0.48], "precision": [0.81, 0.74, 0.69, 0.52]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66, 0.55, 0.37], "precision": [0.66, 0.71, 0.58, 0.40]}}]})"),
+      kOk);
   UpstreamFrame il4 = NextJob();
-  EXPECT_EQ(il4.content,
-            R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74,0.69,0.52],"recall":[0.77,0.70,0.61,0.48]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71,0.58,0.40],"recall":[0.62,0.66,0.55,0.37]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
+  EXPECT_EQ(
+      il4.content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74,0.69,0.52],"recall":[0.77,0.70,0.61,0.48]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71,0.58,0.40],"recall":[0.62,0.66,0.55,0.37]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
   UpstreamFrame il5 = NextJob();
-  EXPECT_EQ(il5.content,
-            R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+  EXPECT_EQ(
+      il5.content,
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
   // B12/B13: the deploy target got the rootfs prefix and holds exactly the new bytes.
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   job.Report(il4.content);
@@ -252,8 +263,9 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
   WaitSampleCount(1700);
   UpstreamFrame r2il1 = NextJob();
-  EXPECT_EQ(r2il1.content,
-            R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})");
+  EXPECT_EQ(
+      r2il1.content,
+      R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})");
   auto [train2, eval2] = Split(1001, 1700, 0.8);
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), train2);
   job.Report(r2il1.content);
@@ -261,21 +273,24 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   Sync(job);
   stdfs::create_directories(rootfs + "/output/train/2");
   WriteFile(rootfs + "/output/train/2/model.pb", "NEW-MODEL-ROUND-2");
-  PostWorker("train-worker-a1b2c",
-             R"({"name": "train-worker-a1b2c", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"loss": 0.5}}, {"format": "ckpt", "url": "/output/train/2", "metrics": {"loss": 0.5}}]})");
+  PostWorker(
+      "train-worker-a1b2c",
+      R"({"name": "train-worker-a1b2c", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"loss": 0.5}}, {"format": "ckpt", "url": "/output/train/2", "metrics": {"loss": 0.5}}]})");
   job.Report(NextJob().content);
   job.SetPod(Stage::kTrain, PodPhase::kSucceeded);
   Sync(job);
   UpstreamFrame r2il3 = NextJob();
-  EXPECT_EQ(r2il3.content,
-            R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/3/data.txt"},"output":null})");
+  EXPECT_EQ(
+      r2il3.content,
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/3/data.txt"},"output":null})");
   // B2: the eval set is the eval windows of the last rounds, each sample once.
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/3/data.txt"), eval1 + eval2);
   job.Report(r2il3.content);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
   Sync(job);
-  PostWorker("eval-worker-x9y8z",
-             R"({"name": "eval-worker-x9y8z", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"precision": [0.70, 0.70]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"precision": [0.81, 0.74]}}]})");
+  PostWorker(
+      "eval-worker-x9y8z",
+      R"({"name": "eval-worker-x9y8z", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/2/model.pb", "metrics": {"precision": [0.70, 0.70]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"precision": [0.81, 0.74]}}]})");
   job.Report(NextJob().content);  // IL-4
   UpstreamFrame il7 = NextJob();
   EXPECT_EQ(il7.content, R"({"phase":"Deploy","status":"Completed","output":null})");

@@ -138,26 +138,27 @@ int main(int argc, char** argv) {
                 {"metadata", Meta(name)},
                 {"spec", {{"url", url}, {"format", "pkl"}}}};
   };
-  Json job_obj{
-      {"kind", "IncrementalLearningJob"},
-      {"apiVersion", "sedna.io/v1alpha1"},
-      {"metadata", Meta("digits-il")},
-      {"spec",
-       {{"dataset", {{"name", "digits-dataset"}, {"trainProb", 0.8}}},
-        {"initialModel", {{"name", "initial-model"}}},
-        {"trainSpec",
-         {{"template", Template("train")},
-          {"trigger",
-           {{"checkPeriodSeconds", 5},
-            {"condition", {{"operator", ">"}, {"threshold", 300}, {"metric", "num_of_samples"}}}}}}},
-        {"evalSpec", {{"template", Template("eval")}}},
-        {"deploySpec",
-         {{"model", {{"name", "deploy-model"}}},
-          {"trigger",
-           {{"condition", {{"operator", ">"}, {"threshold", 0.01}, {"metric", "precision_delta"}}}}},
-          {"hardExampleMining", {{"name", "IBT"}}},
-          {"template", Template("infer")}}},
-        {"outputDir", ws + "/output"}}}};
+  Json job_obj{{"kind", "IncrementalLearningJob"},
+               {"apiVersion", "sedna.io/v1alpha1"},
+               {"metadata", Meta("digits-il")},
+               {"spec",
+                {{"dataset", {{"name", "digits-dataset"}, {"trainProb", 0.8}}},
+                 {"initialModel", {{"name", "initial-model"}}},
+                 {"trainSpec",
+                  {{"template", Template("train")},
+                   {"trigger",
+                    {{"checkPeriodSeconds", 5},
+                     {"condition",
+                      {{"operator", ">"}, {"threshold", 300}, {"metric", "num_of_samples"}}}}}}},
+                 {"evalSpec", {{"template", Template("eval")}}},
+                 {"deploySpec",
+                  {{"model", {{"name", "deploy-model"}}},
+                   {"trigger",
+                    {{"condition",
+                      {{"operator", ">"}, {"threshold", 0.01}, {"metric", "precision_delta"}}}}},
+                   {"hardExampleMining", {{"name", "IBT"}}},
+                   {"template", Template("infer")}}},
+                 {"outputDir", ws + "/output"}}}};
   GmJob job(sedna::core::gm::JobKind::kIncremental, job_obj);
   auto sync = [&] {
     auto d = job.Downstream();
@@ -173,11 +174,12 @@ int main(int argc, char** argv) {
   Say("job digits-il: trainProb 0.8, train when num_of_samples > 300, deploy when mean "
       "precision_delta > 0.01");
 
-  std::map<std::string, std::string> base_env{{"PATH", "/usr/bin:/bin"},
-                                              {"LC_SERVER", "http://127.0.0.1:" + std::to_string(port)},
-                                              {"JOB_NAME", "digits-il"},
-                                              {"NAMESPACE", "default"},
-                                              {"ORIGINAL_DATASET_URL", index}};
+  std::map<std::string, std::string> base_env{
+      {"PATH", "/usr/bin:/bin"},
+      {"LC_SERVER", "http://127.0.0.1:" + std::to_string(port)},
+      {"JOB_NAME", "digits-il"},
+      {"NAMESPACE", "default"},
+      {"ORIGINAL_DATASET_URL", index}};
   std::vector<RoundRow> rows;
   size_t next_line = 0;
   int exit_code = 0;
@@ -213,7 +215,8 @@ int main(int argc, char** argv) {
     env["BASE_MODEL_URL"] = in.at("models")[0].at("url");
     env["MODEL_URL"] = in.at("outputDir");
     env["TRAIN_DATASET_URL"] = in.at("dataURL");
-    pid_t train = Spawn({python, ex + "/train.py"}, env, ws + "/train-" + std::to_string(r) + ".log");
+    pid_t train =
+        Spawn({python, ex + "/train.py"}, env, ws + "/train-" + std::to_string(r) + ".log");
     auto done = gm.Next("IncrementalLearningJob", std::chrono::seconds(60));
     int rc = WaitPid(train);
     if (!done || rc != 0) {
