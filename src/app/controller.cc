@@ -2,12 +2,17 @@
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "adapters/dataset/index_reader.h"
@@ -24,6 +29,7 @@
 #include "app/il_record.h"
 #include "app/status_view.h"
 #include "core/il_job.h"
+#include "core/ll_job.h"
 #include "core/split.h"
 #include "core/trigger.h"
 
@@ -36,6 +42,7 @@ using core::il::Event;
 namespace {
 
 constexpr const char* kScopeIl = "il";
+constexpr const char* kScopeLl = "ll";
 constexpr const char* kScopeDataset = "dataset";
 constexpr const char* kScopeStatus = "status";
 constexpr int64_t kIngestSliceBytes = 4 << 20;
@@ -72,6 +79,18 @@ std::string Dirname(const std::string& p) {
 
 }  // namespace
 
+class GmLinkSink : public UpstreamSink {
+ public:
+  explicit GmLinkSink(gm::GmLink& link) : link_(link) {}
+  bool connected() const override { return link_.connected(); }
+  bool Send(std::string frame, std::function<void(bool)> done) override {
+    return link_.Send(std::move(frame), std::move(done));
+  }
+
+ private:
+  gm::GmLink& link_;
+};
+
 struct DatasetEntry {
   std::string key;
   core::Dataset ds;
@@ -85,18 +104,54 @@ struct DatasetEntry {
   std::unique_ptr<asio::steady_timer> poll_timer;
 };
 
-struct IlEntry {
+enum class JobKind { kIl, kLl };
+
+// One IL or LL job: the last received object, its compiled triggers, the core state and the
+// job's read cursor over its dataset index (persisted together as one record).
+struct JobEntry {
+  JobKind kind = JobKind::kIl;
   std::string key;
   uint64_t incarnation = 0;
-  json::Decoded<core::IlJob> decoded;
+  json::Decoded<core::IlJob> il;
+  json::Decoded<core::LlJob> ll;
   core::Trigger train_trigger;
-  core::Trigger deploy_trigger;
-  IlRecord record;
+  core::Trigger deploy_trigger;  // IL only
+  core::il::State il_state;
+  core::ll::State ll_state;
+  dataset::IndexCursor cursor;
   std::unique_ptr<dataset::Spool> train_spool;
   std::unique_ptr<dataset::Spool> eval_spool;
   std::unique_ptr<asio::steady_timer> tick_timer;
   bool ingest_posted = false;
-  const core::IlJob& job() const { return decoded.object; }
+
+  bool is_il() const { return kind == JobKind::kIl; }
+  const core::ObjectMeta& meta() const { return is_il() ? il.object.meta : ll.object.meta; }
+  const std::string& dataset_name() const {
+    return is_il() ? il.object.spec.dataset_name : ll.object.spec.dataset_name;
+  }
+  double train_prob() const {
+    return is_il() ? il.object.spec.train_prob : ll.object.spec.train_prob;
+  }
+  const std::string& output_dir() const {
+    return is_il() ? il.object.spec.output_dir : ll.object.spec.output_dir;
+  }
+  const std::vector<core::JobCondition>& conditions() const {
+    return is_il() ? il.object.conditions : ll.object.conditions;
+  }
+  const char* object_kind() const {
+    return is_il() ? "IncrementalLearningJob" : "LifelongLearningJob";
+  }
+  std::string name() const { return meta().ns + "/" + meta().name; }
+  int64_t samples_seen() const { return is_il() ? il_state.samples_seen : ll_state.samples_seen; }
+  int64_t train_committed() const {
+    return is_il() ? il_state.train_pending.end : ll_state.train_pending.end;
+  }
+  int64_t eval_committed() const {
+    return is_il() ? il_state.eval_open.end : ll_state.eval_open.end;
+  }
+  std::string EncodeRecord(const dataset::IndexCursor& c) const {
+    return is_il() ? EncodeIlRecord({il_state, c}) : EncodeLlRecord({ll_state, c});
+  }
 };
 
 struct Controller::Impl {
@@ -106,30 +161,33 @@ struct Controller::Impl {
   std::unique_ptr<http::HttpServer> worker_server;
   std::unique_ptr<http::HttpServer> status_server;
   std::unique_ptr<gm::GmLink> gm;
+  // Cluster mode wraps the GM link; standalone mode sets its local manager.
+  std::unique_ptr<UpstreamSink> gm_sink;
+  UpstreamSink* sink = nullptr;
   std::unique_ptr<dataset::IndexWatcher> watcher;
   asio::thread_pool pool{2};
   std::map<std::string, std::unique_ptr<DatasetEntry>> datasets;
   std::map<std::string, json::Decoded<core::Model>> models;
-  std::map<std::string, std::unique_ptr<IlEntry>> il_jobs;
+  std::map<std::string, std::unique_ptr<JobEntry>> jobs;
   std::set<std::string> warned_kinds;
   uint64_t next_incarnation = 1;
   bool outbox_inflight = false;
   bool stopped = false;
+  int lock_fd = -1;
   Metrics metrics;
 
   Impl(asio::io_context& io_, Config c) : io(io_), cfg(std::move(c)) {}
 
   // ---------------------------------------------------------------- persistence helpers
 
-  std::string IlFrame(const core::IlJob& job, const std::string& content) {
-    return json::EncodeFrame({job.meta.ns, "IncrementalLearningJob", job.meta.name, "status"},
-                             content);
+  std::string JobFrame(const JobEntry& e, const std::string& content) {
+    return json::EncodeFrame({e.meta().ns, e.object_kind(), e.meta().name, "status"}, content);
   }
 
   // ---------------------------------------------------------------- outbox
 
   void PumpOutbox() {
-    if (stopped || !gm || !gm->connected() || outbox_inflight) return;
+    if (stopped || !sink || !sink->connected() || outbox_inflight) return;
     auto peek = store->OutboxPeek(1);
     if (!peek.ok()) {
       spdlog::error("outbox: {}", peek.message());
@@ -138,7 +196,7 @@ struct Controller::Impl {
     if (peek->empty()) return;
     const int64_t id = (*peek)[0].id;
     outbox_inflight = true;
-    bool sent = gm->Send((*peek)[0].frame, [this, id](bool written) {
+    bool sent = sink->Send((*peek)[0].frame, [this, id](bool written) {
       outbox_inflight = false;
       if (written) {
         if (Status s = store->OutboxDelete(id); !s.ok()) spdlog::error("outbox: {}", s.message());
@@ -206,9 +264,9 @@ struct Controller::Impl {
     EnsureWatch(e);
     SchedulePoll(e);
     PostRead(e, false);
-    for (auto& [k, j] : il_jobs) {
-      if (j->job().meta.ns == ds.meta.ns && j->job().spec.dataset_name == ds.meta.name) {
-        StepIl(*j, core::il::JobChanged{});
+    for (auto& [k, j] : jobs) {
+      if (j->meta().ns == ds.meta.ns && j->dataset_name() == ds.meta.name) {
+        StepJob(*j, core::il::JobChanged{});
       }
     }
   }
@@ -226,8 +284,8 @@ struct Controller::Impl {
 
   int64_t PollSeconds(const DatasetEntry& e) {
     int64_t p = kDefaultPollSeconds;
-    for (auto& [k, j] : il_jobs) {
-      if (j->job().meta.ns == e.ds.meta.ns && j->job().spec.dataset_name == e.ds.meta.name) {
+    for (auto& [k, j] : jobs) {
+      if (j->meta().ns == e.ds.meta.ns && j->dataset_name() == e.ds.meta.name) {
         p = std::min(p, j->train_trigger.check_period_seconds);
       }
     }
@@ -307,9 +365,9 @@ struct Controller::Impl {
         }
       }
     }
-    for (auto& [k, j] : il_jobs) {
-      if (j->job().meta.ns == e.ds.meta.ns && j->job().spec.dataset_name == e.ds.meta.name) {
-        IngestIl(*j, e, take_unterminated);
+    for (auto& [k, j] : jobs) {
+      if (j->meta().ns == e.ds.meta.ns && j->dataset_name() == e.ds.meta.name) {
+        Ingest(*j, e, take_unterminated);
       }
     }
     if (more) PostRead(e, take_unterminated);
@@ -328,11 +386,11 @@ struct Controller::Impl {
     }
     const std::string ns = m.meta.ns, name = m.meta.name;
     models[key] = std::move(d);
-    for (auto& [k, j] : il_jobs) {
-      const auto& sp = j->job().spec;
-      if (j->job().meta.ns == ns &&
-          (sp.initial_model_name == name || sp.deploy_model_name == name)) {
-        StepIl(*j, core::il::JobChanged{});
+    for (auto& [k, j] : jobs) {
+      if (!j->is_il()) continue;
+      const auto& sp = j->il.object.spec;
+      if (j->meta().ns == ns && (sp.initial_model_name == name || sp.deploy_model_name == name)) {
+        StepJob(*j, core::il::JobChanged{});
       }
     }
   }
@@ -343,158 +401,201 @@ struct Controller::Impl {
     return core::ModelRef{it->second.object.spec.format, it->second.object.spec.url, {}};
   }
 
-  // ---------------------------------------------------------------- IL jobs
+  // ---------------------------------------------------------------- IL and LL jobs
 
-  Status ValidateIl(const core::IlJob& job, core::Trigger& train, core::Trigger& deploy) {
-    auto t = core::CompileTrigger(job.spec.train_trigger);
-    if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
-    auto d = core::CompileTrigger(job.spec.deploy_trigger);
-    if (!d.ok()) return Status::Error("spec.deploySpec.trigger." + d.message());
-    if (Status s = core::ValidateTrainProb(job.spec.train_prob); !s.ok()) {
+  static Status ValidateCommon(const std::string& dataset, double train_prob,
+                               const std::string& output_dir) {
+    if (Status s = core::ValidateTrainProb(train_prob); !s.ok()) {
       return Status::Error("spec.dataset." + s.message());
     }
-    if (job.spec.dataset_name.empty()) return Status::Error("spec.dataset.name: empty");
-    if (job.spec.output_dir.empty()) return Status::Error("spec.outputDir: empty");
-    if (job.spec.output_dir.find("://") != std::string::npos) {
-      return Status::Error("spec.outputDir: \"" + job.spec.output_dir +
+    if (dataset.empty()) return Status::Error("spec.dataset.name: empty");
+    if (output_dir.empty()) return Status::Error("spec.outputDir: empty");
+    if (output_dir.find("://") != std::string::npos) {
+      return Status::Error("spec.outputDir: \"" + output_dir +
                            "\": only host paths are supported by this build");
     }
-    if (job.spec.output_dir[0] != '/') {
-      return Status::Error("spec.outputDir: \"" + job.spec.output_dir + "\" is not absolute");
+    if (output_dir[0] != '/') {
+      return Status::Error("spec.outputDir: \"" + output_dir + "\" is not absolute");
     }
-    train = *t;
-    deploy = *d;
     return Status::Ok();
   }
 
-  std::string SpoolPath(const IlEntry& e, const char* which) {
+  Status ValidateJob(JobEntry& probe, core::Trigger& train, core::Trigger& deploy) {
+    if (probe.is_il()) {
+      const auto& job = probe.il.object;
+      auto t = core::CompileTrigger(job.spec.train_trigger);
+      if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
+      auto d = core::CompileTrigger(job.spec.deploy_trigger);
+      if (!d.ok()) return Status::Error("spec.deploySpec.trigger." + d.message());
+      train = *t;
+      deploy = *d;
+      return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
+    }
+    const auto& job = probe.ll.object;
+    auto t = core::CompileTrigger(job.spec.train_trigger);
+    if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
+    train = *t;
+    return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
+  }
+
+  std::string SpoolPath(const JobEntry& e, const char* which) {
     return cfg.spool_dir + "/" + SanitizeKey(e.key) + "." + which;
   }
 
-  void UpsertIlJob(json::Decoded<core::IlJob> d, bool persist) {
-    const auto& job = d.object;
-    const std::string key = core::ResourceKey(job.meta.ns, core::kKindIlJob, job.meta.name);
-    const std::string who = "IncrementalLearningJob " + job.meta.ns + "/" + job.meta.name;
+  const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
+
+  // Inserts or updates an IL or LL job. An invalid object is rejected with a message naming the
+  // field; a previous good version keeps running.
+  void UpsertJob(JobEntry incoming, bool persist) {
+    const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
+    const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
+    const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
     core::Trigger train, deploy;
-    if (Status s = ValidateIl(job, train, deploy); !s.ok()) {
+    if (Status s = ValidateJob(incoming, train, deploy); !s.ok()) {
       spdlog::error("{}: rejected: {}; {}", who, s.message(),
-                    il_jobs.count(key) ? "keeping its previous version" : "job not started");
+                    jobs.count(key) ? "keeping its previous version" : "job not started");
       metrics.rejected_objects++;
       return;
     }
-    auto& slot = il_jobs[key];
+    auto& slot = jobs[key];
     const bool fresh = !slot;
     if (fresh) {
-      slot = std::make_unique<IlEntry>();
+      slot = std::make_unique<JobEntry>();
+      slot->kind = incoming.kind;
       slot->key = key;
       slot->incarnation = next_incarnation++;
-      if (auto rec = store->GetState(kScopeIl, key); rec.ok() && rec->has_value()) {
-        auto r = DecodeIlRecord(**rec);
-        if (r.ok()) {
-          slot->record = *r;
-          spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
-                       r->state.samples_seen, core::il::WorkName(r->state.work));
+      if (auto rec = store->GetState(ScopeOf(slot->kind), key); rec.ok() && rec->has_value()) {
+        if (slot->is_il()) {
+          auto r = DecodeIlRecord(**rec);
+          if (r.ok()) {
+            slot->il_state = r->state;
+            slot->cursor = r->cursor;
+            spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
+                         r->state.samples_seen, core::il::WorkName(r->state.work));
+          } else {
+            spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+          }
         } else {
-          spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+          auto r = DecodeLlRecord(**rec);
+          if (r.ok()) {
+            slot->ll_state = r->state;
+            slot->cursor = r->cursor;
+            spdlog::info("{}: resumed at version {} phase {} ({} samples seen)", who,
+                         r->state.version, core::ll::PhaseName(r->state.phase),
+                         r->state.samples_seen);
+          } else {
+            spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+          }
         }
       }
+    } else if (slot->kind != incoming.kind) {
+      spdlog::error("{}: rejected: kind changed", who);
+      return;
     }
-    IlEntry& e = *slot;
+    JobEntry& e = *slot;
     e.train_trigger = train;
     e.deploy_trigger = deploy;
-    e.decoded = std::move(d);
+    if (e.is_il()) {
+      e.il = std::move(incoming.il);
+    } else {
+      e.ll = std::move(incoming.ll);
+    }
     if (fresh) {
       // Output directories exist before any Ready is sent (§4.5).
-      const std::string out =
-          fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(job_of(e).spec.output_dir));
+      const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(e.output_dir()));
       for (const char* sub : {"", "/data/train", "/data/eval", "/train", "/eval"}) {
         if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
       }
-      if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok())
-        spdlog::error("{}: {}", who, s.message());
-      auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.record.state.train_pending.end);
-      auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.record.state.eval_open.end);
+      if (!e.is_il()) {
+        if (Status s = fs::MakeDirs(out + "/deploy"); !s.ok()) {
+          spdlog::error("{}: {}", who, s.message());
+        }
+      }
+      auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
+      auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
       if (!ts.ok() || !es.ok()) {
         spdlog::error("{}: spool: {}{}", who, ts.message(), es.message());
-        il_jobs.erase(key);
+        jobs.erase(key);
         return;
       }
       e.train_spool = std::move(*ts);
       e.eval_spool = std::move(*es);
-      spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
-                   deploy.text);
+      if (e.is_il()) {
+        spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
+                     deploy.text);
+      } else {
+        spdlog::info("{}: loaded (train trigger: {})", who, train.text);
+      }
     }
     if (persist) {
-      const auto& dd = e.decoded;
+      const std::string type_meta = e.is_il() ? e.il.type_meta_json : e.ll.type_meta_json;
+      const std::string object_meta = e.is_il() ? e.il.object_meta_json : e.ll.object_meta_json;
+      const std::string spec = e.is_il() ? e.il.spec_json : e.ll.spec_json;
+      const std::string status = e.is_il() ? e.il.status_json : e.ll.status_json;
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
-        if (Status st =
-                tx.UpsertResource({key, dd.type_meta_json, dd.object_meta_json, dd.spec_json});
-            !st.ok())
-          return st;
-        if (Status st = tx.PutState(kScopeStatus, key, dd.status_json); !st.ok()) return st;
-        return tx.PutState(kScopeIl, key, EncodeIlRecord(e.record));
+        if (Status st = tx.UpsertResource({key, type_meta, object_meta, spec}); !st.ok()) return st;
+        if (Status st = tx.PutState(kScopeStatus, key, status); !st.ok()) return st;
+        return tx.PutState(ScopeOf(e.kind), key, e.EncodeRecord(e.cursor));
       });
       if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
     }
     ScheduleTick(e);
-    if (fresh) StepIl(e, core::il::Resume{});
-    if (DatasetEntry* ds = FindDataset(job_of(e).meta.ns, job_of(e).spec.dataset_name)) {
+    if (fresh) StepJob(e, core::il::Resume{});
+    if (DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
       SchedulePoll(*ds);
-      IngestIl(e, *ds, false);
+      Ingest(e, *ds, false);
     }
-    StepIl(e, core::il::JobChanged{});
+    StepJob(e, core::il::JobChanged{});
   }
 
-  static const core::IlJob& job_of(const IlEntry& e) { return e.decoded.object; }
-
-  void ScheduleTick(IlEntry& e) {
+  void ScheduleTick(JobEntry& e) {
     if (!e.tick_timer) e.tick_timer = std::make_unique<asio::steady_timer>(io);
     e.tick_timer->expires_after(std::chrono::seconds(e.train_trigger.check_period_seconds));
     const std::string key = e.key;
     const uint64_t inc = e.incarnation;
     e.tick_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
       if (ec || stopped) return;
-      IlEntry* j = FindIl(key, inc);
+      JobEntry* j = FindJob(key, inc);
       if (!j) return;
-      if (DatasetEntry* ds = FindDataset(j->job().meta.ns, j->job().spec.dataset_name)) {
-        IngestIl(*j, *ds, false);
+      if (DatasetEntry* ds = FindDataset(j->meta().ns, j->dataset_name())) {
+        Ingest(*j, *ds, false);
       }
-      StepIl(*j, core::il::Tick{});
+      StepJob(*j, core::il::Tick{});
       ScheduleTick(*j);
     });
   }
 
-  IlEntry* FindIl(const std::string& key, uint64_t incarnation) {
-    auto it = il_jobs.find(key);
-    if (it == il_jobs.end() || it->second->incarnation != incarnation) return nullptr;
+  JobEntry* FindJob(const std::string& key, uint64_t incarnation) {
+    auto it = jobs.find(key);
+    if (it == jobs.end() || it->second->incarnation != incarnation) return nullptr;
     return it->second.get();
   }
 
-  void DeleteIlJob(const std::string& key) {
-    auto it = il_jobs.find(key);
-    if (it != il_jobs.end()) {
-      IlEntry& e = *it->second;
+  void DeleteJob(const std::string& key, JobKind kind) {
+    auto it = jobs.find(key);
+    if (it != jobs.end()) {
+      JobEntry& e = *it->second;
       if (e.tick_timer) e.tick_timer->cancel();
       ::unlink(SpoolPath(e, "train").c_str());
       ::unlink(SpoolPath(e, "eval").c_str());
-      il_jobs.erase(it);
+      jobs.erase(it);
     }
     Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
       if (Status st = tx.DeleteResource(key); !st.ok()) return st;
       if (Status st = tx.DeleteState(kScopeStatus, key); !st.ok()) return st;
-      return tx.DeleteState(kScopeIl, key);
+      return tx.DeleteState(ScopeOf(kind), key);
     });
     if (!s.ok()) spdlog::error("{}: deleting: {}", key, s.message());
-    spdlog::info("IncrementalLearningJob {}: deleted", key);
+    spdlog::info("{}: deleted", key);
   }
 
   // Streams the samples appended to the job's dataset index into its spools, split by running
   // totals, then commits the cursor and counts with the step that sees them.
-  void IngestIl(IlEntry& e, DatasetEntry& ds, bool take_unterminated) {
-    const double p = e.job().spec.train_prob;
-    IlRecord rec = e.record;
-    int64_t seen = rec.state.samples_seen, train_added = 0, eval_added = 0;
-    auto r = dataset::ReadNewSamples(ds.local_path, ds.format, rec.cursor, take_unterminated,
+  void Ingest(JobEntry& e, DatasetEntry& ds, bool take_unterminated) {
+    const double p = e.train_prob();
+    dataset::IndexCursor cursor = e.cursor;
+    int64_t seen = e.samples_seen(), train_added = 0, eval_added = 0;
+    auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, take_unterminated,
                                      kIngestSliceBytes, [&](std::string_view line) -> Status {
                                        ++seen;
                                        if (core::IsTrainSample(p, seen)) {
@@ -511,20 +612,20 @@ struct Controller::Impl {
       st = !a.ok() ? a : b;
     }
     if (!st.ok()) {
-      spdlog::error("IncrementalLearningJob {}: ingesting {}: {}; will retry", e.key, ds.local_path,
+      spdlog::error("{} {}: ingesting {}: {}; will retry", e.object_kind(), e.name(), ds.local_path,
                     st.message());
       ResetSpools(e);
       return;
     }
     if (r->missing) return;
     if (train_added + eval_added == 0) {
-      e.record.cursor = rec.cursor;  // header/tail bookkeeping only
+      e.cursor = cursor;  // header/tail bookkeeping only
       return;
     }
     metrics.samples_ingested += train_added + eval_added;
     core::il::SamplesIngested ev{seen, train_added, e.train_spool->size(), eval_added,
                                  e.eval_spool->size()};
-    if (!StepIl(e, ev, {}, &rec.cursor)) {
+    if (!StepJob(e, ev, {}, &cursor)) {
       ResetSpools(e);
       return;
     }
@@ -533,32 +634,42 @@ struct Controller::Impl {
       const std::string key = e.key;
       const uint64_t inc = e.incarnation;
       asio::post(io, [this, key, inc, take_unterminated] {
-        IlEntry* j = FindIl(key, inc);
+        JobEntry* j = FindJob(key, inc);
         if (!j) return;
         j->ingest_posted = false;
-        if (DatasetEntry* d = FindDataset(j->job().meta.ns, j->job().spec.dataset_name)) {
-          IngestIl(*j, *d, take_unterminated);
+        if (DatasetEntry* d = FindDataset(j->meta().ns, j->dataset_name())) {
+          Ingest(*j, *d, take_unterminated);
         }
       });
     }
   }
 
   // Drops spool bytes that were appended but not committed.
-  void ResetSpools(IlEntry& e) {
-    auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.record.state.train_pending.end);
-    auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.record.state.eval_open.end);
+  void ResetSpools(JobEntry& e) {
+    auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
+    auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
     if (ts.ok()) e.train_spool = std::move(*ts);
     if (es.ok()) e.eval_spool = std::move(*es);
   }
 
-  core::il::Spec MakeSpec(const IlEntry& e) {
+  core::il::Spec MakeIlSpec(const JobEntry& e) {
     core::il::Spec spec;
-    spec.job = &e.job();
+    spec.job = &e.il.object;
     spec.train_trigger = &e.train_trigger;
     spec.deploy_trigger = &e.deploy_trigger;
-    spec.initial_model = ModelRefFor(e.job().meta.ns, e.job().spec.initial_model_name);
-    spec.deploy_model = ModelRefFor(e.job().meta.ns, e.job().spec.deploy_model_name);
-    DatasetEntry* ds = FindDataset(e.job().meta.ns, e.job().spec.dataset_name);
+    spec.initial_model = ModelRefFor(e.meta().ns, e.il.object.spec.initial_model_name);
+    spec.deploy_model = ModelRefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
+    DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+    spec.dataset_known = ds != nullptr;
+    spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+    return spec;
+  }
+
+  core::ll::Spec MakeLlSpec(const JobEntry& e) {
+    core::ll::Spec spec;
+    spec.job = &e.ll.object;
+    spec.train_trigger = &e.train_trigger;
+    DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
     spec.dataset_known = ds != nullptr;
     spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
     return spec;
@@ -566,64 +677,82 @@ struct Controller::Impl {
 
   // Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
   // runs the actions. Returns false (state unchanged) when the commit failed.
-  bool StepIl(IlEntry& e, const Event& ev, std::vector<std::string> pre_frames = {},
-              const dataset::IndexCursor* new_cursor = nullptr) {
-    core::il::Spec spec = MakeSpec(e);
-    core::il::Output out = core::il::Step(spec, e.record.state, ev, MakeNow());
-    IlRecord next{out.state, new_cursor ? *new_cursor : e.record.cursor};
+  bool StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames = {},
+               const dataset::IndexCursor* new_cursor = nullptr) {
+    const core::il::Now now = MakeNow();
+    std::vector<Action> actions;
+    bool state_changed = false;
+    core::il::State il_next;
+    core::ll::State ll_next;
+    if (e.is_il()) {
+      core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
+      state_changed = !(out.state == e.il_state);
+      il_next = std::move(out.state);
+      actions = std::move(out.actions);
+    } else {
+      core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
+      state_changed = !(out.state == e.ll_state);
+      ll_next = std::move(out.state);
+      actions = std::move(out.actions);
+    }
     std::vector<std::string> frames = std::move(pre_frames);
-    for (const Action& a : out.actions) {
+    for (const Action& a : actions) {
       if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-        frames.push_back(IlFrame(e.job(), json::EncodeStatusReport(r->report)));
+        frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
       }
     }
-    const bool changed = !(next.state == e.record.state) || new_cursor || !frames.empty();
-    if (changed) {
-      const std::string rec = EncodeIlRecord(next);
+    const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
+    if (state_changed || new_cursor || !frames.empty()) {
+      const std::string rec =
+          e.is_il() ? EncodeIlRecord({il_next, cursor}) : EncodeLlRecord({ll_next, cursor});
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
         for (const auto& f : frames) {
           if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
         }
-        return tx.PutState(kScopeIl, e.key, rec);
+        return tx.PutState(ScopeOf(e.kind), e.key, rec);
       });
       if (!s.ok()) {
-        spdlog::error("IncrementalLearningJob {}: committing state: {}; event dropped", e.key,
+        spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),
                       s.message());
         return false;
       }
     }
-    e.record = std::move(next);
-    for (const Action& a : out.actions) RunAction(e, a);
+    if (e.is_il()) {
+      e.il_state = std::move(il_next);
+    } else {
+      e.ll_state = std::move(ll_next);
+    }
+    if (new_cursor) e.cursor = *new_cursor;
+    for (const Action& a : actions) RunAction(e, a);
     if (!frames.empty()) PumpOutbox();
     return true;
   }
 
-  void RunAction(IlEntry& e, const Action& a) {
-    const std::string& key = e.key;
-    const std::string who = e.job().meta.ns + "/" + e.job().meta.name;
+  void RunAction(JobEntry& e, const Action& a) {
+    const std::string key = e.key;
+    const std::string who = std::string(e.object_kind()) + " " + e.name();
     const uint64_t inc = e.incarnation;
     if (auto* log = std::get_if<core::il::Log>(&a)) {
       switch (log->level) {
         case core::il::Log::Level::kInfo:
-          spdlog::info("IncrementalLearningJob {}: {}", who, log->text);
+          spdlog::info("{}: {}", who, log->text);
           break;
         case core::il::Log::Level::kWarn:
-          spdlog::warn("IncrementalLearningJob {}: {}", who, log->text);
+          spdlog::warn("{}: {}", who, log->text);
           break;
         case core::il::Log::Level::kError:
-          spdlog::error("IncrementalLearningJob {}: {}", who, log->text);
+          spdlog::error("{}: {}", who, log->text);
           break;
       }
     } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-      spdlog::info("IncrementalLearningJob {}: reported {} {}", who, r->report.phase,
-                   r->report.status);
+      spdlog::info("{}: reported {} {}", who, r->report.phase, r->report.status);
     } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
       std::vector<fs::FileRange> ranges;
       const std::string spool =
           SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
       for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
       std::string prefix;
-      if (w->csv_header) prefix = e.record.cursor.header + "\n";
+      if (w->csv_header) prefix = e.cursor.header + "\n";
       const std::string path = fs::JoinRootfs(cfg.rootfs, w->url);
       const core::il::Work work = w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain
                                                                   : core::il::Work::kWriteEval;
@@ -632,8 +761,8 @@ struct Controller::Impl {
         Status s = fs::MakeDirs(Dirname(path));
         if (s.ok()) s = fs::WriteFileFromRanges(path, prefix, ranges);
         asio::post(io, [this, key, inc, work, round, s] {
-          if (IlEntry* j = FindIl(key, inc)) {
-            StepIl(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+          if (JobEntry* j = FindJob(key, inc)) {
+            StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
           }
         });
       });
@@ -643,8 +772,8 @@ struct Controller::Impl {
       asio::post(pool, [this, key, inc, src, dst] {
         Status s = fs::AtomicCopyFile(src, dst);
         asio::post(io, [this, key, inc, s] {
-          if (IlEntry* j = FindIl(key, inc)) {
-            StepIl(*j, core::il::ModelCopied{s.ok(), s.message()});
+          if (JobEntry* j = FindJob(key, inc)) {
+            StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
           }
         });
       });
@@ -670,7 +799,9 @@ struct Controller::Impl {
     const std::string key = core::ResourceKey(h.ns, kind, h.resource_name);
     if (h.operation == "delete") {
       if (kind == core::kKindIlJob) {
-        DeleteIlJob(key);
+        DeleteJob(key, JobKind::kIl);
+      } else if (kind == core::kKindLlJob) {
+        DeleteJob(key, JobKind::kLl);
       } else if (kind == core::kKindDataset) {
         auto it = datasets.find(key);
         if (it != datasets.end()) {
@@ -705,9 +836,18 @@ struct Controller::Impl {
     } else if (kind == core::kKindIlJob) {
       auto d = json::DecodeIlJob(f->content);
       if (!d.ok()) return Reject(d.message());
-      UpsertIlJob(std::move(*d), true);
-    } else if (kind == core::kKindLlJob || kind == core::kKindJointInference ||
-               kind == core::kKindFederated) {
+      JobEntry e;
+      e.kind = JobKind::kIl;
+      e.il = std::move(*d);
+      UpsertJob(std::move(e), true);
+    } else if (kind == core::kKindLlJob) {
+      auto d = json::DecodeLlJob(f->content);
+      if (!d.ok()) return Reject(d.message());
+      JobEntry e;
+      e.kind = JobKind::kLl;
+      e.ll = std::move(*d);
+      UpsertJob(std::move(e), true);
+    } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
       WarnKindOnce(kind,
                    "resource kind \"" + kind + "\" is not supported by this build yet; ignored");
     } else {
@@ -737,18 +877,18 @@ struct Controller::Impl {
       return {400, "application/json", json::EncodeWorkerApiReply(400, msg), {}};
     }
     const auto& rep = m->report;
-    if (rep.owner_kind == core::kKindIlJob) {
-      const std::string key = core::ResourceKey(rep.ns, core::kKindIlJob, rep.owner_name);
-      auto it = il_jobs.find(key);
-      if (it == il_jobs.end()) {
-        spdlog::warn("worker {}: message for unknown IncrementalLearningJob {}/{} dropped",
-                     rep.worker_name, rep.ns, rep.owner_name);
+    if (rep.owner_kind == core::kKindIlJob || rep.owner_kind == core::kKindLlJob) {
+      const std::string key = core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name);
+      auto it = jobs.find(key);
+      if (it == jobs.end()) {
+        spdlog::warn("worker {}: message for unknown {} {}/{} dropped", rep.worker_name,
+                     rep.owner_kind, rep.ns, rep.owner_name);
       } else {
-        IlEntry& e = *it->second;
-        std::string fwd = IlFrame(e.job(), json::EncodeForwardedWorkerMessage(*m));
-        spdlog::info("IncrementalLearningJob {}: worker {} reported {} {}", key, rep.worker_name,
+        JobEntry& e = *it->second;
+        std::string fwd = JobFrame(e, json::EncodeForwardedWorkerMessage(*m));
+        spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
                      rep.kind, rep.status);
-        if (!StepIl(e, core::il::WorkerReported{rep}, {fwd})) {
+        if (!StepJob(e, core::il::WorkerReported{rep}, {fwd})) {
           return {500,
                   "application/json",
                   json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
@@ -773,8 +913,8 @@ struct Controller::Impl {
       auto ob = store->GetOutboxStats();
       metrics.outbox_count = ob.ok() ? ob->count : -1;
       metrics.outbox_bytes = ob.ok() ? ob->bytes : -1;
-      metrics.gm_connected = gm && gm->connected();
-      metrics.jobs = static_cast<int64_t>(il_jobs.size());
+      metrics.gm_connected = sink && sink->connected();
+      metrics.jobs = static_cast<int64_t>(jobs.size());
       return {200, "text/plain; version=0.0.4", RenderMetrics(metrics), {}};
     }
     if (path == "/status") return {200, "application/json", RenderStatus(), {}};
@@ -783,30 +923,23 @@ struct Controller::Impl {
 
   std::string RenderStatus() {
     std::vector<JobView> views;
-    for (auto& [k, e] : il_jobs) views.push_back(ViewOf(*e));
+    for (auto& [k, e] : jobs) views.push_back(ViewOf(*e));
     return EncodeStatusJson(views);
   }
 
-  JobView ViewOf(const IlEntry& e) {
-    const auto& s = e.record.state;
+  JobView ViewOf(const JobEntry& e) {
     JobView v;
-    v.kind = "IncrementalLearningJob";
-    v.ns = e.job().meta.ns;
-    v.name = e.job().meta.name;
-    if (!e.job().conditions.empty()) {
-      const auto& c = e.job().conditions.back();
+    v.kind = e.object_kind();
+    v.ns = e.meta().ns;
+    v.name = e.meta().name;
+    if (!e.conditions().empty()) {
+      const auto& c = e.conditions().back();
       v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
     }
-    v.round = s.round;
-    v.samples_waiting = s.train_pending.count;
-    v.samples_seen = s.samples_seen;
-    v.work = core::il::WorkName(s.work);
-    v.last_decision = s.last_decision;
-    v.last_error = s.last_error;
-    for (const auto& r : s.last_eval_results) v.last_eval.push_back(r);
-    if (!s.deployments.empty()) {
-      v.deployed_url = s.deployments.back().url;
-      v.deployed_at = s.deployments.back().at;
+    if (e.is_il()) {
+      FillIlView(e.il_state, v);
+    } else {
+      FillLlView(e.ll_state, v);
     }
     return v;
   }
@@ -817,6 +950,13 @@ struct Controller::Impl {
     if (!cfg.timezone.empty()) {
       ::setenv("TZ", cfg.timezone.c_str(), 1);
       ::tzset();
+    }
+    // One daemon per database: a second one would answer the same jobs twice.
+    if (Status s = fs::MakeDirs(Dirname(cfg.db_path)); !s.ok()) return s.With("database directory");
+    lock_fd = ::open((cfg.db_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      return Status::Error("database " + cfg.db_path + " is in use by another sedna-lc (lock " +
+                           cfg.db_path + ".lock): " + std::strerror(errno));
     }
     store::StoreOptions so;
     so.synchronous_full = cfg.db_sync_full;
@@ -847,7 +987,9 @@ struct Controller::Impl {
       if (!ss.ok()) return ss.status().With("status server (--status-port)");
       status_server = std::move(*ss);
     }
-    if (!cfg.gm_address.empty()) {
+    if (sink) {
+      // standalone: the local manager is the upstream
+    } else if (!cfg.gm_address.empty()) {
       gm::GmLinkOptions go;
       go.address = cfg.gm_address;
       go.node_name = cfg.node_name;
@@ -867,6 +1009,8 @@ struct Controller::Impl {
         spdlog::warn("GM {}: disconnected: {}", cfg.gm_address, why);
       };
       gm = std::make_unique<gm::GmLink>(io, go, cb);
+      gm_sink = std::make_unique<GmLinkSink>(*gm);
+      sink = gm_sink.get();
       gm->Start();
     } else {
       spdlog::warn(
@@ -883,14 +1027,15 @@ struct Controller::Impl {
   Status Reload() {
     auto rows = store->LoadResources();
     if (!rows.ok()) return rows.status();
-    std::vector<const store::ResourceRow*> ds, ms, jobs;
+    std::vector<const store::ResourceRow*> ds, ms, job_rows;
     for (const auto& r : *rows) {
       if (r.name.find("/dataset/") != std::string::npos)
         ds.push_back(&r);
       else if (r.name.find("/model/") != std::string::npos)
         ms.push_back(&r);
-      else if (r.name.find("/incrementallearningjob/") != std::string::npos)
-        jobs.push_back(&r);
+      else if (r.name.find("/incrementallearningjob/") != std::string::npos ||
+               r.name.find("/lifelonglearningjob/") != std::string::npos)
+        job_rows.push_back(&r);
     }
     for (auto* r : ds) {
       auto d = json::DecodeDataset(
@@ -908,19 +1053,34 @@ struct Controller::Impl {
       else
         spdlog::error("stored {}: {}", r->name, d.message());
     }
-    for (auto* r : jobs) {
+    for (auto* r : job_rows) {
       std::string status;
       if (auto s = store->GetState(kScopeStatus, r->name); s.ok() && s->has_value()) status = **s;
-      auto d = json::DecodeIlJob(
-          json::AssembleObject(r->type_meta, r->object_meta, r->spec, status, std::nullopt));
-      if (d.ok())
-        UpsertIlJob(std::move(*d), false);
-      else
-        spdlog::error("stored {}: {}", r->name, d.message());
+      const std::string obj =
+          json::AssembleObject(r->type_meta, r->object_meta, r->spec, status, std::nullopt);
+      JobEntry e;
+      if (r->name.find("/incrementallearningjob/") != std::string::npos) {
+        auto d = json::DecodeIlJob(obj);
+        if (!d.ok()) {
+          spdlog::error("stored {}: {}", r->name, d.message());
+          continue;
+        }
+        e.kind = JobKind::kIl;
+        e.il = std::move(*d);
+      } else {
+        auto d = json::DecodeLlJob(obj);
+        if (!d.ok()) {
+          spdlog::error("stored {}: {}", r->name, d.message());
+          continue;
+        }
+        e.kind = JobKind::kLl;
+        e.ll = std::move(*d);
+      }
+      UpsertJob(std::move(e), false);
     }
     if (!rows->empty()) {
       spdlog::info("reloaded {} datasets, {} models, {} jobs from {}", ds.size(), ms.size(),
-                   jobs.size(), cfg.db_path);
+                   job_rows.size(), cfg.db_path);
     }
     return Status::Ok();
   }
@@ -931,7 +1091,7 @@ struct Controller::Impl {
     if (gm) gm->Stop();
     if (worker_server) worker_server->Stop();
     if (status_server) status_server->Stop();
-    for (auto& [k, e] : il_jobs) {
+    for (auto& [k, e] : jobs) {
       if (e->tick_timer) e->tick_timer->cancel();
     }
     for (auto& [k, d] : datasets) {
@@ -939,6 +1099,8 @@ struct Controller::Impl {
     }
     watcher.reset();
     pool.join();
+    if (lock_fd >= 0) ::close(lock_fd);
+    lock_fd = -1;
   }
 };
 
@@ -954,5 +1116,7 @@ uint16_t Controller::status_port() const {
   return impl_->status_server ? impl_->status_server->port() : 0;
 }
 void Controller::OnGmFrame(const std::string& text) { impl_->OnGmFrame(text); }
+void Controller::SetUpstreamSink(UpstreamSink* sink) { impl_->sink = sink; }
+void Controller::PumpOutbox() { impl_->PumpOutbox(); }
 
 }  // namespace sedna::app

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/config.h"
+#include "app/upstream_sink.h"
 #include "core/status.h"
 
 namespace boost::asio {
@@ -36,6 +37,11 @@ class Controller {
 
   // Applies one GM→LC frame (what the GM link delivers). Public for tests and standalone mode.
   void OnGmFrame(const std::string& text);
+
+  // Standalone mode: the outbox goes to `sink` instead of a GM link. Set before Start().
+  void SetUpstreamSink(UpstreamSink* sink);
+  // Sends outbox frames while the sink takes them (call when the sink becomes ready).
+  void PumpOutbox();
 
  private:
   struct Impl;

@@ -125,6 +125,8 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"eval_models", ModelsToJson(s.eval_models)},
           {"last_eval_results", ModelsToJson(s.last_eval_results)},
           {"last_decision", s.last_decision},
+          {"decisions", s.decisions},
+          {"decided_round", s.decided_round},
           {"deployments", deployments},
           {"retry_after_ms", s.retry_after_ms},
           {"last_error", s.last_error}};
@@ -160,6 +162,8 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
     s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
     s.last_decision = st.value("last_decision", "");
+    s.decisions = st.value("decisions", int64_t{0});
+    s.decided_round = st.value("decided_round", int64_t{0});
     for (const auto& d : st.value("deployments", json::array())) {
       s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
                                                    d.value("at", "")});
@@ -175,6 +179,67 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     return r;
   } catch (const std::exception& e) {
     return Result<IlRecord>::Error(std::string("IL job record: ") + e.what());
+  }
+}
+
+std::string EncodeLlRecord(const LlRecord& r) {
+  const auto& s = r.state;
+  json windows = json::array();
+  for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
+  json deployments = json::array();
+  for (const auto& d : s.deployments) {
+    deployments.push_back(json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
+  }
+  json st{{"phase", static_cast<int>(s.phase)},
+          {"version", s.version},
+          {"samples_seen", s.samples_seen},
+          {"train_pending", RangeToJson(s.train_pending)},
+          {"eval_open", RangeToJson(s.eval_open)},
+          {"eval_windows", windows},
+          {"train_range", RangeToJson(s.train_range)},
+          {"work", static_cast<int>(s.work)},
+          {"worker_awaited", s.worker_awaited},
+          {"conditions_seen", s.conditions_seen},
+          {"deployments", deployments},
+          {"retry_after_ms", s.retry_after_ms},
+          {"last_error", s.last_error}};
+  if (s.train_model) st["train_model"] = ModelToJson(*s.train_model);
+  if (s.eval_result) st["eval_result"] = ModelToJson(*s.eval_result);
+  return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+}
+
+Result<LlRecord> DecodeLlRecord(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    LlRecord r;
+    const json& st = j.at("state");
+    auto& s = r.state;
+    int phase = st.at("phase").get<int>();
+    int work = st.value("work", 0);
+    if (phase < 0 || phase > 2) return Result<LlRecord>::Error("state.phase: out of range");
+    if (work < 0 || work > 3) return Result<LlRecord>::Error("state.work: out of range");
+    s.phase = static_cast<core::ll::Phase>(phase);
+    s.work = static_cast<core::il::Work>(work);
+    s.version = st.at("version").get<int64_t>();
+    s.samples_seen = st.value("samples_seen", int64_t{0});
+    s.train_pending = RangeFromJson(st.at("train_pending"));
+    s.eval_open = RangeFromJson(st.at("eval_open"));
+    for (const auto& w : st.at("eval_windows")) s.eval_windows.push_back(RangeFromJson(w));
+    s.train_range = RangeFromJson(st.value("train_range", json::array()));
+    s.worker_awaited = st.value("worker_awaited", false);
+    s.conditions_seen = st.value("conditions_seen", int64_t{0});
+    if (st.contains("train_model")) s.train_model = ModelFromJson(st["train_model"]);
+    if (st.contains("eval_result")) s.eval_result = ModelFromJson(st["eval_result"]);
+    for (const auto& d : st.value("deployments", json::array())) {
+      s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
+                                                   d.value("at", "")});
+    }
+    s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
+    s.last_error = st.value("last_error", "");
+    r.cursor = CursorFromJson(j.at("cursor"));
+    return r;
+  } catch (const std::exception& e) {
+    return Result<LlRecord>::Error(std::string("LL job record: ") + e.what());
   }
 }
 

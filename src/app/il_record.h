@@ -6,6 +6,7 @@
 
 #include "adapters/dataset/index_reader.h"
 #include "core/il_job.h"
+#include "core/ll_job.h"
 #include "core/status.h"
 
 namespace sedna::app {
@@ -17,6 +18,15 @@ struct IlRecord {
 
 std::string EncodeIlRecord(const IlRecord& r);
 Result<IlRecord> DecodeIlRecord(const std::string& json);
+
+// The durable record of one LL job (scope "ll").
+struct LlRecord {
+  core::ll::State state;
+  dataset::IndexCursor cursor;
+};
+
+std::string EncodeLlRecord(const LlRecord& r);
+Result<LlRecord> DecodeLlRecord(const std::string& json);
 
 // Dataset counter record (scope "dataset"): cursor for numberOfSamples and the last value sent.
 struct DatasetRecord {

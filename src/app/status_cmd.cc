@@ -70,18 +70,19 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
         v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
       }
     }
-    const auto& s = r->state;
-    v.round = s.round;
-    v.samples_waiting = s.train_pending.count;
-    v.samples_seen = s.samples_seen;
-    v.work = core::il::WorkName(s.work);
-    v.last_decision = s.last_decision;
-    v.last_error = s.last_error;
-    v.last_eval = s.last_eval_results;
-    if (!s.deployments.empty()) {
-      v.deployed_url = s.deployments.back().url;
-      v.deployed_at = s.deployments.back().at;
-    }
+    FillIlView(r->state, v);
+    out.push_back(std::move(v));
+  }
+  auto ll = (*st)->LoadStates("ll");
+  if (!ll.ok()) return ll.status();
+  for (const auto& [key, value] : *ll) {
+    auto r = DecodeLlRecord(value);
+    if (!r.ok()) continue;
+    JobView v;
+    v.kind = "LifelongLearningJob";
+    v.ns = key.substr(0, key.find('/'));
+    v.name = key.substr(key.rfind('/') + 1);
+    FillLlView(r->state, v);
     out.push_back(std::move(v));
   }
   return out;

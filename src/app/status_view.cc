@@ -29,6 +29,36 @@ std::string MetricsSummary(const core::Metrics& m) {
 
 }  // namespace
 
+void FillIlView(const core::il::State& s, JobView& v) {
+  v.round = s.round;
+  v.samples_waiting = s.train_pending.count;
+  v.samples_seen = s.samples_seen;
+  v.work = core::il::WorkName(s.work);
+  v.last_decision = s.last_decision;
+  v.decisions = s.decisions;
+  v.decided_round = s.decided_round;
+  v.last_error = s.last_error;
+  v.last_eval = s.last_eval_results;
+  if (!s.deployments.empty()) {
+    v.deployed_url = s.deployments.back().url;
+    v.deployed_at = s.deployments.back().at;
+  }
+}
+
+void FillLlView(const core::ll::State& s, JobView& v) {
+  v.round = s.version;
+  v.samples_waiting = s.train_pending.count;
+  v.samples_seen = s.samples_seen;
+  v.work = std::string(core::ll::PhaseName(s.phase)) + "/" + core::il::WorkName(s.work);
+  v.last_error = s.last_error;
+  v.decisions = static_cast<int64_t>(s.deployments.size());
+  if (!s.deployments.empty()) {
+    v.deployed_url = s.deployments.back().url;
+    v.deployed_at = s.deployments.back().at;
+    v.decided_round = s.deployments.back().round;
+  }
+}
+
 std::string EncodeStatusJson(const std::vector<JobView>& jobs) {
   json arr = json::array();
   for (const auto& j : jobs) {
@@ -50,6 +80,8 @@ std::string EncodeStatusJson(const std::vector<JobView>& jobs) {
                        {"samplesSeen", j.samples_seen},
                        {"work", j.work},
                        {"lastDecision", j.last_decision},
+                       {"decisions", j.decisions},
+                       {"decidedRound", j.decided_round},
                        {"lastError", j.last_error},
                        {"lastEval", ev},
                        {"deployedUrl", j.deployed_url},
@@ -73,6 +105,8 @@ Result<std::vector<JobView>> DecodeStatusJson(const std::string& text) {
       v.samples_seen = e.value("samplesSeen", int64_t{0});
       v.work = e.value("work", "");
       v.last_decision = e.value("lastDecision", "");
+      v.decisions = e.value("decisions", int64_t{0});
+      v.decided_round = e.value("decidedRound", int64_t{0});
       v.last_error = e.value("lastError", "");
       for (const auto& m : e.value("lastEval", json::array())) {
         core::ModelRef r;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/il_job.h"
+#include "core/ll_job.h"
 #include "core/resources.h"
 #include "core/status.h"
 
@@ -18,6 +20,8 @@ struct JobView {
   int64_t samples_seen = 0;
   std::string work;
   std::string last_decision;
+  int64_t decisions = 0;
+  int64_t decided_round = 0;
   std::string last_error;
   std::vector<core::ModelRef> last_eval;
   std::string deployed_url;
@@ -37,6 +41,10 @@ struct Metrics {
   int64_t jobs = 0;
   bool gm_connected = false;
 };
+
+// Fill the state-derived fields of a view (kind, name and stage are the caller's).
+void FillIlView(const core::il::State& s, JobView& v);
+void FillLlView(const core::ll::State& s, JobView& v);
 
 std::string EncodeStatusJson(const std::vector<JobView>& jobs);
 Result<std::vector<JobView>> DecodeStatusJson(const std::string& text);

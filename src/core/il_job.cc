@@ -245,6 +245,8 @@ struct Stepper {
     }
     s.eval_outstanding = false;
     s.last_eval_results = r.results;
+    s.decisions++;
+    s.decided_round = s.eval_round - 1;
     if (r.results.size() < 2) {
       s.last_decision = "not deployed: eval reported " + std::to_string(r.results.size()) +
                         " result(s), need [trained, deployed]";

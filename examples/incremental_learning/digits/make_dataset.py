@@ -36,8 +36,11 @@ def main(root):
         with open(path, "wb") as f:
             pickle.dump(model, f)
     open(os.path.join(root, "data", "train_data.txt"), "w").close()
+    # The last 200 images are the inference stream; the rest arrive as training data.
     with open(os.path.join(root, "stream.txt"), "w") as f:
-        f.write("\n".join(lines[60:]) + "\n")
+        f.write("\n".join(lines[60:-200]) + "\n")
+    with open(os.path.join(root, "data", "infer_stream.txt"), "w") as f:
+        f.write("\n".join(lines[-200:]) + "\n")
     print("wrote %d images, initial model trained on 60" % len(lines))
 
 

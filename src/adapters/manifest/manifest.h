@@ -1,0 +1,62 @@
+// Standalone mode: the Sedna YAML manifests a user would `kubectl apply`, turned into the JSON
+// objects the GM would send for them (sedna-protocol.md §2), each validated by the sedna_json
+// decoder for its kind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sedna::manifest {
+
+struct ManifestObject {
+  std::string kind;  // "Dataset" | "Model" | "IncrementalLearningJob" | "LifelongLearningJob"
+  std::string ns;    // metadata.namespace, "default" when absent, null or empty
+  std::string name;  // metadata.name
+  // The object as compact JSON in manifest key order, Go-marshalled text (strings HTML-escaped
+  // as Go does, floats printed as Go prints a float64), with metadata.namespace filled in. It
+  // decodes without error with the json::Decode* function for `kind`.
+  std::string json;
+  std::string source;  // "path/to/file.yaml (document 2)"
+};
+
+struct LoadResult {
+  // Accepted objects in file order (a directory's files in byte order of their names).
+  std::vector<ManifestObject> objects;
+  // Documents skipped on purpose, e.g. `x.yaml (document 3): kind "Secret" is not handled in
+  // standalone mode; skipped`.
+  std::vector<std::string> warnings;
+  // One per rejected document (or unreadable path); the other documents still load. Each names
+  // the source and document number, then the object ("Kind ns/name") when it was identified,
+  // e.g. `il.yaml (document 2, IncrementalLearningJob default/helmet): spec.dataset.trainProb:
+  // expected a number, got string`; YAML syntax errors give "line L, column C" (1-based, in the
+  // file).
+  std::vector<std::string> errors;
+};
+
+// Loads one file (whatever its name) or every *.yaml / *.yml regular file directly inside a
+// directory (not recursive; names starting with '.' are skipped). Never throws.
+//
+// Documents are separated as kubectl separates them: a line starting with "---" followed only by
+// blanks or a comment. They are numbered from 1 within their file; a leading "---" does not
+// start a second document and empty documents are skipped silently.
+//
+// Scalars are typed as kubectl (go-yaml v2) types them: a plain scalar that reads as an int
+// (decimal, 0x, 0o, 0b, leading-0 octal, '_' ignored), a float, a bool (true/false, yes/no,
+// on/off, y/n in their usual capitalisations) or null (~, null, empty) becomes that JSON type;
+// a quoted or block scalar is always a string; !!str/!!int/!!float/!!bool/!!null tags are
+// honoured. Timestamps stay strings. Merge keys (<<) are expanded. Rejected: duplicate keys in
+// a mapping, keys that are null or not scalars, .inf/.nan, nesting deeper than 256 or
+// expanding past 200,000 values.
+//
+// A document must be a mapping with a string `kind`. Kinds other than the four above are
+// warned about and skipped. For the four: metadata.name must be a DNS-1123 subdomain and
+// metadata.namespace (if set) a DNS-1123 label, apiVersion must be "sedna.io/<version>", the
+// JSON must decode with its json::Decode* function, and (kind, namespace, name) must not repeat
+// an object loaded earlier in the same call (the later document is rejected, naming both).
+LoadResult LoadManifests(const std::string& path);
+
+// As LoadManifests for one in-memory document stream; `source` stands for the file name in
+// ManifestObject::source and in messages.
+LoadResult LoadManifestText(const std::string& text, const std::string& source);
+
+}  // namespace sedna::manifest

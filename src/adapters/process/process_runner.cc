@@ -1,0 +1,503 @@
+#include "adapters/process/process_runner.h"
+
+#include <utility>  // before any Asio header (Boost 1.74 with g++ 12)
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#if !__GLIBC_PREREQ(2, 34)
+#error "posix_spawn_file_actions_addchdir_np/addclosefrom_np need glibc >= 2.34"
+#endif
+
+namespace sedna::process {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string ErrnoText(int e) { return std::system_category().message(e); }
+
+std::string SignalName(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+// Closes an fd on scope exit unless released.
+struct FdGuard {
+  int fd = -1;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+// The path to hand to posix_spawn for `file`, following execvp's PATH search but with the child's
+// PATH and working directory. Errors are errno texts.
+Result<std::string> ResolveExecutable(const std::string& file,
+                                      const std::map<std::string, std::string>& env,
+                                      const std::string& working_dir) {
+  if (file.find('/') != std::string::npos) return file;
+  std::string path;
+  if (auto it = env.find("PATH"); it != env.end()) {
+    path = it->second;
+  } else if (const char* lc_path = std::getenv("PATH")) {
+    path = lc_path;
+  } else {
+    path = "/bin:/usr/bin";
+  }
+  bool denied = false;
+  size_t begin = 0;
+  for (;;) {
+    const size_t end = std::min(path.find(':', begin), path.size());
+    const std::string dir = end == begin ? "." : path.substr(begin, end - begin);
+    const std::string candidate = dir + "/" + file;
+    const std::string probe = candidate.front() != '/' && !working_dir.empty()
+                                  ? working_dir + "/" + candidate
+                                  : candidate;
+    struct stat st {};
+    if (::stat(probe.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(probe.c_str(), X_OK) == 0) return candidate;
+      denied = true;
+    }
+    if (end == path.size()) break;
+    begin = end + 1;
+  }
+  return Result<std::string>::Error(ErrnoText(denied ? EACCES : ENOENT));
+}
+
+// The log fd for the child's stdout/stderr: close-on-exec in the LC and never 0..2, so dup2 onto
+// 1 and 2 yields inheritable copies.
+Result<int> OpenLog(const std::string& log_path) {
+  const char* path = log_path.empty() ? "/dev/null" : log_path.c_str();
+  if (!log_path.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(log_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) return Result<int>::Error("log file " + log_path + ": " + ec.message());
+  }
+  int fd;
+  do {
+    fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return Result<int>::Error("log file " + log_path + ": " + ErrnoText(errno));
+  if (fd <= 2) {
+    const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    const int e = errno;
+    ::close(fd);
+    if (high < 0) return Result<int>::Error("log file " + log_path + ": " + ErrnoText(e));
+    fd = high;
+  }
+  return fd;
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  int pidfd = -1;
+};
+
+// Kills a child that was spawned but cannot be watched, and reaps it.
+void KillAndReap(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Errors are complete ExitInfo texts ("spawn <argv0>: ...").
+Result<Spawned> Spawn(const ProcessSpec& spec) {
+  const std::string what = "spawn " + spec.argv[0];
+  if (!spec.working_dir.empty()) {
+    struct stat st {};
+    if (::stat(spec.working_dir.c_str(), &st) != 0) {
+      return Result<Spawned>::Error(what + ": working directory " + spec.working_dir + ": " +
+                                    ErrnoText(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Result<Spawned>::Error(what + ": working directory " + spec.working_dir + ": " +
+                                    ErrnoText(ENOTDIR));
+    }
+  }
+  Result<std::string> exe = ResolveExecutable(spec.argv[0], spec.env, spec.working_dir);
+  if (!exe.ok()) return Result<Spawned>::Error(what + ": " + exe.message());
+  Result<int> log_fd = OpenLog(spec.log_path);
+  if (!log_fd.ok()) return Result<Spawned>::Error(what + ": " + log_fd.message());
+  FdGuard log{*log_fd};
+
+  std::vector<std::string> env_strings;
+  env_strings.reserve(spec.env.size());
+  for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = spec.argv;
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  if (int e = ::posix_spawn_file_actions_init(&actions); e != 0) {
+    return Result<Spawned>::Error(what + ": " + ErrnoText(e));
+  }
+  if (int e = ::posix_spawnattr_init(&attr); e != 0) {
+    ::posix_spawn_file_actions_destroy(&actions);
+    return Result<Spawned>::Error(what + ": " + ErrnoText(e));
+  }
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  int e = 0;
+  if (!spec.working_dir.empty()) {
+    e = ::posix_spawn_file_actions_addchdir_np(&actions, spec.working_dir.c_str());
+  }
+  if (e == 0) e = ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, log.fd, 1);
+  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, log.fd, 2);
+  if (e == 0) e = ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  if (e == 0) {
+    e = ::posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  }
+  if (e == 0) e = ::posix_spawnattr_setpgroup(&attr, 0);
+  if (e == 0) e = ::posix_spawnattr_setsigdefault(&attr, &all);
+  if (e == 0) e = ::posix_spawnattr_setsigmask(&attr, &none);
+  pid_t pid = -1;
+  // glibc reports exec failures of the child through the return value.
+  if (e == 0) e = ::posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
+  ::posix_spawnattr_destroy(&attr);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (e != 0) return Result<Spawned>::Error(what + ": " + ErrnoText(e));
+
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    const int pe = errno;
+    KillAndReap(pid);
+    return Result<Spawned>::Error(what + ": pidfd_open: " + ErrnoText(pe));
+  }
+  return Spawned{pid, pidfd};
+}
+
+std::string Describe(const ExitInfo& info) {
+  if (info.signal != 0) return "killed by " + SignalName(info.signal);
+  return "exited with " + std::to_string(info.exit_code);
+}
+
+}  // namespace
+
+struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
+  struct Child {
+    pid_t pid = -1;
+    std::string name;  // argv[0]
+    std::function<void(const ExitInfo&)> on_exit;
+    milliseconds timeout{0};
+    milliseconds grace{0};
+    std::unique_ptr<boost::asio::posix::stream_descriptor> pidfd;
+    std::unique_ptr<boost::asio::steady_timer> timeout_timer;
+    std::unique_ptr<boost::asio::steady_timer> kill_timer;
+    std::optional<Clock::time_point> kill_at;  // when SIGKILL is (or was) due
+    bool timed_out = false;
+    bool killed = false;  // SIGKILL sent
+  };
+  struct Failure {
+    std::function<void(const ExitInfo&)> on_exit;
+    ExitInfo info;
+  };
+
+  explicit Impl(boost::asio::io_context& io_context) : io(io_context) {}
+
+  // The leader is not reaped yet, so pid (and with it the group id) cannot have been reused.
+  static void Signal(const Child& c, int sig) {
+    ::kill(-c.pid, sig);
+    ::kill(c.pid, sig);  // in case it left its group
+  }
+
+  void Kill(Child& c) {
+    if (c.killed) return;
+    c.killed = true;
+    Signal(c, SIGKILL);
+  }
+
+  void BeginTerminate(int64_t id, Child& c, milliseconds grace) {
+    if (c.killed) return;
+    Signal(c, SIGTERM);
+    if (grace <= milliseconds(0)) {
+      Kill(c);
+      return;
+    }
+    const Clock::time_point at = Clock::now() + grace;
+    if (c.kill_at && *c.kill_at <= at) return;
+    c.kill_at = at;
+    if (!c.kill_timer) c.kill_timer = std::make_unique<boost::asio::steady_timer>(io);
+    c.kill_timer->expires_at(at);
+    c.kill_timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->closed) return;
+      if (Child* c = self->Find(id)) self->Kill(*c);
+    });
+  }
+
+  Child* Find(int64_t id) {
+    auto it = children.find(id);
+    return it == children.end() ? nullptr : it->second.get();
+  }
+
+  void WatchExit(int64_t id, Child& c) {
+    c.pidfd->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                        [weak = weak_from_this(), id](const boost::system::error_code& ec) {
+                          auto self = weak.lock();
+                          if (ec || !self || self->closed) return;
+                          self->OnReadable(id);
+                        });
+  }
+
+  void ArmTimeout(int64_t id, Child& c) {
+    c.timeout_timer = std::make_unique<boost::asio::steady_timer>(io, c.timeout);
+    c.timeout_timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->closed) return;
+      if (Child* c = self->Find(id)) {
+        c->timed_out = true;
+        self->BeginTerminate(id, *c, c->grace);
+      }
+    });
+  }
+
+  void OnReadable(int64_t id) {
+    Child* c = Find(id);
+    if (!c) return;
+    std::optional<ExitInfo> info = TryReap(*c);
+    if (!info) {
+      WatchExit(id, *c);  // not reaped yet; the re-registration reports a ready pidfd again
+      return;
+    }
+    Finish(id, std::move(*info));
+  }
+
+  // Once the leader has exited: SIGKILLs the rest of its group (while the zombie still holds the
+  // group id) and reaps it. nullopt while it is still running.
+  std::optional<ExitInfo> TryReap(Child& c) {
+    siginfo_t si{};
+    int r;
+    do {
+      r = ::waitid(P_PID, static_cast<id_t>(c.pid), &si, WEXITED | WNOHANG | WNOWAIT);
+    } while (r < 0 && errno == EINTR);
+    ExitInfo info;
+    if (r < 0) {
+      info.error = "exit status of " + c.name + " lost: " + ErrnoText(errno) +
+                   " (reaped outside the process runner)";
+      return info;
+    }
+    if (si.si_pid == 0) return std::nullopt;
+    ::kill(-c.pid, SIGKILL);
+    si = siginfo_t{};
+    do {
+      r = ::waitid(P_PID, static_cast<id_t>(c.pid), &si, WEXITED | WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0 || si.si_pid == 0) {
+      info.error = "exit status of " + c.name + " lost: " + ErrnoText(r < 0 ? errno : ECHILD);
+      return info;
+    }
+    if (si.si_code == CLD_EXITED) {
+      info.exit_code = si.si_status;
+    } else {
+      info.signal = si.si_status;
+    }
+    info.timed_out = c.timed_out;
+    info.error = c.timed_out ? "timed out after " + std::to_string(c.timeout.count()) + " ms"
+                             : Describe(info);
+    if (si.si_code == CLD_DUMPED) info.error += " (core dumped)";
+    return info;
+  }
+
+  // Unregisters the child, then calls on_exit (which may re-enter or destroy the runner).
+  void Finish(int64_t id, ExitInfo info) {
+    auto it = children.find(id);
+    std::unique_ptr<Child> c = std::move(it->second);
+    children.erase(it);
+    boost::system::error_code ignored;
+    if (c->timeout_timer) c->timeout_timer->cancel();
+    if (c->kill_timer) c->kill_timer->cancel();
+    c->pidfd->close(ignored);
+    auto keep_alive = shared_from_this();
+    if (c->on_exit && !closed) c->on_exit(info);
+  }
+
+  void PostFailure(int64_t id, std::function<void(const ExitInfo&)> on_exit, std::string error) {
+    ExitInfo info;
+    info.spawn_failed = true;
+    info.error = std::move(error);
+    failures[id] = Failure{std::move(on_exit), std::move(info)};
+    boost::asio::post(io, [weak = weak_from_this(), id] {
+      auto self = weak.lock();
+      if (self) self->DeliverFailure(id);
+    });
+  }
+
+  void DeliverFailure(int64_t id) {
+    auto it = failures.find(id);
+    if (it == failures.end() || closed) return;
+    Failure f = std::move(it->second);
+    failures.erase(it);
+    auto keep_alive = shared_from_this();
+    if (f.on_exit) f.on_exit(f.info);
+  }
+
+  // Reaps children (polling their pidfds, not the io_context), sending SIGKILL as each kill_at
+  // passes, until none is left or `deadline`. Delivers pending spawn failures unless closed.
+  // terminate(id, child) is called for every child on each round.
+  void ReapUntil(Clock::time_point deadline,
+                 const std::function<void(int64_t, Child&)>& terminate) {
+    auto keep_alive = shared_from_this();
+    for (;;) {
+      while (!failures.empty() && !closed) DeliverFailure(failures.begin()->first);
+      for (auto& [id, c] : children) terminate(id, *c);
+      bool reaped = false;
+      for (auto& [id, c] : children) {
+        if (std::optional<ExitInfo> info = TryReap(*c)) {
+          Finish(id, std::move(*info));  // may change `children`: rescan
+          reaped = true;
+          break;
+        }
+      }
+      if (reaped) continue;
+      if (children.empty()) {
+        if (failures.empty() || closed) return;
+        continue;
+      }
+      const Clock::time_point now = Clock::now();
+      if (now >= deadline) return;
+      Clock::time_point wake = deadline;
+      std::vector<pollfd> fds;
+      for (auto& [id, c] : children) {
+        if (!c->killed && c->kill_at) {
+          if (*c->kill_at <= now) {
+            Kill(*c);
+          } else {
+            wake = std::min(wake, *c->kill_at);
+          }
+        }
+        fds.push_back(pollfd{c->pidfd->native_handle(), POLLIN, 0});
+      }
+      const auto wait = std::chrono::ceil<milliseconds>(wake - now);
+      ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+    }
+  }
+
+  boost::asio::io_context& io;
+  bool closed = false;  // set by ~ProcessRunner: no more callbacks
+  int64_t next_id = 1;
+  std::map<int64_t, std::unique_ptr<Child>> children;
+  std::map<int64_t, Failure> failures;  // spawn failures posted but not yet delivered
+};
+
+ProcessRunner::ProcessRunner(boost::asio::io_context& io) : impl_(std::make_shared<Impl>(io)) {}
+
+ProcessRunner::~ProcessRunner() {
+  Impl& m = *impl_;
+  m.closed = true;
+  m.failures.clear();
+  Clock::time_point latest = Clock::now();
+  for (auto& [id, c] : m.children) {
+    m.BeginTerminate(id, *c, c->grace);
+    if (c->kill_at) latest = std::max(latest, *c->kill_at);
+  }
+  m.ReapUntil(latest + std::chrono::seconds(1), [](int64_t, Impl::Child&) {});
+  boost::system::error_code ignored;
+  for (auto& [id, c] : m.children) {
+    if (c->timeout_timer) c->timeout_timer->cancel();
+    if (c->kill_timer) c->kill_timer->cancel();
+    c->pidfd->close(ignored);
+  }
+  m.children.clear();
+}
+
+Result<int64_t> ProcessRunner::Start(const ProcessSpec& spec,
+                                     std::function<void(const ExitInfo&)> on_exit) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return Result<int64_t>::Error("process spec: empty command");
+  }
+  for (const std::string& arg : spec.argv) {
+    if (HasNul(arg)) return Result<int64_t>::Error("process spec: NUL byte in argument");
+  }
+  for (const auto& [k, v] : spec.env) {
+    if (k.empty() || k.find('=') != std::string::npos || HasNul(k) || HasNul(v)) {
+      return Result<int64_t>::Error("process spec: invalid environment variable \"" + k + "\"");
+    }
+  }
+  if (HasNul(spec.working_dir) || HasNul(spec.log_path)) {
+    return Result<int64_t>::Error("process spec: NUL byte in path");
+  }
+  Impl& m = *impl_;
+  const int64_t id = m.next_id++;
+  Result<Spawned> spawned = Spawn(spec);
+  if (!spawned.ok()) {
+    m.PostFailure(id, std::move(on_exit), spawned.message());
+    return id;
+  }
+  auto c = std::make_unique<Impl::Child>();
+  c->pid = spawned->pid;
+  c->name = spec.argv[0];
+  c->on_exit = std::move(on_exit);
+  c->timeout = spec.timeout;
+  c->grace = spec.grace;
+  c->pidfd = std::make_unique<boost::asio::posix::stream_descriptor>(m.io);
+  boost::system::error_code ec;
+  c->pidfd->assign(spawned->pidfd, ec);
+  if (ec) {
+    ::close(spawned->pidfd);
+    KillAndReap(spawned->pid);
+    m.PostFailure(id, std::move(c->on_exit),
+                  "spawn " + spec.argv[0] + ": watching the process: " + ec.message());
+    return id;
+  }
+  Impl::Child& child = *c;
+  m.children.emplace(id, std::move(c));
+  m.WatchExit(id, child);
+  if (spec.timeout > milliseconds(0)) m.ArmTimeout(id, child);
+  return id;
+}
+
+void ProcessRunner::Terminate(int64_t id, std::chrono::milliseconds grace) {
+  if (Impl::Child* c = impl_->Find(id)) impl_->BeginTerminate(id, *c, grace);
+}
+
+void ProcessRunner::TerminateAllAndWait(std::chrono::milliseconds grace) {
+  Impl& m = *impl_;
+  const Clock::time_point deadline = Clock::now() + grace + std::chrono::seconds(1);
+  std::set<int64_t> terminated;
+  m.ReapUntil(deadline, [&](int64_t id, Impl::Child& c) {
+    // Children started by an on_exit during the wait are terminated too.
+    if (terminated.insert(id).second) m.BeginTerminate(id, c, grace);
+  });
+}
+
+size_t ProcessRunner::running() const { return impl_->children.size(); }
+
+std::optional<pid_t> ProcessRunner::pid(int64_t id) const {
+  auto it = impl_->children.find(id);
+  if (it == impl_->children.end()) return std::nullopt;
+  return it->second->pid;
+}
+
+}  // namespace sedna::process

@@ -1,0 +1,435 @@
+#include "adapters/process/process_runner.h"
+
+#include <utility>  // before any Asio header (Boost 1.74 with g++ 12)
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
+
+namespace sedna::process {
+namespace {
+
+namespace stdfs = std::filesystem;
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+// True once `pid` has exited, waiting on a pidfd for at most `cap`. Orphaned grandchildren are
+// reparented to this process (a child subreaper, see SetUp) and are reaped here the way init
+// would, so that kill(pid, 0) then fails with ESRCH.
+bool WaitGone(pid_t pid, std::chrono::milliseconds cap = 5s) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd p{fd, POLLIN, 0};
+  const int r = ::poll(&p, 1, static_cast<int>(cap.count()));
+  ::close(fd);
+  if (r != 1) return false;
+  ::waitpid(pid, nullptr, WNOHANG);
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+bool Gone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+
+class ProcessRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0) << std::strerror(errno);
+    std::string tmpl = (stdfs::temp_directory_path() / "process_runner_test.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
+    dir_ = tmpl;
+    runner_ = std::make_unique<ProcessRunner>(io_);
+  }
+  void TearDown() override {
+    runner_.reset();
+    for (int fd : fifo_fds_) ::close(fd);
+    std::error_code ec;
+    stdfs::remove_all(dir_, ec);
+  }
+
+  // Runs the io_context until pred() holds; false after `cap`.
+  bool RunUntil(const std::function<bool()>& pred, std::chrono::milliseconds cap = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + cap;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      io_.restart();
+      io_.run_one_for(50ms);
+    }
+    return true;
+  }
+
+  ProcessSpec Sh(const std::string& script) {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.log_path = dir_ + "/log.txt";
+    return spec;
+  }
+
+  // Starts spec; its ExitInfo lands in exits_[id] (on_exit never runs inside Start).
+  int64_t StartOk(const ProcessSpec& spec) {
+    auto slot = std::make_shared<int64_t>(-1);
+    Result<int64_t> id = runner_->Start(spec, [this, slot](const ExitInfo& info) {
+      ++calls_[*slot];
+      exits_[*slot] = info;
+    });
+    EXPECT_TRUE(id.ok()) << id.message();
+    *slot = id.ok() ? *id : -1;
+    return *slot;
+  }
+  ExitInfo RunToExit(const ProcessSpec& spec) {
+    const int64_t id = StartOk(spec);
+    EXPECT_TRUE(RunUntil([&] { return calls_.count(id) > 0; })) << "no exit for " << spec.argv[0];
+    return exits_[id];
+  }
+
+  // A FIFO the test reads from; a child writes a line to it once it has reached a point.
+  std::string MakeFifo(const std::string& name) {
+    const std::string path = dir_ + "/" + name;
+    EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+    // Non-blocking reader: the child's `echo > fifo` does not block on open; poll() waits for data.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << std::strerror(errno);
+    fifo_fds_.push_back(fd);
+    fifos_[path] = fd;
+    return path;
+  }
+  // The first line written to the FIFO; "" after `cap`.
+  std::string ReadLine(const std::string& fifo, std::chrono::milliseconds cap = 10s) {
+    const int fd = fifos_[fifo];
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + cap;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left <= 0ms) return "";
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) != 1) return "";
+      char buf[64];
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) continue;
+      line.append(buf, static_cast<size_t>(n));
+      if (auto nl = line.find('\n'); nl != std::string::npos) return line.substr(0, nl);
+    }
+  }
+
+  static std::string ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+  }
+
+  boost::asio::io_context io_;
+  std::string dir_;
+  std::unique_ptr<ProcessRunner> runner_;
+  std::map<int64_t, int> calls_;
+  std::map<int64_t, ExitInfo> exits_;
+  std::vector<int> fifo_fds_;
+  std::map<std::string, int> fifos_;
+};
+
+TEST_F(ProcessRunnerTest, ReportsExitCodes) {
+  ExitInfo ok = RunToExit(Sh("exit 0"));
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.signal, 0);
+  EXPECT_FALSE(ok.timed_out);
+  EXPECT_FALSE(ok.spawn_failed);
+  EXPECT_EQ(ok.error, "exited with 0");
+
+  ExitInfo three = RunToExit(Sh("exit 3"));
+  EXPECT_EQ(three.exit_code, 3);
+  EXPECT_EQ(three.error, "exited with 3");
+  EXPECT_EQ(runner_->running(), 0u);
+  for (const auto& [id, n] : calls_) EXPECT_EQ(n, 1);
+}
+
+TEST_F(ProcessRunnerTest, StdoutAndStderrAreAppendedToTheLogInNewDirectories) {
+  ProcessSpec spec = Sh("echo to-stdout; echo to-stderr >&2");
+  spec.log_path = dir_ + "/a/b/worker.log";
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), "to-stdout\nto-stderr\nto-stdout\nto-stderr\n");
+}
+
+TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheSpec) {
+  ProcessSpec spec;
+  spec.argv = {"/usr/bin/env"};
+  spec.env = {{"A", "1"}, {"B", "two words"}, {"EMPTY", ""}};
+  spec.log_path = dir_ + "/env.log";
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), "A=1\nB=two words\nEMPTY=\n");
+}
+
+TEST_F(ProcessRunnerTest, CommandIsResolvedThroughTheSpecsPathThenTheLcsPath) {
+  ProcessSpec spec;
+  spec.argv = {"env"};
+  spec.env = {{"PATH", dir_ + "/nothing-here:/usr/bin:/bin"}};
+  spec.log_path = dir_ + "/path.log";
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), "PATH=" + dir_ + "/nothing-here:/usr/bin:/bin\n");
+
+  spec.env = {{"X", "y"}};  // no PATH: the LC's PATH finds env, and the child gets no PATH
+  stdfs::remove(spec.log_path);
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), "X=y\n");
+
+  spec.env = {{"PATH", dir_}};
+  ExitInfo missing = RunToExit(spec);
+  EXPECT_TRUE(missing.spawn_failed);
+  EXPECT_EQ(missing.error, "spawn env: No such file or directory");
+}
+
+TEST_F(ProcessRunnerTest, WorkingDirectoryIsHonoured) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/pwd"};
+  spec.working_dir = dir_;
+  spec.log_path = dir_ + "/pwd.log";
+  ASSERT_EQ(RunToExit(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), stdfs::canonical(dir_).string() + "\n");
+
+  spec.working_dir = dir_ + "/missing";
+  ExitInfo info = RunToExit(spec);
+  EXPECT_TRUE(info.spawn_failed);
+  EXPECT_THAT(info.error, HasSubstr("working directory " + dir_ + "/missing"));
+}
+
+TEST_F(ProcessRunnerTest, StdinIsDevNullAndNoDescriptorLeaks) {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // deliberately not close-on-exec
+  ASSERT_GE(leaked, 3);
+  ProcessSpec spec = Sh("readlink /proc/self/fd/0; test -e /proc/self/fd/" +
+                        std::to_string(leaked) + " && echo leaked || echo closed; cat");
+  ExitInfo info = RunToExit(spec);
+  ::close(leaked);
+  EXPECT_EQ(info.exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.log_path), "/dev/null\nclosed\n");
+}
+
+TEST_F(ProcessRunnerTest, MissingCommandIsReportedAsSpawnFailureLater) {
+  ProcessSpec spec;
+  spec.argv = {"no-such-command-xyz", "--flag"};
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  bool called = false;
+  ExitInfo got;
+  Result<int64_t> id = runner_->Start(spec, [&](const ExitInfo& info) {
+    EXPECT_FALSE(called);
+    called = true;
+    got = info;
+  });
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_FALSE(called);  // posted, not inline
+  EXPECT_EQ(runner_->running(), 0u);
+  EXPECT_FALSE(runner_->pid(*id).has_value());
+  ASSERT_TRUE(RunUntil([&] { return called; }));
+  EXPECT_TRUE(got.spawn_failed);
+  EXPECT_EQ(got.exit_code, -1);
+  EXPECT_EQ(got.error, "spawn no-such-command-xyz: No such file or directory");
+
+  spec.argv = {dir_ + "/missing.sh"};
+  EXPECT_EQ(RunToExit(spec).error, "spawn " + dir_ + "/missing.sh: No such file or directory");
+}
+
+TEST_F(ProcessRunnerTest, UnusableLogFileIsASpawnFailure) {
+  ProcessSpec spec = Sh("exit 0");
+  spec.log_path = dir_;  // a directory
+  ExitInfo info = RunToExit(spec);
+  EXPECT_TRUE(info.spawn_failed);
+  EXPECT_THAT(info.error, HasSubstr("log file " + dir_));
+}
+
+TEST_F(ProcessRunnerTest, MalformedSpecIsAnError) {
+  auto never = [](const ExitInfo&) { ADD_FAILURE() << "on_exit called"; };
+  EXPECT_FALSE(runner_->Start(ProcessSpec{}, never).ok());
+  ProcessSpec spec = Sh("exit 0");
+  spec.env["A=B"] = "x";
+  EXPECT_FALSE(runner_->Start(spec, never).ok());
+  spec = Sh(std::string("exit\0 0", 7));
+  EXPECT_FALSE(runner_->Start(spec, never).ok());
+  io_.poll();
+}
+
+TEST_F(ProcessRunnerTest, ChildLeadsItsOwnProcessGroup) {
+  const int64_t id = StartOk(Sh("sleep 100"));
+  const std::optional<pid_t> pid = runner_->pid(id);
+  ASSERT_TRUE(pid.has_value());
+  EXPECT_EQ(::getpgid(*pid), *pid);
+  EXPECT_NE(::getpgid(*pid), ::getpgrp());
+  runner_->Terminate(id);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  EXPECT_FALSE(runner_->pid(id).has_value());
+}
+
+TEST_F(ProcessRunnerTest, TimeoutKillsTheGroupIncludingGrandchildren) {
+  const std::string fifo = MakeFifo("gc");
+  ProcessSpec spec = Sh("sleep 100 & echo $! > " + fifo + "; sleep 100");
+  spec.timeout = 300ms;
+  const int64_t id = StartOk(spec);
+  const pid_t pid = *runner_->pid(id);
+  const pid_t grandchild = static_cast<pid_t>(std::stol(ReadLine(fifo)));
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  const ExitInfo& info = exits_[id];
+  EXPECT_TRUE(info.timed_out);
+  EXPECT_EQ(info.signal, SIGTERM);
+  EXPECT_EQ(info.error, "timed out after 300 ms");
+  EXPECT_TRUE(Gone(pid));
+  EXPECT_TRUE(WaitGone(grandchild));
+}
+
+TEST_F(ProcessRunnerTest, GroupMembersLeftBehindByANormalExitAreKilled) {
+  const std::string fifo = MakeFifo("gc");
+  const int64_t id = StartOk(Sh("sleep 100 & echo $! > " + fifo + "; exit 0"));
+  const pid_t grandchild = static_cast<pid_t>(std::stol(ReadLine(fifo)));
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  EXPECT_EQ(exits_[id].exit_code, 0);
+  EXPECT_TRUE(WaitGone(grandchild));
+}
+
+TEST_F(ProcessRunnerTest, TerminateSendsSigterm) {
+  const int64_t id = StartOk(Sh("exec sleep 100"));
+  runner_->Terminate(id);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  EXPECT_EQ(exits_[id].signal, SIGTERM);
+  EXPECT_EQ(exits_[id].exit_code, -1);
+  EXPECT_FALSE(exits_[id].timed_out);
+  EXPECT_EQ(exits_[id].error, "killed by SIGTERM");
+  runner_->Terminate(id);  // finished: ignored
+  io_.poll();
+  EXPECT_EQ(calls_[id], 1);
+}
+
+TEST_F(ProcessRunnerTest, TerminateSignalsTheWholeGroupSoGrandchildrenCanShutDownCleanly) {
+  const std::string ready = MakeFifo("ready");
+  const std::string got = MakeFifo("got");
+  // The leader outlives the grandchild (it waits for it on SIGTERM), so only a group-wide SIGTERM
+  // lets the grandchild's trap run before the group is SIGKILLed.
+  const int64_t id =
+      StartOk(Sh("trap 'wait; exit 0' TERM; (trap 'echo got-term > " + got + "; exit 0' TERM; " +
+                 "echo ready > " + ready + "; while :; do sleep 0.05; done) & wait"));
+  ASSERT_EQ(ReadLine(ready), "ready");
+  runner_->Terminate(id, 10s);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }, 5s));
+  EXPECT_EQ(exits_[id].exit_code, 0);
+  EXPECT_EQ(ReadLine(got, 1s), "got-term");
+}
+
+TEST_F(ProcessRunnerTest, ChildGetsDefaultSignalsEvenWhenTheLcBlocksOrIgnoresThem) {
+  sigset_t term, old_mask;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &term, &old_mask), 0);
+  struct sigaction ignore {
+  }, old_action{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGTERM, &ignore, &old_action), 0);
+  const int64_t id = StartOk(Sh("exec sleep 100"));
+  ::sigaction(SIGTERM, &old_action, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  runner_->Terminate(id, 10s);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }, 5s));
+  EXPECT_EQ(exits_[id].signal, SIGTERM);
+}
+
+TEST_F(ProcessRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
+  const std::string fifo = MakeFifo("ready");
+  const int64_t id = StartOk(Sh("trap '' TERM; echo ready > " + fifo + "; sleep 100"));
+  ASSERT_EQ(ReadLine(fifo), "ready");
+  const auto start = std::chrono::steady_clock::now();
+  runner_->Terminate(id, 300ms);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_EQ(exits_[id].signal, SIGKILL);
+  EXPECT_EQ(exits_[id].error, "killed by SIGKILL");
+}
+
+TEST_F(ProcessRunnerTest, DestructorLeavesNoProcessAlive) {
+  const std::string gc_fifo = MakeFifo("gc");
+  const std::string ready_fifo = MakeFifo("ready");
+  ProcessSpec stubborn = Sh("trap '' TERM; echo ready > " + ready_fifo + "; sleep 100");
+  stubborn.grace = 200ms;
+  std::vector<int64_t> ids = {StartOk(Sh("exec sleep 100")),
+                              StartOk(Sh("sleep 100 & echo $! > " + gc_fifo + "; wait")),
+                              StartOk(stubborn)};
+  std::vector<pid_t> pids;
+  for (int64_t id : ids) pids.push_back(*runner_->pid(id));
+  const pid_t grandchild = static_cast<pid_t>(std::stol(ReadLine(gc_fifo)));
+  ASSERT_EQ(ReadLine(ready_fifo), "ready");
+  ASSERT_EQ(runner_->running(), 3u);
+
+  const auto start = std::chrono::steady_clock::now();
+  runner_.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1200ms);
+  for (pid_t pid : pids) EXPECT_TRUE(Gone(pid)) << pid;
+  EXPECT_TRUE(WaitGone(grandchild));
+  io_.restart();
+  io_.poll();
+  EXPECT_TRUE(calls_.empty());
+}
+
+TEST_F(ProcessRunnerTest, TerminateAllAndWaitReapsWithoutTheIoContext) {
+  const std::string fifo = MakeFifo("ready");
+  const int64_t plain = StartOk(Sh("exec sleep 100"));
+  const int64_t stubborn = StartOk(Sh("trap '' TERM; echo ready > " + fifo + "; sleep 100"));
+  ProcessSpec missing;
+  missing.argv = {"no-such-command-xyz"};
+  const int64_t failed = StartOk(missing);
+  ASSERT_EQ(ReadLine(fifo), "ready");
+
+  const auto start = std::chrono::steady_clock::now();
+  runner_->TerminateAllAndWait(200ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1200ms);
+  EXPECT_EQ(runner_->running(), 0u);
+  EXPECT_EQ(exits_[plain].signal, SIGTERM);
+  EXPECT_EQ(exits_[stubborn].signal, SIGKILL);
+  EXPECT_TRUE(exits_[failed].spawn_failed);
+  io_.restart();
+  io_.poll();
+  EXPECT_EQ(calls_.size(), 3u);
+  for (const auto& [id, n] : calls_) EXPECT_EQ(n, 1) << id;
+}
+
+TEST_F(ProcessRunnerTest, OnExitMayDestroyTheRunner) {
+  bool called = false;
+  ASSERT_TRUE(runner_
+                  ->Start(Sh("exit 0"),
+                          [&](const ExitInfo&) {
+                            called = true;
+                            runner_.reset();
+                          })
+                  .ok());
+  ASSERT_TRUE(RunUntil([&] { return called; }));
+  EXPECT_EQ(runner_, nullptr);
+}
+
+TEST_F(ProcessRunnerTest, FiftyParallelProcessesAreEachReportedOnce) {
+  std::map<int64_t, int> expected;
+  for (int i = 0; i < 50; ++i) expected[StartOk(Sh("exit " + std::to_string(i % 7)))] = i % 7;
+  ASSERT_EQ(expected.size(), 50u);
+  ASSERT_TRUE(RunUntil([&] { return calls_.size() == 50; }, 30s));
+  io_.restart();
+  io_.poll();
+  for (const auto& [id, code] : expected) {
+    EXPECT_EQ(calls_[id], 1) << id;
+    EXPECT_EQ(exits_[id].exit_code, code) << id;
+  }
+  EXPECT_EQ(runner_->running(), 0u);
+}
+
+}  // namespace
+}  // namespace sedna::process

@@ -1,0 +1,652 @@
+#include "app/local_gm.h"
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "adapters/json/envelope.h"
+#include "adapters/json/resource_codec.h"
+#include "adapters/json/upstream_codec.h"
+#include "adapters/manifest/manifest.h"
+#include "adapters/process/process_runner.h"
+#include "adapters/store/store.h"
+#include "app/controller.h"
+#include "core/gm_conditions.h"
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+using NJ = nlohmann::json;
+using core::Stage;
+using core::gm::PodPhase;
+
+namespace {
+
+constexpr const char* kScope = "localgm";
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm ut{};
+  gmtime_r(&t, &ut);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+  return buf;
+}
+
+std::string RandomSuffix() {
+  static std::mt19937 rng{std::random_device{}()};
+  static const char* kChars = "bcdfghjklmnpqrstvwxz2456789";
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kChars[rng() % 27];
+  return s;
+}
+
+std::string SourceDir(const std::string& source) {
+  std::string file = source.substr(0, source.find(" (document"));
+  auto slash = file.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (!real) return dir;
+  std::string r = real;
+  std::free(real);
+  return r;
+}
+
+// Standalone manifests may use paths relative to the manifest's directory.
+void ResolvePath(NJ& node, const char* key, const std::string& base) {
+  if (!node.is_object() || !node.contains(key) || !node[key].is_string()) return;
+  std::string v = node[key];
+  if (v.empty() || v[0] == '/' || v.find("://") != std::string::npos) return;
+  node[key] = std::filesystem::path(base + "/" + v).lexically_normal().string();
+}
+
+void ResolveTemplate(NJ& spec_part, const std::string& base) {
+  if (!spec_part.is_object() || !spec_part.contains("template")) return;
+  NJ& t = spec_part["template"];
+  if (!t.contains("spec") || !t["spec"].contains("containers")) return;
+  for (auto& c : t["spec"]["containers"]) ResolvePath(c, "workingDir", base);
+}
+
+const char* StageWorkerPrefix(Stage s) {
+  return s == Stage::kTrain ? "train-worker-" : "eval-worker-";
+}
+
+}  // namespace
+
+struct GmJob {
+  std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
+  core::gm::JobKind gm_kind = core::gm::JobKind::kIncremental;
+  std::string ns, name, key;
+  NJ object;              // the manifest object, paths resolved
+  std::string signature;  // object JSON, to detect changes
+  core::gm::GmJobState state;
+  core::gm::Pods pods;
+  std::map<Stage, int64_t> pod_ids;
+  std::map<Stage, bool> reported;
+  int64_t inference_id = -1;
+  bool warned_no_inference = false;
+};
+
+struct LocalGm::Impl {
+  asio::io_context& io;
+  Controller& controller;
+  LocalGmOptions opt;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<process::ProcessRunner> runner;
+  std::map<std::string, std::unique_ptr<GmJob>> jobs;
+  std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
+  std::map<std::string, int64_t> sample_counts;
+  std::unique_ptr<asio::steady_timer> poll;
+  std::string manifest_signature;
+  bool stopped = false;
+
+  Impl(asio::io_context& io_, Controller& c, LocalGmOptions o)
+      : io(io_), controller(c), opt(std::move(o)) {}
+
+  // ------------------------------------------------------------------ frames to the controller
+
+  void Deliver(const std::string& op, const std::string& kind_lower, const std::string& ns,
+               const std::string& name, const std::string& content) {
+    std::string frame = json::EncodeFrame({ns, kind_lower, name, op}, content);
+    asio::post(io, [this, frame] {
+      if (!stopped) controller.OnGmFrame(frame);
+    });
+  }
+
+  NJ JobObject(const GmJob& j) {
+    NJ o = j.object;
+    NJ conds = NJ::array();
+    for (const auto& c : j.state.conditions) {
+      NJ e{{"type", core::ConditionTypeName(c.type)},
+           {"status", core::gm::kConditionStatus},
+           {"stage", core::StageName(c.stage)},
+           {"lastHeartbeatTime", c.last_transition_time},
+           {"lastTransitionTime", c.last_transition_time}};
+      if (!c.reason.empty()) e["reason"] = c.reason;
+      if (!c.message.empty()) e["message"] = c.message;
+      if (!c.data_json.empty()) e["data"] = c.data_json;
+      conds.push_back(e);
+    }
+    o["status"] = NJ{{"conditions", conds}};
+    return o;
+  }
+
+  // §4.3: the job (and the Model that goes with it) as the GM would send them to the LC.
+  void Sync(GmJob& j) {
+    auto d = core::gm::DownstreamFor(j.gm_kind, j.state);
+    if (!d.send_job) return;
+    Deliver("insert", Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+    std::string model;
+    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
+      model = j.object["spec"]["initialModel"].value("name", "");
+    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
+      model = j.object["spec"]["deploySpec"]["model"].value("name", "");
+    }
+    if (!model.empty()) {
+      auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, model));
+      if (it != plain.end()) Deliver("insert", core::kKindModel, j.ns, model, it->second);
+    }
+  }
+
+  // ------------------------------------------------------------------ persistence
+
+  void Persist(const GmJob& j) {
+    NJ conds = NJ::array();
+    for (const auto& c : j.state.conditions) {
+      conds.push_back(NJ{{"type", core::ConditionTypeName(c.type)},
+                         {"stage", core::StageName(c.stage)},
+                         {"time", c.last_transition_time},
+                         {"reason", c.reason},
+                         {"message", c.message},
+                         {"data", c.data_json}});
+    }
+    NJ rec{{"conditions", conds}, {"started", j.state.started}};
+    Status s = store->Transact(
+        [&](store::Store::Tx& tx) { return tx.PutState(kScope, j.key, rec.dump()); });
+    if (!s.ok()) spdlog::error("standalone: persisting {}: {}", j.key, s.message());
+  }
+
+  void Restore(GmJob& j) {
+    auto v = store->GetState(kScope, j.key);
+    if (!v.ok() || !v->has_value()) return;
+    try {
+      NJ rec = NJ::parse(**v);
+      j.state.started = rec.value("started", false);
+      for (const auto& c : rec.at("conditions")) {
+        core::JobCondition jc;
+        auto type = core::ParseConditionType(c.at("type"));
+        auto stage = core::ParseStage(c.at("stage"));
+        if (!type || !stage) continue;
+        jc.type = *type;
+        jc.stage = *stage;
+        jc.last_transition_time = c.value("time", "");
+        jc.reason = c.value("reason", "");
+        jc.message = c.value("message", "");
+        jc.data_json = c.value("data", "");
+        j.state.conditions.push_back(jc);
+      }
+      // Workers of the previous run are gone: a stage that was running has failed (§4.2).
+      if (!j.state.conditions.empty()) {
+        const auto& last = j.state.conditions.back();
+        if (last.type == core::ConditionType::kStarting ||
+            last.type == core::ConditionType::kRunning) {
+          SetPod(j, last.stage, PodPhase::kFailed);
+        }
+      }
+      spdlog::info("standalone: {} resumed at {} condition(s)", j.key, j.state.conditions.size());
+    } catch (const std::exception& e) {
+      spdlog::error("standalone: stored conditions of {} unreadable: {}", j.key, e.what());
+    }
+  }
+
+  // ------------------------------------------------------------------ the condition machine
+
+  void SetPod(GmJob& j, Stage stage, PodPhase phase) {
+    switch (stage) {
+      case Stage::kTrain:
+        j.pods.train = phase;
+        break;
+      case Stage::kEval:
+        j.pods.eval = phase;
+        break;
+      case Stage::kDeploy:
+        j.pods.inference = phase;
+        break;
+    }
+  }
+
+  void Settle(GmJob& j) {
+    for (int guard = 0; guard < 8; ++guard) {
+      auto settled = core::gm::Settle(j.gm_kind, j.state, j.pods, NowRfc3339());
+      const bool changed = settled.step.changed;
+      j.state = settled.step.state;
+      j.pods = settled.pods;
+      bool acted = false;
+      for (const auto& a : settled.step.actions) {
+        acted = true;
+        if (auto* cp = std::get_if<core::gm::CreatePod>(&a)) {
+          StartWorker(j, cp->stage, cp->data_json);
+        } else {
+          StartInference(j);
+        }
+      }
+      if (changed) {
+        Persist(j);
+        Sync(j);
+      }
+      if (!acted) break;  // workers started: their phase changes may advance the job again
+    }
+  }
+
+  // ------------------------------------------------------------------ workers
+
+  core::PodTemplate Template(const GmJob& j, const char* which) {
+    core::PodTemplate t;
+    const std::string text = j.object.dump();
+    if (j.gm_kind == core::gm::JobKind::kIncremental) {
+      auto d = json::DecodeIlJob(text);
+      if (!d.ok()) return t;
+      const auto& s = d->object.spec;
+      t = std::string(which) == "train"  ? s.train_template
+          : std::string(which) == "eval" ? s.eval_template
+                                         : s.deploy_template;
+    } else {
+      auto d = json::DecodeLlJob(text);
+      if (!d.ok()) return t;
+      const auto& s = d->object.spec;
+      t = std::string(which) == "train"  ? s.train_template
+          : std::string(which) == "eval" ? s.eval_template
+                                         : s.deploy_template;
+    }
+    return t;
+  }
+
+  std::string DatasetUrl(const GmJob& j) {
+    std::string ds = j.object["spec"]["dataset"].value("name", "");
+    auto it = plain.find(core::ResourceKey(j.ns, core::kKindDataset, ds));
+    if (it == plain.end()) return "";
+    return NJ::parse(it->second)["spec"].value("url", "");
+  }
+
+  // Builds argv, env and working dir from the template's first container (image ignored).
+  Result<process::ProcessSpec> WorkerSpec(const GmJob& j, const core::PodTemplate& t,
+                                          const std::string& worker,
+                                          const std::map<std::string, std::string>& contract) {
+    if (t.containers.empty()) return Result<process::ProcessSpec>::Error("no containers");
+    const core::ContainerSpec& c = t.containers[0];
+    process::ProcessSpec p;
+    p.argv = c.command;
+    for (const auto& a : c.args) p.argv.push_back(a);
+    if (c.command.empty() && !c.args.empty() && c.args[0].size() > 3 &&
+        c.args[0].compare(c.args[0].size() - 3, 3, ".py") == 0) {
+      p.argv.insert(p.argv.begin(), "python3");
+    }
+    if (p.argv.empty()) {
+      return Result<process::ProcessSpec>::Error("container " + c.name +
+                                                 ": neither command nor args is set");
+    }
+    const char* path = std::getenv("PATH");
+    p.env["PATH"] = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    if (const char* home = std::getenv("HOME")) p.env["HOME"] = home;
+    p.env["PYTHONUNBUFFERED"] = "1";
+    for (const auto& e : c.env) p.env[e.name] = e.value;
+    p.env["NAMESPACE"] = j.ns;
+    p.env["JOB_NAME"] = j.name;
+    p.env["WORKER_NAME"] = worker;
+    p.env["LC_SERVER"] = opt.lc_server;
+    for (const auto& [k, v] : contract) p.env[k] = v;
+    p.working_dir = c.working_dir;
+    p.log_path = opt.log_dir + "/" + j.name + "/" + worker + ".log";
+    return p;
+  }
+
+  void StartWorker(GmJob& j, Stage stage, const std::string& data_json) {
+    auto data = json::DecodeConditionData(data_json);
+    core::ConditionData d = data.ok() ? *data : core::ConditionData{};
+    const bool il = j.gm_kind == core::gm::JobKind::kIncremental;
+    const std::string worker = StageWorkerPrefix(stage) + RandomSuffix();
+    std::string original = d.data_index_url.empty() ? DatasetUrl(j) : d.data_index_url;
+    std::map<std::string, std::string> env;
+    std::string urls;
+    for (const auto& m : d.input_models) urls += (urls.empty() ? "" : ";") + m.url;
+    if (stage == Stage::kTrain) {
+      env["TRAIN_DATASET_URL"] = d.data_url;
+      env["ORIGINAL_DATASET_URL"] = original;
+      if (il) {
+        env["BASE_MODEL_URL"] = d.input_models.empty() ? "" : d.input_models[0].url;
+        env["MODEL_URL"] = d.output_dir;
+      } else {
+        env["KB_SERVER"] = "http://localhost:9020";
+        env["OUTPUT_URL"] = d.output_dir;
+      }
+    } else {
+      env["MODEL_URLS"] = urls;
+      env["TEST_DATASET_URL"] = d.data_url;
+      env["ORIGINAL_DATASET_URL"] = original;
+      if (!il) {
+        env["KB_SERVER"] = "http://localhost:9020";
+        env["OUTPUT_URL"] = d.output_dir;
+      }
+    }
+    auto spec = WorkerSpec(j, Template(j, stage == Stage::kTrain ? "train" : "eval"), worker, env);
+    j.reported[stage] = false;
+    if (!spec.ok()) {
+      spdlog::error("standalone: {}: {} worker: {}", j.key, core::StageName(stage), spec.message());
+      SetPod(j, stage, PodPhase::kFailed);
+      return;
+    }
+    spec->timeout = opt.worker_timeout;
+    const std::string key = j.key;
+    auto id = runner->Start(*spec, [this, key, stage](const process::ExitInfo& info) {
+      OnWorkerExit(key, stage, info);
+    });
+    if (!id.ok()) {
+      spdlog::error("standalone: {}: starting {} worker: {}", j.key, core::StageName(stage),
+                    id.message());
+      SetPod(j, stage, PodPhase::kFailed);
+      return;
+    }
+    j.pod_ids[stage] = *id;
+    spdlog::info("standalone: {}: started {} ({}), log {}", j.key, worker,
+                 spec->argv.size() > 1 ? spec->argv[0] + " " + spec->argv[1] : spec->argv[0],
+                 spec->log_path);
+    SetPod(j, stage, PodPhase::kRunning);
+  }
+
+  void OnWorkerExit(const std::string& key, Stage stage, const process::ExitInfo& info) {
+    auto it = jobs.find(key);
+    if (it == jobs.end() || stopped) return;
+    GmJob& j = *it->second;
+    PodPhase phase = PodPhase::kFailed;
+    if (info.exit_code == 0 && !info.timed_out && !info.spawn_failed) {
+      if (j.reported[stage]) {
+        phase = PodPhase::kSucceeded;
+      } else {
+        spdlog::error("standalone: {}: {} worker exited 0 without reporting to the LC; failed", key,
+                      core::StageName(stage));
+      }
+    } else {
+      spdlog::error("standalone: {}: {} worker {}", key, core::StageName(stage), info.error);
+    }
+    j.pod_ids.erase(stage);
+    SetPod(j, stage, phase);
+    Settle(j);
+  }
+
+  void StartInference(GmJob& j) {
+    if (j.inference_id >= 0) {
+      runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
+      j.inference_id = -1;
+    }
+    core::PodTemplate t = Template(j, "deploy");
+    if (t.containers.empty()) {
+      if (!j.warned_no_inference) {
+        spdlog::info("standalone: {}: no deploySpec.template container; no inference worker",
+                     j.key);
+      }
+      j.warned_no_inference = true;
+      SetPod(j, Stage::kDeploy, PodPhase::kRunning);
+      return;
+    }
+    std::map<std::string, std::string> env;
+    const NJ& spec = j.object["spec"];
+    if (j.gm_kind == core::gm::JobKind::kIncremental) {
+      std::string model = spec["deploySpec"]["model"].value("name", "");
+      auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, model));
+      env["MODEL_URL"] = it == plain.end() ? "" : NJ::parse(it->second)["spec"].value("url", "");
+      const NJ& hem = spec["deploySpec"].value("hardExampleMining", NJ::object());
+      env["HEM_NAME"] = hem.value("name", "");
+      env["HEM_PARAMETERS"] = hem.contains("parameters") ? hem["parameters"].dump() : "null";
+    } else {
+      std::string out = spec.value("outputDir", "");
+      while (out.size() > 1 && out.back() == '/') out.pop_back();
+      env["MODEL_URLS"] = out + "/deploy/index.pkl";
+    }
+    auto ps = WorkerSpec(j, t, "inferworker-" + RandomSuffix(), env);
+    if (!ps.ok()) {
+      spdlog::error("standalone: {}: inference worker: {}", j.key, ps.message());
+      SetPod(j, Stage::kDeploy, PodPhase::kFailed);
+      return;
+    }
+    const std::string key = j.key;
+    auto id = runner->Start(*ps, [this, key](const process::ExitInfo& info) {
+      auto it = jobs.find(key);
+      if (it == jobs.end() || stopped) return;
+      spdlog::warn("standalone: {}: inference worker {}", key, info.error);
+      it->second->inference_id = -1;
+      SetPod(*it->second, Stage::kDeploy,
+             info.exit_code == 0 ? PodPhase::kSucceeded : PodPhase::kFailed);
+      Settle(*it->second);
+    });
+    if (!id.ok()) {
+      spdlog::error("standalone: {}: inference worker: {}", j.key, id.message());
+      SetPod(j, Stage::kDeploy, PodPhase::kFailed);
+      return;
+    }
+    j.inference_id = *id;
+    spdlog::info("standalone: {}: inference worker started, log {}", j.key, ps->log_path);
+    SetPod(j, Stage::kDeploy, PodPhase::kRunning);
+  }
+
+  // ------------------------------------------------------------------ upstream (the outbox)
+
+  void Apply(const std::string& frame) {
+    auto f = json::DecodeFrame(frame);
+    if (!f.ok()) {
+      spdlog::warn("standalone: upstream frame dropped: {}", f.message());
+      return;
+    }
+    const std::string kind = Lower(f->header.resource_kind);
+    const std::string key = core::ResourceKey(f->header.ns, kind, f->header.resource_name);
+    if (kind == core::kKindDataset) {
+      NJ c = NJ::parse(f->content, nullptr, false);
+      if (c.is_object()) sample_counts[key] = c.value("numberOfSamples", int64_t{0});
+      return;
+    }
+    auto it = jobs.find(key);
+    if (it == jobs.end()) {
+      spdlog::warn("standalone: status for unknown job {} dropped", key);
+      return;
+    }
+    GmJob& j = *it->second;
+    NJ c = NJ::parse(f->content, nullptr, false);
+    if (!c.is_object()) return;
+    const std::string phase = c.value("phase", ""), status = c.value("status", "");
+    auto data = json::CondDataFromUpstreamContent(f->content);
+    if (!data.ok()) {
+      spdlog::warn("standalone: {}: status dropped: {}", key, data.message());
+      return;
+    }
+    auto step = core::gm::ApplyUpstream(j.gm_kind, j.state, phase, status, *data, NowRfc3339());
+    if (!step.ok()) {
+      spdlog::warn("standalone: {}: status dropped like the GM would: {}", key, step.message());
+      return;
+    }
+    const std::string lp = Lower(phase), ls = Lower(status);
+    if ((ls == "completed" || ls == "failed") && (lp == "train" || lp == "eval")) {
+      j.reported[lp == "train" ? Stage::kTrain : Stage::kEval] = true;
+    }
+    j.state = step->state;
+    Persist(j);
+    Sync(j);
+    Settle(j);
+  }
+
+  // ------------------------------------------------------------------ manifests
+
+  std::string ManifestSignature() {
+    struct stat st {};
+    std::string sig;
+    if (::stat(opt.manifest_path.c_str(), &st) != 0) return "missing";
+    sig = std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+          std::to_string(st.st_size);
+    if (S_ISDIR(st.st_mode)) {
+      // A directory's mtime changes on add/remove; edits change the files' own mtimes.
+      auto r = manifest::LoadManifests(opt.manifest_path);
+      for (const auto& o : r.objects) sig += "|" + o.json;
+      sig += "|" + std::to_string(r.errors.size());
+    }
+    return sig;
+  }
+
+  bool Load(bool first) {
+    manifest::LoadResult r = manifest::LoadManifests(opt.manifest_path);
+    for (const auto& w : r.warnings) spdlog::warn("manifests: {}", w);
+    for (const auto& e : r.errors) spdlog::error("manifests: {}", e);
+    if (first && r.objects.empty()) return false;
+    std::map<std::string, bool> seen;
+    // Datasets and Models first, then jobs (a job's references resolve on arrival).
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const auto& o : r.objects) {
+        const bool is_job = o.kind == "IncrementalLearningJob" || o.kind == "LifelongLearningJob";
+        if (is_job != (pass == 1)) continue;
+        NJ obj = NJ::parse(o.json, nullptr, false);
+        if (!obj.is_object()) continue;
+        const std::string base = SourceDir(o.source);
+        NJ& spec = obj["spec"];
+        if (o.kind == "Dataset" || o.kind == "Model") ResolvePath(spec, "url", base);
+        if (is_job) {
+          ResolvePath(spec, "outputDir", base);
+          for (const char* part : {"trainSpec", "evalSpec", "deploySpec"}) {
+            if (spec.contains(part)) ResolveTemplate(spec[part], base);
+          }
+        }
+        const std::string kind = Lower(o.kind);
+        const std::string key = core::ResourceKey(o.ns, kind, o.name);
+        seen[key] = true;
+        const std::string text = obj.dump();
+        if (!is_job) {
+          if (plain[key] != text) {
+            plain[key] = text;
+            Deliver("insert", kind, o.ns, o.name, text);
+            if (!first) spdlog::info("manifests: {} applied", key);
+          }
+          continue;
+        }
+        auto& slot = jobs[key];
+        if (!slot) {
+          slot = std::make_unique<GmJob>();
+          slot->kind = o.kind;
+          slot->gm_kind = o.kind == "IncrementalLearningJob" ? core::gm::JobKind::kIncremental
+                                                             : core::gm::JobKind::kLifelong;
+          slot->ns = o.ns;
+          slot->name = o.name;
+          slot->key = key;
+          slot->object = obj;
+          slot->signature = text;
+          Restore(*slot);
+          spdlog::info("manifests: {} loaded from {}", key, o.source);
+          Deliver("insert", kind, o.ns, o.name, JobObject(*slot).dump());
+          Settle(*slot);
+        } else if (slot->signature != text) {
+          slot->object = obj;
+          slot->signature = text;
+          spdlog::info("manifests: {} changed; applied", key);
+          Deliver("insert", kind, o.ns, o.name, JobObject(*slot).dump());
+        }
+      }
+    }
+    // Objects whose documents were removed are deleted (a document that only failed to parse
+    // is not a removal: its previous version stays).
+    if (r.errors.empty()) {
+      for (auto it = jobs.begin(); it != jobs.end();) {
+        if (seen.count(it->first)) {
+          ++it;
+          continue;
+        }
+        GmJob& j = *it->second;
+        for (auto& [stage, id] : j.pod_ids) runner->Terminate(id, std::chrono::milliseconds(3000));
+        if (j.inference_id >= 0) runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
+        Deliver("delete", Lower(j.kind), j.ns, j.name, j.object.dump());
+        (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
+        spdlog::info("manifests: {} removed; job deleted", j.key);
+        it = jobs.erase(it);
+      }
+      for (auto it = plain.begin(); it != plain.end();) {
+        if (seen.count(it->first)) {
+          ++it;
+          continue;
+        }
+        NJ obj = NJ::parse(it->second);
+        Deliver("delete", Lower(obj.value("kind", "")),
+                obj["metadata"].value("namespace", "default"), obj["metadata"].value("name", ""),
+                it->second);
+        it = plain.erase(it);
+      }
+    }
+    return true;
+  }
+
+  void SchedulePoll() {
+    if (!poll) poll = std::make_unique<asio::steady_timer>(io);
+    poll->expires_after(opt.manifest_poll);
+    poll->async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopped) return;
+      std::string sig = ManifestSignature();
+      if (sig != manifest_signature) {
+        manifest_signature = sig;
+        Load(false);
+      }
+      SchedulePoll();
+    });
+  }
+};
+
+LocalGm::LocalGm(asio::io_context& io, Controller& controller, LocalGmOptions options)
+    : impl_(std::make_unique<Impl>(io, controller, std::move(options))) {}
+
+LocalGm::~LocalGm() { Stop(); }
+
+Status LocalGm::Start() {
+  Impl& m = *impl_;
+  auto st = store::Store::Open(m.opt.db_path);
+  if (!st.ok()) return st.status();
+  m.store = std::move(*st);
+  m.runner = std::make_unique<process::ProcessRunner>(m.io);
+  m.manifest_signature = m.ManifestSignature();
+  if (!m.Load(true)) {
+    return Status::Error("manifests " + m.opt.manifest_path +
+                         ": no usable Dataset, Model, IncrementalLearningJob or "
+                         "LifelongLearningJob (see the errors above)");
+  }
+  m.SchedulePoll();
+  return Status::Ok();
+}
+
+void LocalGm::Stop() {
+  Impl& m = *impl_;
+  if (m.stopped) return;
+  m.stopped = true;
+  if (m.poll) m.poll->cancel();
+  if (m.runner) m.runner->TerminateAllAndWait(std::chrono::milliseconds(3000));
+}
+
+void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; }
+
+bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }
+
+bool LocalGm::Send(std::string frame, std::function<void(bool)> done) {
+  if (!connected()) return false;
+  asio::post(impl_->io, [this, frame = std::move(frame), done = std::move(done)] {
+    if (!impl_->stopped) impl_->Apply(frame);
+    done(true);
+  });
+  return true;
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,665 @@
+// End to end, bad input: the real sedna-lc binary against the GM emulator with one good IL job,
+// plus one bad frame, resource, manifest field, trigger expression, index line or worker message
+// per test. Each test checks that the bad input is rejected with a log line naming the object and
+// the field (and the HTTP error where there is a caller), that the good job still dispatches its
+// first training round byte for byte (sedna-protocol.md §3.3 IL-1), and that the process is alive.
+//
+// GM frames are handled in arrival order on one loop thread, so a log line about a frame is
+// awaited with a round trip through the same websocket (a fresh "barrier" Dataset whose
+// numberOfSamples report comes back), never by polling the log. Worker messages are handled before
+// the HTTP reply, so their log lines are there when the reply is.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+#include "adapters/json/base64.h"
+#include "core/split.h"
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+using core::Stage;
+using core::gm::PodPhase;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
+constexpr const char* kJobName = "helmet-detection-demo";
+constexpr const char* kIl1 =
+    R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
+
+Json Meta(const std::string& name) {
+  return Json{{"name", name},
+              {"namespace", "default"},
+              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
+              {"resourceVersion", "12345"},
+              {"generation", 1},
+              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
+}
+
+Json DatasetObject(const std::string& name = "incremental-dataset",
+                   const std::string& url = "/data/train_data.txt") {
+  return Json{{"kind", "Dataset"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
+              {"status", {{"numberOfSamples", 0}}}};
+}
+
+Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
+  return Json{{"kind", "Model"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", format}}},
+              {"status", Json::object()}};
+}
+
+Json Template(const std::string& name, const std::string& script) {
+  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
+              {"spec",
+               {{"containers", Json::array({{{"name", name},
+                                             {"image", "example:v0.1.0"},
+                                             {"args", Json::array({script})},
+                                             {"resources", Json::object()}}})},
+                {"nodeName", "edge-node"}}}};
+}
+
+Json JobObject(const std::string& name = kJobName) {
+  return Json{{"kind", "IncrementalLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec",
+               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
+                {"initialModel", {{"name", "initial-model"}}},
+                {"trainSpec",
+                 {{"template", Template("train-worker", "train.py")},
+                  {"trigger",
+                   {{"checkPeriodSeconds", 60},
+                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
+                    {"condition",
+                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
+                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+                {"deploySpec",
+                 {{"model", {{"name", "deploy-model"}}},
+                  {"trigger",
+                   {{"condition",
+                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
+                  {"hardExampleMining", {{"name", "IBT"}}},
+                  {"template", Template("infer-worker", "inference.py")}}},
+                {"outputDir", "/output"}}}};
+}
+
+// A job the GM would send at (Train, Waiting): the object with one Waiting condition.
+Json WaitingJob(Json job) {
+  GmJob g(core::gm::JobKind::kIncremental, std::move(job));
+  return g.Object();
+}
+
+std::string Line(int n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
+                n % 83 + 100, n % 79 + 100);
+  return buf;
+}
+
+std::vector<std::string> LineVec(int from, int to) {
+  std::vector<std::string> v;
+  for (int n = from; n <= to; ++n) v.push_back(Line(n));
+  return v;
+}
+
+std::string Join(const std::vector<std::string>& lines, const std::string& eol = "\n") {
+  std::string s;
+  for (const auto& l : lines) s += l + eol;
+  return s;
+}
+
+// The train and eval files for these new samples (running-totals split, design §4).
+std::pair<std::string, std::string> Split(const std::vector<std::string>& lines, double p) {
+  std::string train, eval;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    (core::IsTrainSample(p, static_cast<int64_t>(i) + 1) ? train : eval) += lines[i] + "\n";
+  }
+  return {train, eval};
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string TrainReport(const std::string& name, const std::string& owner = kJobName) {
+  return R"({"name": ")" + name + R"(", "namespace": "default", "ownerName": ")" + owner +
+         R"(", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})";
+}
+
+class IlBadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);  // the 413 case: the LC may close while the body is being sent
+    tmp = MakeTempDir("sedna-badin-");
+    rootfs = tmp + "/rootfs";
+    stdfs::create_directories(rootfs + "/data");
+    stdfs::create_directories(rootfs + "/models/base_model");
+    stdfs::create_directories(rootfs + "/models/deploy_model");
+    WriteFile(rootfs + "/models/deploy_model/saved_model.pb",
+              "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
+    WriteFile(rootfs + "/data/train_data.txt", "");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1,1,2,2,1\n");
+    gm = std::make_unique<GmEmulator>();
+    port = FreePort();
+    status_port = FreePort();
+    lc = std::make_unique<LcProcess>(
+        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                           {"NODENAME", "edge-node"},
+                                           {"BIND_PORT", std::to_string(port)},
+                                           {"ROOTFS_MOUNT_DIR", rootfs}},
+        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port",
+                                 std::to_string(status_port), "--log-level", "debug"},
+        tmp + "/lc.log");
+    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+    StartGoodJob();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+    lc.reset();
+    gm.reset();
+    stdfs::remove_all(tmp);
+  }
+
+  void StartGoodJob() {
+    gm->Send("insert", DatasetObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+    Barrier();  // the job and its model are loaded before any bad input
+  }
+
+  // Sends the job (and the model §4.3 says goes with it) when the GM would.
+  void Sync() {
+    auto d = job->Downstream();
+    if (!d.send_job) return;
+    gm->Send("insert", job->Object());
+    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
+      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
+    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
+      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
+    }
+  }
+
+  // Sends {"header":{...},"content":base64(content)} as it is.
+  void SendRaw(const std::string& kind, const std::string& name, const std::string& op,
+               const std::string& content) {
+    Json h{{"namespace", "default"},
+           {"resourceKind", kind},
+           {"resourceName", name},
+           {"operation", op}};
+    ASSERT_TRUE(gm->server().Send(Json{{"header", h}, {"content", json::Base64Encode(content)}}
+                                      .dump()));
+  }
+
+  UpstreamFrame NextJob() {
+    auto f = gm->Next("IncrementalLearningJob");
+    if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
+    EXPECT_EQ(f->header.ns, "default");
+    EXPECT_EQ(f->header.resource_name, kJobName) << "a message for another job: " << f->content;
+    EXPECT_EQ(f->header.operation, "status");
+    return *f;
+  }
+
+  // The next Dataset status of `name`; other datasets' statuses are kept for their own calls.
+  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
+    for (auto it = held.begin(); it != held.end(); ++it) {
+      if (it->header.resource_name == name) {
+        UpstreamFrame f = std::move(*it);
+        held.erase(it);
+        return f;
+      }
+    }
+    for (;;) {
+      auto f = gm->Next("Dataset");
+      if (!f) return std::nullopt;
+      if (f->header.resource_name == name) return f;
+      held.push_back(std::move(*f));
+    }
+  }
+
+  // Waits for the good dataset's count to reach n; it must not overshoot.
+  void WaitSampleCount(int64_t n) {
+    for (;;) {
+      auto f = NextDataset("incremental-dataset");
+      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
+      int64_t got = f->body.at("numberOfSamples").get<int64_t>();
+      if (got >= n) {
+        EXPECT_EQ(got, n) << "samples counted more than once";
+        return;
+      }
+    }
+  }
+
+  // A round trip through the websocket: every frame sent before it has been handled when its
+  // answer arrives (the LC handles GM frames in order on one thread).
+  void Barrier() {
+    const std::string name = "barrier-" + std::to_string(++barriers);
+    gm->Send("insert", DatasetObject(name, "/data/barrier.txt"));
+    auto f = NextDataset(name);
+    ASSERT_TRUE(f) << "no answer to " << name;
+    EXPECT_EQ(f->content, R"({"numberOfSamples":1})");
+  }
+
+  std::vector<std::string> LogLines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(lc->Log());
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+
+  // Log lines that contain every needle (case-insensitive); a needle "a|b" matches a or b.
+  std::vector<std::string> FindLog(const std::vector<std::string>& needles) const {
+    std::vector<std::string> found;
+    for (const auto& line : LogLines()) {
+      const std::string l = Lower(line);
+      bool all = true;
+      for (const auto& needle : needles) {
+        bool any = false;
+        std::string alts = Lower(needle);
+        size_t pos = 0;
+        for (;;) {
+          size_t bar = alts.find('|', pos);
+          if (l.find(alts.substr(pos, bar - pos)) != std::string::npos) any = true;
+          if (bar == std::string::npos) break;
+          pos = bar + 1;
+        }
+        all = all && any;
+      }
+      if (all) found.push_back(line);
+    }
+    return found;
+  }
+
+  void ExpectLog(const std::vector<std::string>& needles) {
+    std::string want;
+    for (const auto& n : needles) want += " [" + n + "]";
+    EXPECT_FALSE(FindLog(needles).empty()) << "no log line with all of" << want;
+  }
+
+  // The LC's own view (/status, answered on the loop thread): the good job and no other.
+  void ExpectOnlyTheGoodJob() {
+    HttpResult r = HttpRequest(status_port, "GET", "/status", "", {});
+    ASSERT_EQ(r.status, 200) << r.raw;
+    auto s = Json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(s.is_object() && s["jobs"].is_array()) << r.body;
+    std::vector<std::string> names;
+    for (const auto& j : s["jobs"]) names.push_back(j.value("name", ""));
+    EXPECT_EQ(names, std::vector<std::string>{kJobName}) << r.body;
+  }
+
+  void ExpectAlive() {
+    siginfo_t info{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(lc->pid()), &info, WEXITED | WNOHANG | WNOWAIT),
+              0);
+    EXPECT_EQ(info.si_pid, 0) << "sedna-lc exited (code " << info.si_status << ")";
+  }
+
+  // (c) and (d): the good job still counts samples and dispatches round 1 byte for byte, and the
+  // process is alive and stops cleanly.
+  void ExpectGoodJobDispatches() {
+    ExpectAlive();
+    ExpectOnlyTheGoodJob();
+    auto lines = LineVec(1, 1000);
+    AppendFile(rootfs + "/data/train_data.txt", Join(lines));
+    WaitSampleCount(1000);
+    UpstreamFrame il1 = NextJob();
+    EXPECT_EQ(il1.content, kIl1);
+    EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), Split(lines, 0.8).first);
+    ExpectAlive();
+    EXPECT_EQ(lc->Stop(), 0);
+  }
+
+  HttpResult Post(const std::string& name, const std::string& body,
+                  const std::vector<std::string>& headers = {"Content-Type: application/json"}) {
+    return HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body, headers);
+  }
+
+  std::string tmp, rootfs;
+  uint16_t port = 0;
+  uint16_t status_port = 0;
+  int barriers = 0;
+  std::vector<UpstreamFrame> held;
+  std::unique_ptr<GmEmulator> gm;
+  std::unique_ptr<LcProcess> lc;
+  std::unique_ptr<GmJob> job;
+};
+
+// ---------------------------------------------------------------- frames
+
+TEST_F(IlBadInputTest, FrameThatIsNotJson) {
+  ASSERT_TRUE(gm->server().Send("{\"header\": {\"namespace\": \"default\", this is not json"));
+  Barrier();
+  ExpectLog({"GM frame", "JSON"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, FrameWithBadBase64Content) {
+  Json h{{"namespace", "default"},
+         {"resourceKind", "incrementallearningjob"},
+         {"resourceName", "bad-b64-job"},
+         {"operation", "insert"}};
+  ASSERT_TRUE(gm->server().Send(Json{{"header", h}, {"content", "eyJr!!not*base64=="}}.dump()));
+  Barrier();
+  ExpectLog({"bad-b64-job", "content", "base64"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, ContentThatIsNotAnObject) {
+  SendRaw("incrementallearningjob", "not-an-object", "insert", "[1,2,3]");
+  SendRaw("dataset", "not-an-object-ds", "insert", "\"a string\"");
+  Barrier();
+  ExpectLog({"not-an-object", "object", "array"});
+  ExpectLog({"not-an-object-ds", "object", "string"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, UnknownOperation) {
+  // A complete, valid job under an unknown operation: it must not start.
+  SendRaw("incrementallearningjob", "op-patch-job", "patch",
+          WaitingJob(JobObject("op-patch-job")).dump());
+  Barrier();
+  ExpectLog({"op-patch-job", "operation", "\"patch\""});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, UnknownResourceKindIsLoggedOncePerKind) {
+  Json obj = JobObject("kind-job");
+  SendRaw("foojob", "kind-job", "insert", obj.dump());
+  SendRaw("foojob", "kind-job-2", "insert", obj.dump());
+  SendRaw("barjob", "kind-job", "insert", obj.dump());
+  SendRaw("foojob", "kind-job", "insert", obj.dump());
+  Barrier();
+  EXPECT_EQ(FindLog({"\"foojob\""}).size(), 1u);
+  EXPECT_EQ(FindLog({"\"barjob\""}).size(), 1u);
+  ExpectLog({"resource kind|resourceKind", "foojob", "unknown"});
+  ExpectGoodJobDispatches();
+}
+
+// ---------------------------------------------------------------- manifest fields and triggers
+
+TEST_F(IlBadInputTest, TrainProbGivenAsString) {
+  Json bad = JobObject("prob-string-job");
+  bad["spec"]["dataset"]["trainProb"] = "0.8";
+  gm->Send("insert", WaitingJob(bad));
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/prob-string-job", "spec.dataset.trainProb",
+             "string"});
+  ExpectGoodJobDispatches();  // the bad job would report its own IL-1 on the same dataset
+}
+
+TEST_F(IlBadInputTest, TrainProbAboveOne) {
+  Json bad = JobObject("prob-high-job");
+  bad["spec"]["dataset"]["trainProb"] = 0.5;
+  gm->Send("insert", WaitingJob(bad));
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/prob-high-job", "spec.dataset.trainProb", "1.5"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, TrainTriggerMetricWithoutClosingBracket) {
+  Json bad = JobObject("metric-job");
+  bad["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "p[1";
+  gm->Send("insert", WaitingJob(bad));
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/metric-job",
+             "spec.trainSpec.trigger.condition.metric", "p[1"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, DeployTriggerUnknownOperator) {
+  Json bad = JobObject("operator-job");
+  bad["spec"]["deploySpec"]["trigger"]["condition"]["operator"] = "~";
+  gm->Send("insert", WaitingJob(bad));
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/operator-job",
+             "spec.deploySpec.trigger.condition.operator", "\"~\""});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, TimerStartOutOfRange) {
+  Json bad = JobObject("timer-job");
+  bad["spec"]["trainSpec"]["trigger"]["timer"]["start"] = "25:00";
+  gm->Send("insert", WaitingJob(bad));
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/timer-job", "spec.trainSpec.trigger.timer.start",
+             "25:00"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, InvalidUpdateKeepsThePreviousVersionRunning) {
+  // Had either version been taken, the threshold of 5000 would keep round 1 from firing.
+  Json bad = job->Object();
+  bad["spec"]["trainSpec"]["trigger"]["condition"]["threshold"] = 5000;
+  bad["spec"]["deploySpec"]["trigger"]["condition"]["operator"] = "~";
+  gm->Send("update", bad);
+  Json bad2 = job->Object();
+  bad2["spec"]["trainSpec"]["trigger"]["condition"]["threshold"] = 5000;
+  bad2["spec"]["dataset"]["trainProb"] = 1.5;
+  gm->Send("insert", bad2);
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/helmet-detection-demo",
+             "spec.deploySpec.trigger.condition.operator", "previous version"});
+  ExpectLog({"IncrementalLearningJob default/helmet-detection-demo", "spec.dataset.trainProb",
+             "previous version"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, DatasetFormatJsonKeepsThePreviousVersion) {
+  Json bad = DatasetObject();
+  bad["spec"]["format"] = "json";
+  gm->Send("insert", bad);
+  Barrier();
+  ExpectLog({"Dataset default/incremental-dataset", "spec.format", "json"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, DatasetHttpUrlKeepsThePreviousVersion) {
+  Json bad = DatasetObject();
+  bad["spec"]["url"] = "http://x/y";
+  gm->Send("insert", bad);
+  Barrier();
+  ExpectLog({"Dataset default/incremental-dataset", "spec.url", "http://x/y"});
+  ExpectGoodJobDispatches();
+}
+
+// ---------------------------------------------------------------- worker API (§5.2)
+
+TEST_F(IlBadInputTest, WorkerMalformedJsonGets400) {
+  HttpResult r = Post("w-bad-json", R"({"name": "w-bad-json", "kind": )");
+  EXPECT_EQ(r.status, 400) << r.raw;
+  // Go: the name check comes first, so a body that does not decode reads as name "".
+  const std::string go =
+      "{\n \"Status\": 400,\n \"Message\": \"worker name(name=w-bad-json) in the api is different "
+      "from that(name=) in the message body";
+  EXPECT_EQ(r.body.substr(0, go.size()), go) << r.body;
+  auto parsed = Json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << r.body;
+  EXPECT_EQ(parsed.value("Status", 0), 400);
+  EXPECT_NE(r.raw.find("Content-Type: application/json"), std::string::npos) << r.raw;
+  ExpectLog({"w-bad-json", "JSON"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerNameMismatchGets400) {
+  // Otherwise a valid train report for the good job: it must not be forwarded.
+  HttpResult r = Post("a", TrainReport("b"));
+  EXPECT_EQ(r.status, 400) << r.raw;
+  EXPECT_EQ(r.body,
+            "{\n \"Status\": 400,\n \"Message\": \"worker name(name=a) in the api is different "
+            "from that(name=b) in the message body\"\n}");
+  // Go logs the same message (klog.Errorf(msg)).
+  ExpectLog({"name=a", "name=b"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerWrongMethodGets405) {
+  HttpResult r = HttpRequest(port, "GET", "/sedna/workers/w-get/info", TrainReport("w-get"));
+  EXPECT_EQ(r.status, 405) << r.raw;
+  EXPECT_EQ(r.body, "405: Method Not Allowed");
+  EXPECT_NE(r.raw.find("Allow: POST"), std::string::npos) << r.raw;
+  ExpectLog({"w-get", "method|GET|405"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerOtherPathGets404) {
+  // No worker is addressed, so there is no object to name; only the reply is checked.
+  for (const char* target : {"/sedna/workers/a/status", "/sedna/workers/a/info/x",
+                             "/sedna/workers//info", "/sedna/worker/a/info"}) {
+    HttpResult r = HttpRequest(port, "POST", target, TrainReport("a"));
+    EXPECT_EQ(r.status, 404) << target << "\n" << r.raw;
+    EXPECT_EQ(r.body, "404: Page Not Found") << target;
+  }
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerTextPlainGets415) {
+  HttpResult r = Post("w-text", TrainReport("w-text"), {"Content-Type: text/plain"});
+  EXPECT_EQ(r.status, 415) << r.raw;
+  EXPECT_EQ(r.body, "415: Unsupported Media Type");
+  ExpectLog({"w-text", "Content-Type|media type|415"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerBodyOverOneMiBGets413) {
+  std::string body = TrainReport("w-big");
+  body.insert(1, R"("pad": ")" + std::string((1 << 20) + 1, 'x') + R"(", )");
+  ASSERT_GT(body.size(), size_t{1} << 20);
+  HttpResult r = Post("w-big", body);
+  EXPECT_EQ(r.status, 413) << r.raw.substr(0, 200);
+  EXPECT_EQ(r.body, "413: Request Entity Too Large");
+  ExpectLog({"w-big", "too large|413|body"});
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, WorkerReportForUnknownJobIsAcceptedAndDropped) {
+  HttpResult r = Post("w-unknown", TrainReport("w-unknown", "no-such-job"));
+  EXPECT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body, kOk);
+  ExpectLog({"worker w-unknown", "default/no-such-job"});
+  // Nothing upstream: a forwarded message would have been queued before IL-1, and NextJob
+  // requires the good job's name.
+  ExpectGoodJobDispatches();
+}
+
+TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
+  auto lines = LineVec(1, 1000);
+  AppendFile(rootfs + "/data/train_data.txt", Join(lines));
+  WaitSampleCount(1000);
+  UpstreamFrame il1 = NextJob();
+  ASSERT_EQ(il1.content, kIl1);
+  job->Report(il1.content);
+  job->SetPod(Stage::kTrain, PodPhase::kRunning);
+  Sync();
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/model.pb", "NEW-MODEL-ROUND-1");
+  EXPECT_EQ(Post("train-worker-h4k9q", TrainReport("train-worker-h4k9q")).body, kOk);
+  UpstreamFrame il2 = NextJob();
+  job->Report(il2.content);
+  job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  UpstreamFrame il3 = NextJob();
+  ASSERT_EQ(
+      il3.content,
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
+  job->Report(il3.content);
+  job->SetPod(Stage::kEval, PodPhase::kRunning);
+  Sync();
+
+  // results[0] has no url: accepted and forwarded verbatim, but no deploy decision.
+  HttpResult bad = Post(
+      "eval-worker-2bq7d",
+      R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "metrics": {"recall": [0.77, 0.70], "precision": [0.81, 0.74]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66], "precision": [0.66, 0.71]}}]})");
+  EXPECT_EQ(bad.status, 200) << bad.raw;
+  EXPECT_EQ(bad.body, kOk);
+  ExpectLog({"eval-worker-2bq7d", "results[0].url"});
+  EXPECT_EQ(
+      NextJob().content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74],"recall":[0.77,0.70]}},{"format":"pb","metrics":{"precision":[0.66,0.71],"recall":[0.62,0.66]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
+
+  // The eval stays outstanding: a good report is forwarded and decides. Upstream order is the
+  // order of the commits, so a Deploy message for the bad report would come first.
+  EXPECT_EQ(
+      Post(
+          "eval-worker-2bq7d",
+          R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70], "precision": [0.81, 0.74]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66], "precision": [0.66, 0.71]}}]})")
+          .body,
+      kOk);
+  UpstreamFrame il4 = NextJob();
+  EXPECT_EQ(
+      il4.content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74],"recall":[0.77,0.70]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71],"recall":[0.62,0.66]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
+  UpstreamFrame il5 = NextJob();
+  EXPECT_EQ(
+      il5.content,
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
+  job->Report(il4.content);
+  job->Report(il5.content);
+  job->SetPod(Stage::kDeploy, PodPhase::kRunning);
+  ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+
+  // Round 2 still dispatches.
+  ExpectAlive();
+  auto more = LineVec(1001, 1700);
+  AppendFile(rootfs + "/data/train_data.txt", Join(more));
+  WaitSampleCount(1700);
+  EXPECT_EQ(
+      NextJob().content,
+      R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), Split(more, 0.8).first);
+  ExpectAlive();
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// ---------------------------------------------------------------- index lines
+
+TEST_F(IlBadInputTest, IndexLineOf200KbIsOneSample) {
+  // B27: Go's Scanner stops at a line over 64 KiB and silently drops the rest of the file.
+  auto lines = LineVec(1, 1000);
+  ASSERT_TRUE(core::IsTrainSample(0.8, 333));
+  std::string big = "train_images/big.jpg ";
+  for (int i = 0; big.size() < 200 * 1024; ++i) big += std::to_string(i % 10);
+  lines[332] = big + " 1,2,3,4,1";
+  AppendFile(rootfs + "/data/train_data.txt", Join(lines));
+  WaitSampleCount(1000);
+  UpstreamFrame il1 = NextJob();
+  EXPECT_EQ(il1.content, kIl1);
+  const std::string train = ReadFile(rootfs + "/output/data/train/1/data.txt");
+  EXPECT_EQ(train.size(), Split(lines, 0.8).first.size());
+  EXPECT_TRUE(train == Split(lines, 0.8).first) << "train file differs";
+  EXPECT_NE(train.find(lines[332] + "\n"), std::string::npos) << "the long line is not whole";
+  ExpectAlive();
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(IlBadInputTest, IndexCrlfLinesAreCountedOnce) {
+  // A CRLF line is one sample (Go's ScanLines drops the '\r'), not a sample plus an empty line.
+  auto lines = LineVec(1, 1000);
+  AppendFile(rootfs + "/data/train_data.txt", Join(lines, "\r\n"));
+  WaitSampleCount(1000);
+  UpstreamFrame il1 = NextJob();
+  EXPECT_EQ(il1.content, kIl1);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), Split(lines, 0.8).first);
+  ExpectAlive();
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace sedna::testing

@@ -1,0 +1,439 @@
+// End to end, crash and restart: the real sedna-lc binary against the GM emulator, killed with
+// SIGKILL at points of an IL round and restarted on the same database and rootfs. The restarted
+// LC must carry on from SQLite (B15): no second Ready for a stage it already answered (B4), the
+// workers' reports accepted and forwarded, the round numbering and eval models kept (B7, B8), and
+// samples appended while it was down counted exactly once.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/split.h"
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+using core::Stage;
+using core::gm::PodPhase;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
+constexpr const char* kJobName = "helmet-detection-demo";
+constexpr const char* kIl1 =
+    R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
+constexpr const char* kTrainReport =
+    R"({"name": "train-worker-h4k9q", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})";
+constexpr const char* kIl2 =
+    R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"loss":0.8113},"url":"/output/train/1/model.pb"},{"format":"ckpt","metrics":{"loss":0.8113},"url":"/output/train/1"}],"ownerInfo":null}})";
+constexpr const char* kIl3 =
+    R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})";
+constexpr const char* kEvalReport =
+    R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70], "precision": [0.81, 0.74]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66], "precision": [0.66, 0.71]}}]})";
+constexpr const char* kIl4 =
+    R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74],"recall":[0.77,0.70]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71],"recall":[0.62,0.66]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})";
+constexpr const char* kIl5 =
+    R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})";
+constexpr const char* kR2Il1 =
+    R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})";
+constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";
+
+Json Meta(const std::string& name) {
+  return Json{{"name", name},
+              {"namespace", "default"},
+              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
+              {"resourceVersion", "12345"},
+              {"generation", 1},
+              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
+}
+
+Json DatasetObject(const std::string& name = "incremental-dataset",
+                   const std::string& url = "/data/train_data.txt") {
+  return Json{{"kind", "Dataset"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
+              {"status", {{"numberOfSamples", 0}}}};
+}
+
+Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
+  return Json{{"kind", "Model"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", format}}},
+              {"status", Json::object()}};
+}
+
+Json Template(const std::string& name, const std::string& script) {
+  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
+              {"spec",
+               {{"containers", Json::array({{{"name", name},
+                                             {"image", "example:v0.1.0"},
+                                             {"args", Json::array({script})},
+                                             {"resources", Json::object()}}})},
+                {"nodeName", "edge-node"}}}};
+}
+
+Json JobObject() {
+  return Json{{"kind", "IncrementalLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(kJobName)},
+              {"spec",
+               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
+                {"initialModel", {{"name", "initial-model"}}},
+                {"trainSpec",
+                 {{"template", Template("train-worker", "train.py")},
+                  {"trigger",
+                   {{"checkPeriodSeconds", 60},
+                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
+                    {"condition",
+                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
+                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+                {"deploySpec",
+                 {{"model", {{"name", "deploy-model"}}},
+                  {"trigger",
+                   {{"condition",
+                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
+                  {"hardExampleMining", {{"name", "IBT"}}},
+                  {"template", Template("infer-worker", "inference.py")}}},
+                {"outputDir", "/output"}}}};
+}
+
+std::string Line(int n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
+                n % 83 + 100, n % 79 + 100);
+  return buf;
+}
+
+std::string Lines(int from, int to) {
+  std::string s;
+  for (int n = from; n <= to; ++n) s += Line(n) + "\n";
+  return s;
+}
+
+// The train and eval lines among samples from..to, numbered from `from` as the job's new samples.
+std::pair<std::string, std::string> Split(int from, int to, double p) {
+  std::string train, eval;
+  for (int n = from; n <= to; ++n) {
+    (core::IsTrainSample(p, n) ? train : eval) += Line(n) + "\n";
+  }
+  return {train, eval};
+}
+
+// Runs `command` through the shell; returns its exit code and stdout+stderr.
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// The whitespace-separated fields of the output line that mentions `what`.
+std::vector<std::string> RowOf(const std::string& table, const std::string& what) {
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(what) == std::string::npos) continue;
+    std::istringstream f(line);
+    std::vector<std::string> fields;
+    for (std::string w; f >> w;) fields.push_back(w);
+    return fields;
+  }
+  return {};
+}
+
+class IlRestartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp = MakeTempDir("sedna-restart-");
+    rootfs = tmp + "/rootfs";
+    db = tmp + "/db/database.db";
+    stdfs::create_directories(rootfs + "/data");
+    stdfs::create_directories(rootfs + "/models/base_model");
+    stdfs::create_directories(rootfs + "/models/deploy_model");
+    WriteFile(rootfs + "/models/deploy_model/saved_model.pb", kOldModel);
+    WriteFile(rootfs + "/data/train_data.txt", "");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1,1,2,2,1\n");
+    gm = std::make_unique<GmEmulator>();
+    port = FreePort();
+    StartLc();
+  }
+
+  void StartLc(uint16_t status_port = 0) {
+    lc = std::make_unique<LcProcess>(
+        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                           {"NODENAME", "edge-node"},
+                                           {"BIND_PORT", std::to_string(port)},
+                                           {"ROOTFS_MOUNT_DIR", rootfs}},
+        std::vector<std::string>{"--db", db, "--status-port", std::to_string(status_port),
+                                 "--log-level", "debug"},
+        tmp + "/lc.log");
+    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  }
+
+  // SIGKILL, then start again on the same database, rootfs and ports.
+  void KillAndRestart(uint16_t status_port = 0) {
+    lc->Kill();
+    AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+    StartLc(status_port);
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+    lc.reset();
+    gm.reset();
+    stdfs::remove_all(tmp);
+  }
+
+  void Sync() {
+    auto d = job->Downstream();
+    if (!d.send_job) return;
+    gm->Send("insert", job->Object());
+    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
+      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
+    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
+      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
+    }
+  }
+
+  UpstreamFrame NextJob() {
+    auto f = gm->Next("IncrementalLearningJob");
+    if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
+    EXPECT_EQ(f->header.resource_name, kJobName);
+    EXPECT_EQ(f->header.operation, "status");
+    return *f;
+  }
+
+  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
+    for (auto it = held.begin(); it != held.end(); ++it) {
+      if (it->header.resource_name == name) {
+        UpstreamFrame f = std::move(*it);
+        held.erase(it);
+        return f;
+      }
+    }
+    for (;;) {
+      auto f = gm->Next("Dataset");
+      if (!f) return std::nullopt;
+      if (f->header.resource_name == name) return f;
+      held.push_back(std::move(*f));
+    }
+  }
+
+  void WaitSampleCount(int64_t n) {
+    for (;;) {
+      auto f = NextDataset("incremental-dataset");
+      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
+      int64_t got = f->body.at("numberOfSamples").get<int64_t>();
+      if (got >= n) {
+        EXPECT_EQ(got, n) << "samples counted more than once";
+        return;
+      }
+    }
+  }
+
+  // A round trip through the websocket. When the barrier's report arrives, every frame sent
+  // before it was handled, and every upstream frame queued before it was written and dropped from
+  // the outbox (the outbox sends one frame at a time, deleting each before the next), so a kill
+  // after a barrier cannot replay an already delivered message.
+  void Barrier() {
+    const std::string name = "barrier-" + std::to_string(++barriers);
+    gm->Send("insert", DatasetObject(name, "/data/barrier.txt"));
+    auto f = NextDataset(name);
+    ASSERT_TRUE(f) << "no answer to " << name;
+  }
+
+  std::string PostWorker(const std::string& name, const std::string& body) {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
+    EXPECT_EQ(r.status, 200) << r.raw;
+    return r.body;
+  }
+
+  // Round 1 up to IL-1 sent and the GM at (Train, Running), which it re-sends.
+  void RunToTrainRunning() {
+    gm->Send("insert", DatasetObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+    Barrier();  // the job and its initial model are loaded
+    AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+    WaitSampleCount(1000);
+    UpstreamFrame il1 = NextJob();
+    ASSERT_EQ(il1.content, kIl1);
+    ASSERT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), Split(1, 1000, 0.8).first);
+    job->Report(il1.content);
+    job->SetPod(Stage::kTrain, PodPhase::kRunning);
+    ASSERT_EQ(job->LastCondition(), "Train/Running");
+    Sync();
+    stdfs::create_directories(rootfs + "/output/train/1");
+    WriteFile(rootfs + "/output/train/1/model.pb", "NEW-MODEL-ROUND-1");
+  }
+
+  void TrainReportToEvalRunning() {
+    EXPECT_EQ(PostWorker("train-worker-h4k9q", kTrainReport), kOk);
+    UpstreamFrame il2 = NextJob();
+    EXPECT_EQ(il2.content, kIl2) << "a second Train Ready for round 1?";
+    job->Report(il2.content);
+    job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+    ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+    Sync();
+    UpstreamFrame il3 = NextJob();
+    EXPECT_EQ(il3.content, kIl3);
+    // The eval set of round 1: samples 1..1000 only, whatever arrived since.
+    EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), Split(1, 1000, 0.8).second);
+    job->Report(il3.content);
+    job->SetPod(Stage::kEval, PodPhase::kRunning);
+    ASSERT_EQ(job->LastCondition(), "Eval/Running");
+    Sync();
+  }
+
+  void FinishDeploy(const UpstreamFrame& il4, const UpstreamFrame& il5) {
+    job->Report(il4.content);
+    auto actions = job->Report(il5.content);
+    ASSERT_EQ(actions.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<core::gm::RestartInferencePod>(actions[0]));
+    job->SetPod(Stage::kDeploy, PodPhase::kRunning);
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+  }
+
+  std::string tmp, rootfs, db;
+  uint16_t port = 0;
+  int barriers = 0;
+  std::vector<UpstreamFrame> held;
+  std::unique_ptr<GmEmulator> gm;
+  std::unique_ptr<LcProcess> lc;
+  std::unique_ptr<GmJob> job;
+};
+
+TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
+  RunToTrainRunning();
+  Barrier();
+  KillAndRestart();
+  // Samples written while the LC was down.
+  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  // The GM re-sends the job as it is (Train, Running) (§1.6 resync, §4.3).
+  Sync();
+  // Counted once: the first count after the restart is the total.
+  auto f = NextDataset("incremental-dataset");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->content, R"({"numberOfSamples":1700})");
+
+  // The worker's report is accepted and forwarded; it is the next job message, so no second
+  // Train Ready for round 1 was sent (B4/B15).
+  TrainReportToEvalRunning();
+  EXPECT_EQ(PostWorker("eval-worker-2bq7d", kEvalReport), kOk);
+  UpstreamFrame il4 = NextJob();
+  EXPECT_EQ(il4.content, kIl4);
+  UpstreamFrame il5 = NextJob();
+  EXPECT_EQ(il5.content, kIl5);
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
+  FinishDeploy(il4, il5);
+
+  // Round 2 trains on exactly the samples that arrived while the LC was down.
+  UpstreamFrame r2 = NextJob();
+  EXPECT_EQ(r2.content, kR2Il1);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), Split(1001, 1700, 0.8).first);
+  // Nothing else: every job message queued before the barrier's answer has arrived.
+  Barrier();
+  auto extra = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(0));
+  EXPECT_FALSE(extra) << extra->content;
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(IlRestartTest, KillAfterEvalReadyKeepsEvalModels) {
+  // B7/B8: the restarted LC first sees the job in (Eval, Running) and must still decide and
+  // deploy from the eval it dispatched before the crash.
+  RunToTrainRunning();
+  TrainReportToEvalRunning();
+  Barrier();
+  KillAndRestart();
+  Sync();
+  Barrier();
+  EXPECT_EQ(PostWorker("eval-worker-2bq7d", kEvalReport), kOk);
+  UpstreamFrame il4 = NextJob();
+  EXPECT_EQ(il4.content, kIl4);
+  UpstreamFrame il5 = NextJob();
+  EXPECT_EQ(il5.content, kIl5);
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
+  FinishDeploy(il4, il5);
+
+  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  WaitSampleCount(1700);
+  EXPECT_EQ(NextJob().content, kR2Il1);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), Split(1001, 1700, 0.8).first);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(IlRestartTest, KillDuringDeployCopyDeploysOnce) {
+  // A large model, so that the kill most likely lands while the copy runs: the restarted LC
+  // re-issues the copy; the deploy target is never torn; Deploy Ready is sent once.
+  RunToTrainRunning();
+  std::string model(64 << 20, '\0');
+  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>('a' + i % 23);
+  WriteFile(rootfs + "/output/train/1/model.pb", model);
+  TrainReportToEvalRunning();
+  EXPECT_EQ(PostWorker("eval-worker-2bq7d", kEvalReport), kOk);
+  UpstreamFrame il4 = NextJob();
+  EXPECT_EQ(il4.content, kIl4);
+  lc->Kill();
+  const std::string target = ReadFile(rootfs + "/models/deploy_model/saved_model.pb");
+  EXPECT_TRUE(target == kOldModel || target == model) << "torn deploy target, "
+                                                      << target.size() << " bytes";
+  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+  StartLc();
+  UpstreamFrame il5 = NextJob();
+  EXPECT_EQ(il5.content, kIl5);
+  EXPECT_TRUE(ReadFile(rootfs + "/models/deploy_model/saved_model.pb") == model);
+  FinishDeploy(il4, il5);
+  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  WaitSampleCount(1700);
+  // The next job message is round 2: no second Deploy Ready.
+  EXPECT_EQ(NextJob().content, kR2Il1);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(IlRestartTest, RestartWithoutGmResendReloadsFromSqlite) {
+  RunToTrainRunning();
+  Barrier();
+  lc->Kill();
+
+  // No daemon: `status` reads the database.
+  const std::string bin = std::string(SEDNA_BINARY_DIR) + "/sedna-lc";
+  auto [code, out] = RunCommand(bin + " status --db " + db + " --status-port 0");
+  EXPECT_EQ(code, 0) << out;
+  auto row = RowOf(out, "default/helmet-detection-demo");
+  ASSERT_GE(row.size(), 5u) << out;
+  EXPECT_EQ(row[0], "IL") << out;
+  EXPECT_EQ(row[2], "Train/Running") << out;
+  EXPECT_EQ(row[3], "2") << out;  // the next train round: round 1 was dispatched
+  EXPECT_NE(out.find("1 job(s), from database"), std::string::npos) << out;
+
+  // Restarted, and the GM sends nothing: the job is there (reloaded from SQLite).
+  const uint16_t status_port = FreePort();
+  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+  StartLc(status_port);
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", kTrainReport), kOk);
+  EXPECT_EQ(NextJob().content, kIl2);
+  auto [code2, live] =
+      RunCommand(bin + " status --db " + db + " --status-port " + std::to_string(status_port));
+  EXPECT_EQ(code2, 0) << live;
+  row = RowOf(live, "default/helmet-detection-demo");
+  ASSERT_GE(row.size(), 5u) << live;
+  EXPECT_EQ(row[2], "Train/Running") << live;
+  EXPECT_EQ(row[3], "2") << live;
+  EXPECT_NE(live.find("1 job(s), from live daemon"), std::string::npos) << live;
+  EXPECT_NE(lc->Log().find("resumed at round 2"), std::string::npos);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace sedna::testing
