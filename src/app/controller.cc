@@ -1,5 +1,7 @@
 #include "app/controller.h"
 
+#include <nlohmann/json.hpp>
+
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <fcntl.h>
@@ -790,7 +792,7 @@ struct Controller::Impl {
     metrics.frames_received++;
     auto f = json::DecodeFrame(text);
     if (!f.ok()) {
-      spdlog::warn("GM frame skipped: {}", f.message());
+      spdlog::warn("GM frame {}skipped: {}", FrameObjectName(text), f.message());
       metrics.rejected_frames++;
       return;
     }
@@ -827,22 +829,22 @@ struct Controller::Impl {
     }
     if (kind == core::kKindDataset) {
       auto d = json::DecodeDataset(f->content);
-      if (!d.ok()) return Reject(d.message());
+      if (!d.ok()) return Reject(key, d.message());
       UpsertDataset(std::move(*d), true);
     } else if (kind == core::kKindModel) {
       auto d = json::DecodeModel(f->content);
-      if (!d.ok()) return Reject(d.message());
+      if (!d.ok()) return Reject(key, d.message());
       UpsertModel(std::move(*d), true);
     } else if (kind == core::kKindIlJob) {
       auto d = json::DecodeIlJob(f->content);
-      if (!d.ok()) return Reject(d.message());
+      if (!d.ok()) return Reject(key, d.message());
       JobEntry e;
       e.kind = JobKind::kIl;
       e.il = std::move(*d);
       UpsertJob(std::move(e), true);
     } else if (kind == core::kKindLlJob) {
       auto d = json::DecodeLlJob(f->content);
-      if (!d.ok()) return Reject(d.message());
+      if (!d.ok()) return Reject(key, d.message());
       JobEntry e;
       e.kind = JobKind::kLl;
       e.ll = std::move(*d);
@@ -855,9 +857,20 @@ struct Controller::Impl {
     }
   }
 
-  void Reject(const std::string& msg) {
-    spdlog::error("GM object rejected: {}", msg);
+  void Reject(const std::string& key, const std::string& msg) {
+    spdlog::error("GM object {} rejected: {}", key, msg);
     metrics.rejected_objects++;
+  }
+
+  // "<ns>/<kind>/<name> " from a frame's header when it is readable, for error messages.
+  static std::string FrameObjectName(const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object() || !j.contains("header") || !j["header"].is_object()) return "";
+    const auto& h = j["header"];
+    auto str = [&](const char* k) {
+      return h.contains(k) && h[k].is_string() ? h[k].get<std::string>() : std::string();
+    };
+    return core::ResourceKey(str("namespace"), str("resourceKind"), str("resourceName")) + " ";
   }
 
   // ---------------------------------------------------------------- worker API
@@ -873,6 +886,8 @@ struct Controller::Impl {
       if (!m.ok()) {
         spdlog::warn("worker {}: message rejected: {}", path_name, m.message());
         msg += ": " + m.message();
+      } else {
+        spdlog::warn("worker {}: message rejected: {}", path_name, msg);
       }
       return {400, "application/json", json::EncodeWorkerApiReply(400, msg), {}};
     }
@@ -971,14 +986,25 @@ struct Controller::Impl {
     http::HttpServerOptions wo;
     wo.address = cfg.bind_address;
     wo.port = cfg.bind_port;
+    wo.on_rejected = [](int status, const std::string& target) {
+      spdlog::warn("worker API: request {} rejected with {} (body over the limit or malformed)",
+                   target.empty() ? std::string("(unparsed)") : target, status);
+    };
     auto ws = http::HttpServer::Start(io, wo, [this](const http::HttpRequest& req) {
-      return http::RouteWorkerApi(req, [this](std::string_view name, std::string_view body) {
-        return OnWorkerMessage(name, body);
-      });
+      http::HttpResponse r =
+          http::RouteWorkerApi(req, [this](std::string_view name, std::string_view body) {
+            return OnWorkerMessage(name, body);
+          });
+      if (r.status == 404 || r.status == 405 || r.status == 406 || r.status == 415) {
+        auto ct = req.headers.find("content-type");
+        spdlog::warn("worker API: {} {} rejected with {} (Content-Type: {})", req.method,
+                     req.target, r.status, ct == req.headers.end() ? "-" : ct->second);
+      }
+      return r;
     });
     if (!ws.ok()) return ws.status().With("worker API (BIND_PORT)");
     worker_server = std::move(*ws);
-    if (cfg.status_port != 0 || cfg.status_address != "") {
+    if (cfg.status_port != 0) {
       http::HttpServerOptions so2;
       so2.address = cfg.status_address;
       so2.port = cfg.status_port;

@@ -40,7 +40,10 @@ std::optional<std::string> HttpGet(const std::string& address, uint16_t port,
   while ((n = ::read(fd, buf, sizeof buf)) > 0) resp.append(buf, n);
   ::close(fd);
   auto pos = resp.find("\r\n\r\n");
-  if (pos == std::string::npos || resp.compare(0, 12, "HTTP/1.1 200") != 0) return std::nullopt;
+  if (pos == std::string::npos ||
+      (resp.compare(0, 12, "HTTP/1.1 200") != 0 && resp.compare(0, 12, "HTTP/1.0 200") != 0)) {
+    return std::nullopt;
+  }
   return resp.substr(pos + 4);
 }
 

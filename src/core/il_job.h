@@ -73,8 +73,8 @@ struct State {
   // Observability.
   std::vector<ModelRef> last_eval_results;
   std::string last_decision;
-  int64_t decisions = 0;        // deploy decisions made (deployed, kept or failed)
-  int64_t decided_round = 0;    // train round of the last decision
+  int64_t decisions = 0;      // deploy decisions made (deployed, kept or failed)
+  int64_t decided_round = 0;  // train round of the last decision
   std::vector<Deployment> deployments;
   int64_t retry_after_ms = 0;
   std::string last_error;

@@ -202,8 +202,8 @@ class IlBadInputTest : public ::testing::Test {
            {"resourceKind", kind},
            {"resourceName", name},
            {"operation", op}};
-    ASSERT_TRUE(gm->server().Send(Json{{"header", h}, {"content", json::Base64Encode(content)}}
-                                      .dump()));
+    ASSERT_TRUE(
+        gm->server().Send(Json{{"header", h}, {"content", json::Base64Encode(content)}}.dump()));
   }
 
   UpstreamFrame NextJob() {
@@ -304,8 +304,7 @@ class IlBadInputTest : public ::testing::Test {
 
   void ExpectAlive() {
     siginfo_t info{};
-    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(lc->pid()), &info, WEXITED | WNOHANG | WNOWAIT),
-              0);
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(lc->pid()), &info, WEXITED | WNOHANG | WNOWAIT), 0);
     EXPECT_EQ(info.si_pid, 0) << "sedna-lc exited (code " << info.si_status << ")";
   }
 
@@ -397,14 +396,13 @@ TEST_F(IlBadInputTest, TrainProbGivenAsString) {
   bad["spec"]["dataset"]["trainProb"] = "0.8";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
-  ExpectLog({"IncrementalLearningJob default/prob-string-job", "spec.dataset.trainProb",
-             "string"});
+  ExpectLog({"IncrementalLearningJob default/prob-string-job", "spec.dataset.trainProb", "string"});
   ExpectGoodJobDispatches();  // the bad job would report its own IL-1 on the same dataset
 }
 
 TEST_F(IlBadInputTest, TrainProbAboveOne) {
   Json bad = JobObject("prob-high-job");
-  bad["spec"]["dataset"]["trainProb"] = 0.5;
+  bad["spec"]["dataset"]["trainProb"] = 1.5;
   gm->Send("insert", WaitingJob(bad));
   Barrier();
   ExpectLog({"IncrementalLearningJob default/prob-high-job", "spec.dataset.trainProb", "1.5"});
@@ -416,8 +414,8 @@ TEST_F(IlBadInputTest, TrainTriggerMetricWithoutClosingBracket) {
   bad["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "p[1";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
-  ExpectLog({"IncrementalLearningJob default/metric-job",
-             "spec.trainSpec.trigger.condition.metric", "p[1"});
+  ExpectLog({"IncrementalLearningJob default/metric-job", "spec.trainSpec.trigger.condition.metric",
+             "p[1"});
   ExpectGoodJobDispatches();
 }
 
@@ -436,8 +434,8 @@ TEST_F(IlBadInputTest, TimerStartOutOfRange) {
   bad["spec"]["trainSpec"]["trigger"]["timer"]["start"] = "25:00";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
-  ExpectLog({"IncrementalLearningJob default/timer-job", "spec.trainSpec.trigger.timer.start",
-             "25:00"});
+  ExpectLog(
+      {"IncrementalLearningJob default/timer-job", "spec.trainSpec.trigger.timer.start", "25:00"});
   ExpectGoodJobDispatches();
 }
 

@@ -386,8 +386,8 @@ TEST_F(IlRestartTest, KillDuringDeployCopyDeploysOnce) {
   EXPECT_EQ(il4.content, kIl4);
   lc->Kill();
   const std::string target = ReadFile(rootfs + "/models/deploy_model/saved_model.pb");
-  EXPECT_TRUE(target == kOldModel || target == model) << "torn deploy target, "
-                                                      << target.size() << " bytes";
+  EXPECT_TRUE(target == kOldModel || target == model)
+      << "torn deploy target, " << target.size() << " bytes";
   AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
   StartLc();
   UpstreamFrame il5 = NextJob();

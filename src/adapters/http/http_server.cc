@@ -256,6 +256,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void ParseError(const error_code& ec) {
+    if (core_->options.on_rejected) {
+      const int status = ec == bhttp::error::body_limit     ? 413
+                         : ec == bhttp::error::header_limit ? 431
+                                                            : 400;
+      std::string target;
+      target = request_.target;  // filled once the request line was parsed
+      core_->options.on_rejected(status, target);
+    }
     if (ec == bhttp::error::body_limit) {
       return Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
     }

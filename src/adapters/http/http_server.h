@@ -51,6 +51,9 @@ struct HttpServerOptions {
   size_t body_limit = 1 << 20;            // larger bodies get 413 and the connection is closed
   std::chrono::seconds idle_timeout{60};  // no bytes moving for this long closes; 0 = never
   size_t max_connections = 256;           // accepting pauses while this many are open; 0 = no limit
+  // Called (on the io thread) when the server itself rejects a request it could not hand to the
+  // handler (413, 431, 400): status, the request target when its header was read ("" otherwise).
+  std::function<void(int status, const std::string& target)> on_rejected;
 };
 
 // Behaviour on the wire:
