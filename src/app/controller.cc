@@ -172,6 +172,7 @@ struct Controller::Impl {
   std::map<std::string, json::Decoded<core::Model>> models;
   std::map<std::string, std::unique_ptr<JobEntry>> jobs;
   std::set<std::string> warned_kinds;
+  std::set<std::string> passthrough;  // JI/FL resource keys
   uint64_t next_incarnation = 1;
   bool outbox_inflight = false;
   bool stopped = false;
@@ -816,6 +817,10 @@ struct Controller::Impl {
           return tx.DeleteState(kScopeDataset, key);
         });
         spdlog::info("Dataset {}: deleted", key);
+      } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
+        passthrough.erase(key);
+        (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
+        spdlog::info("{}: deleted", key);
       } else if (kind == core::kKindModel) {
         models.erase(key);
         (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
@@ -850,11 +855,31 @@ struct Controller::Impl {
       e.ll = std::move(*d);
       UpsertJob(std::move(e), true);
     } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
-      WarnKindOnce(kind,
-                   "resource kind \"" + kind + "\" is not supported by this build yet; ignored");
+      UpsertPassthrough(key, f->content);
     } else {
       WarnKindOnce(kind, "resource kind \"" + kind + "\" is unknown; ignored");
     }
+  }
+
+  // Joint-inference services and federated-learning jobs: the LC only stores them and forwards
+  // their workers' messages (§3.5).
+  void UpsertPassthrough(const std::string& key, const std::string& content) {
+    auto j = nlohmann::json::parse(content, nullptr, false);
+    if (!j.is_object() || !j.contains("metadata") || !j["metadata"].is_object()) {
+      return Reject(key, "expected an object with metadata");
+    }
+    nlohmann::json type_meta{{"kind", j.value("kind", "")},
+                             {"apiVersion", j.value("apiVersion", "")}};
+    nlohmann::json meta = j["metadata"];
+    if (meta.contains("annotations") && meta["annotations"].is_object()) {
+      meta["annotations"].erase(core::kCredentialAnnotation);  // B23: never persisted
+    }
+    const std::string spec = j.contains("spec") ? j["spec"].dump() : "{}";
+    Status s = store->Transact([&](store::Store::Tx& tx) {
+      return tx.UpsertResource({key, type_meta.dump(), meta.dump(), spec});
+    });
+    if (!s.ok()) spdlog::error("{}: persisting: {}", key, s.message());
+    if (passthrough.insert(key).second) spdlog::info("{}: stored (worker messages forwarded)", key);
   }
 
   void Reject(const std::string& key, const std::string& msg) {
@@ -909,6 +934,27 @@ struct Controller::Impl {
                   json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
                   {}};
         }
+      }
+    } else if (rep.owner_kind == core::kKindJointInference ||
+               rep.owner_kind == core::kKindFederated) {
+      const std::string key = core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name);
+      if (!passthrough.count(key)) {
+        spdlog::warn("worker {}: message for unknown {} dropped", rep.worker_name, key);
+      } else {
+        std::string fwd = json::EncodeFrame({rep.ns, rep.owner_kind, rep.owner_name, "status"},
+                                            json::EncodeForwardedWorkerMessage(*m));
+        Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+          auto id = tx.OutboxAppend(fwd);
+          return id.ok() ? Status::Ok() : id.status();
+        });
+        if (!s.ok()) {
+          spdlog::error("{}: forwarding worker {}: {}", key, rep.worker_name, s.message());
+          return {500,
+                  "application/json",
+                  json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
+                  {}};
+        }
+        PumpOutbox();
       }
     } else {
       WarnKindOnce("worker:" + rep.owner_kind,
@@ -1059,6 +1105,9 @@ struct Controller::Impl {
         ds.push_back(&r);
       else if (r.name.find("/model/") != std::string::npos)
         ms.push_back(&r);
+      else if (r.name.find("/jointinferenceservice/") != std::string::npos ||
+               r.name.find("/federatedlearningjob/") != std::string::npos)
+        passthrough.insert(r.name);
       else if (r.name.find("/incrementallearningjob/") != std::string::npos ||
                r.name.find("/lifelonglearningjob/") != std::string::npos)
         job_rows.push_back(&r);
