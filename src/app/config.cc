@@ -73,6 +73,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--ping-interval-ms", c.ping_interval_ms, "websocket ping period");
   app.add_option("--ping-timeout-ms", c.ping_timeout_ms, "dead-peer timeout after a ping");
   app.add_option("--backoff-max-ms", c.backoff_max_ms, "reconnect backoff cap");
+  app.add_option("--outbox-max-bytes", c.outbox_max_bytes,
+                 "unsent upstream bytes above which ingestion pauses and workers get 503");
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);
@@ -102,6 +104,7 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
         "set NODENAME or --node-name");
   }
   if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
+  if (c.outbox_max_bytes <= 0) return Result<Config>::Error("--outbox-max-bytes: must be > 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
     return Result<Config>::Error(
         "--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");

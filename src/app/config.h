@@ -27,6 +27,9 @@ struct Config {
   int64_t ping_interval_ms = 10000;
   int64_t ping_timeout_ms = 10000;
   int64_t backoff_max_ms = 30000;
+  // Above this many bytes of unsent upstream messages the LC pauses what would add more (sample
+  // ingestion, worker reports get 503) until the GM link drains it; nothing queued is dropped.
+  int64_t outbox_max_bytes = 64 << 20;
 };
 
 // Builds the config from the environment and command-line flags (flags win). A bad value is an

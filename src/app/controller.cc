@@ -175,6 +175,7 @@ struct Controller::Impl {
   std::set<std::string> passthrough;  // JI/FL resource keys
   uint64_t next_incarnation = 1;
   bool outbox_inflight = false;
+  bool outbox_full = false;
   bool stopped = false;
   int lock_fd = -1;
   Metrics metrics;
@@ -188,6 +189,25 @@ struct Controller::Impl {
   }
 
   // ---------------------------------------------------------------- outbox
+
+  // The outbox bound (docs/durability.md): above it, sources that can wait are paused.
+  bool OutboxFull() {
+    auto st = store->GetOutboxStats();
+    const bool full = st.ok() && st->bytes > cfg.outbox_max_bytes;
+    if (full != outbox_full) {
+      outbox_full = full;
+      if (full) {
+        spdlog::warn(
+            "outbox full ({} bytes > --outbox-max-bytes {}): sample ingestion paused, "
+            "worker reports answered 503 until the GM link drains it",
+            st->bytes, cfg.outbox_max_bytes);
+      } else {
+        spdlog::info("outbox below its limit again: ingestion resumed");
+        for (auto& [k, d] : datasets) PostRead(*d, false);
+      }
+    }
+    return full;
+  }
 
   void PumpOutbox() {
     if (stopped || !sink || !sink->connected() || outbox_inflight) return;
@@ -204,6 +224,7 @@ struct Controller::Impl {
       if (written) {
         if (Status s = store->OutboxDelete(id); !s.ok()) spdlog::error("outbox: {}", s.message());
         metrics.frames_sent++;
+        if (outbox_full) OutboxFull();
       }
       PumpOutbox();
     });
@@ -330,6 +351,7 @@ struct Controller::Impl {
   }
 
   void ReadDataset(DatasetEntry& e, bool take_unterminated) {
+    if (OutboxFull()) return;  // resumed when the outbox drains
     // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
     DatasetRecord rec = e.record;
     bool more = false;
@@ -595,8 +617,24 @@ struct Controller::Impl {
   // Streams the samples appended to the job's dataset index into its spools, split by running
   // totals, then commits the cursor and counts with the step that sees them.
   void Ingest(JobEntry& e, DatasetEntry& ds, bool take_unterminated) {
+    if (OutboxFull()) return;
     const double p = e.train_prob();
     dataset::IndexCursor cursor = e.cursor;
+    if (cursor.path != ds.local_path) {
+      // B26/B28: the Dataset now names another index (url changed, or deleted and re-created
+      // elsewhere). It is a new source: read it from its start; the split's running total
+      // (samples_seen) continues.
+      if (!cursor.path.empty()) {
+        spdlog::info(
+            "{} {}: dataset index changed from {} to {}; reading the new index from "
+            "its start",
+            e.object_kind(), e.name(), cursor.path, ds.local_path);
+      }
+      std::string header = cursor.header;
+      cursor = dataset::IndexCursor{};
+      cursor.path = ds.local_path;
+      cursor.header = header;  // kept for csv files until the new header is read
+    }
     int64_t seen = e.samples_seen(), train_added = 0, eval_added = 0;
     auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, take_unterminated,
                                      kIngestSliceBytes, [&](std::string_view line) -> Status {
@@ -620,9 +658,16 @@ struct Controller::Impl {
       ResetSpools(e);
       return;
     }
-    if (r->missing) return;
+    if (r->missing) {
+      if (cursor.path != e.cursor.path) StepJob(e, core::il::JobChanged{}, {}, &cursor);
+      return;
+    }
     if (train_added + eval_added == 0) {
-      e.cursor = cursor;  // header/tail bookkeeping only
+      if (cursor.path != e.cursor.path) {
+        StepJob(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
+      } else {
+        e.cursor = cursor;  // header/tail bookkeeping only
+      }
       return;
     }
     metrics.samples_ingested += train_added + eval_added;
@@ -917,6 +962,14 @@ struct Controller::Impl {
       return {400, "application/json", json::EncodeWorkerApiReply(400, msg), {}};
     }
     const auto& rep = m->report;
+    if (OutboxFull()) {
+      spdlog::warn("worker {}: report refused with 503: the outbox is full (GM unreachable?)",
+                   rep.worker_name);
+      return {503,
+              "application/json",
+              json::EncodeWorkerApiReply(503, "the LC's outbox is full; retry later"),
+              {}};
+    }
     if (rep.owner_kind == core::kKindIlJob || rep.owner_kind == core::kKindLlJob) {
       const std::string key = core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name);
       auto it = jobs.find(key);

@@ -87,6 +87,7 @@ json CursorToJson(const dataset::IndexCursor& c) {
 
 dataset::IndexCursor CursorFromJson(const json& j) {
   dataset::IndexCursor c;
+  c.path = j.value("path", "");
   c.dev = j.value("dev", uint64_t{0});
   c.ino = j.value("ino", uint64_t{0});
   c.offset = j.value("offset", int64_t{0});

@@ -13,7 +13,10 @@ std::string Rfc3339(int s) {
   return buf;
 }
 
-GmEmulator::GmEmulator() : server_(WsTestServer::Start(0)) {}
+GmEmulator::GmEmulator(uint16_t port) : server_(WsTestServer::Start(port)) {
+  if (!server_)
+    throw std::runtime_error("GM emulator: cannot listen on port " + std::to_string(port));
+}
 
 void GmEmulator::Send(const std::string& op, const Json& obj) {
   std::string kind = obj.at("kind").get<std::string>();

@@ -28,7 +28,7 @@ struct UpstreamFrame {
 
 class GmEmulator {
  public:
-  GmEmulator();
+  explicit GmEmulator(uint16_t port = 0);  // 0: an ephemeral port
   WsTestServer& server() { return *server_; }
   std::string address() const { return server_->address(); }
 

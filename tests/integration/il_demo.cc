@@ -49,6 +49,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // no test sockets leak into the child
   pid_t pid = -1;
   int rc = posix_spawn(&pid, args[0].c_str(), &fa, nullptr, a.data(), e.data());
   posix_spawn_file_actions_destroy(&fa);

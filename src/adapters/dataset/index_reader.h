@@ -20,6 +20,9 @@ Result<IndexFormat> ParseIndexFormat(std::string_view format);
 // Where reading of one index file stands. Plain data: the caller persists it and passes it back.
 // A default-constructed cursor reads the file from the start.
 struct IndexCursor {
+  // The index path this cursor reads; the caller's bookkeeping (ReadNewSamples ignores it). A
+  // cursor is only meaningful for its own path: a different index starts from a fresh cursor.
+  std::string path;
   // Identity of the file last read (0, 0: none yet).
   uint64_t dev = 0, ino = 0;
   // Bytes consumed: always just after a '\n', or at EOF after taking an unterminated line.

@@ -1,0 +1,728 @@
+// End to end, cluster mode, lifelong learning: the real sedna-lc binary against the GM emulator
+// (websocket on 127.0.0.1), the GM's LL condition machine (core::gm, kLifelong: the job is sent
+// to the LC after every change, §4.3) and worker simulators posting like lib/sedna. The dataset
+// is a CSV index that grows by REPLACING trainData.csv with a longer file (§10.2). Every upstream
+// message is compared byte for byte with sedna-protocol.md §3.4, every file the LC writes is
+// checked, and the §8.5 LL items (L1-L8) are exercised.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/split.h"
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+using core::Stage;
+using core::gm::PodPhase;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
+constexpr const char* kJobName = "atcii-classifier-demo";
+constexpr const char* kDatasetName = "lifelong-dataset";
+constexpr const char* kCsvUrl = "/data/lifelong_learning/trainData.csv";
+constexpr double kTrainProb = 0.8;
+constexpr const char* kHeader =
+    "Sample,Season,Cooling startegy_building level,Air temperature (C),Thermal preference";
+
+Json Meta(const std::string& name) {
+  return Json{{"name", name},
+              {"namespace", "default"},
+              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000004"},
+              {"resourceVersion", "12345"},
+              {"generation", 1},
+              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
+}
+
+Json DatasetObject(const std::string& name, const std::string& url, const std::string& format) {
+  return Json{{"kind", "Dataset"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(name)},
+              {"spec", {{"url", url}, {"format", format}, {"nodeName", "edge-node"}}},
+              {"status", {{"numberOfSamples", 0}}}};
+}
+
+Json Template(const std::string& name, const std::string& script) {
+  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
+              {"spec",
+               {{"containers",
+                 Json::array({{{"name", name},
+                               {"image",
+                                "kubeedge/sedna-example-lifelong-learning-atcii-classifier:v0.3.0"},
+                               {"args", Json::array({script})},
+                               {"resources", Json::object()},
+                               {"imagePullPolicy", "IfNotPresent"}}})},
+                {"nodeName", "edge-node"}}}};
+}
+
+// The §2.4 job; the threshold is 300 so that 600 rows (480 train samples at 0.8) fire round 1 and
+// 500 more rows (400 train samples) fire round 2.
+Json JobObject() {
+  return Json{{"kind", "LifelongLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(kJobName)},
+              {"spec",
+               {{"dataset", {{"name", kDatasetName}, {"trainProb", kTrainProb}}},
+                {"trainSpec",
+                 {{"template", Template("train-worker", "train.py")},
+                  {"trigger",
+                   {{"checkPeriodSeconds", 60},
+                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
+                    {"condition",
+                     {{"operator", ">"}, {"threshold", 300}, {"metric", "num_of_samples"}}}}}}},
+                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+                {"deploySpec", {{"template", Template("infer-worker", "inference.py")}}},
+                {"outputDir", "/output"}}}};
+}
+
+// CSV row n (1-based); every row is distinct.
+std::string Row(int n) {
+  static const char* const kSeasons[] = {"Summer", "Autumn", "Winter", "Spring"};
+  static const char* const kPrefs[] = {"no change", "warmer", "cooler"};
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%d,%s,%d,%d.%d,%s", n, kSeasons[n % 4], n % 2 + 1, 18 + n % 12,
+                n % 10, kPrefs[n % 3]);
+  return buf;
+}
+
+// The header line plus rows 1..n.
+std::string Csv(int n) {
+  std::string s = std::string(kHeader) + "\n";
+  for (int i = 1; i <= n; ++i) s += Row(i) + "\n";
+  return s;
+}
+
+// Rows from..to that the running-totals split sends to train (or to eval), the row number being
+// the sample's ordinal among the job's samples.
+std::string Rows(int from, int to, bool train) {
+  std::string s;
+  for (int n = from; n <= to; ++n) {
+    if (core::IsTrainSample(kTrainProb, n) == train) s += Row(n) + "\n";
+  }
+  return s;
+}
+std::string TrainRows(int from, int to) { return Rows(from, to, true); }
+std::string EvalRows(int from, int to) { return Rows(from, to, false); }
+
+std::string WithHeader(const std::string& rows) { return std::string(kHeader) + "\n" + rows; }
+
+// §3.4 contents for version v (local outputDir /output, csv dataset).
+std::string Ll1(int v) {
+  const std::string s = std::to_string(v);
+  return R"({"phase":"train","status":"ready","input":{"dataURL":"/output/data/train/)" + s +
+         R"(/data.csv","outputDir":"/output/train/)" + s + R"("},"output":null})";
+}
+std::string Ll3(const std::string& format, const std::string& url, int v) {
+  const std::string s = std::to_string(v);
+  return R"({"phase":"eval","status":"ready","input":{"models":[{"format":")" + format +
+         R"(","url":")" + url + R"("}],"dataURL":"/output/data/eval/)" + s +
+         R"(/data.csv","outputDir":"/output/eval/)" + s + R"("},"output":null})";
+}
+std::string Ll5(const std::string& format, const std::string& url) {
+  return R"({"phase":"deploy","status":"ready","input":{"models":[{"format":")" + format +
+         R"(","url":")" + url + R"("}]},"output":null})";
+}
+
+// A worker body as lib/sedna posts it (Python json.dumps separators). results_json "" leaves the
+// `results` key out.
+std::string WorkerBody(const std::string& name, const std::string& kind, const std::string& status,
+                       const std::string& results_json) {
+  std::string b = R"({"name": ")" + name +
+                  R"(", "namespace": "default", "ownerName": "atcii-classifier-demo", )"
+                  R"("ownerKind": "lifelonglearningjob", "kind": ")" +
+                  kind + R"(", "status": ")" + status + "\"";
+  if (!results_json.empty()) b += R"(, "results": )" + results_json;
+  return b + "}";
+}
+
+uint64_t Inode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return st.st_ino;
+}
+
+class LlClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp = MakeTempDir("sedna-ll-");
+    rootfs = tmp + "/rootfs";
+    db = tmp + "/db/database.db";
+    stdfs::create_directories(rootfs + "/data/lifelong_learning");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
+    gm = std::make_unique<GmEmulator>();
+    port = FreePort();
+    StartLc();
+  }
+
+  void StartLc() {
+    lc = std::make_unique<LcProcess>(
+        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                           {"NODENAME", "edge-node"},
+                                           {"BIND_PORT", std::to_string(port)},
+                                           {"ROOTFS_MOUNT_DIR", rootfs}},
+        std::vector<std::string>{"--db", db, "--status-port", "0", "--log-level", "debug"},
+        tmp + "/lc.log");
+    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  }
+
+  void KillAndRestart() {
+    lc->Kill();
+    AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+    StartLc();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+    lc.reset();
+    gm.reset();
+    stdfs::remove_all(tmp);
+  }
+
+  // The dataset index becomes header + rows 1..n by writing a new file and renaming it over the
+  // old one (§10.2: the file is replaced, so its inode changes).
+  void ReplaceCsv(int n) {
+    const std::string path = rootfs + kCsvUrl;
+    const uint64_t before = Inode(path);
+    WriteFile(path + ".new", Csv(n));
+    stdfs::rename(path + ".new", path);
+    if (before != 0) {
+      ASSERT_NE(Inode(path), before) << "the index was not replaced";
+    }
+  }
+
+  UpstreamFrame NextJob() {
+    auto f = gm->Next("LifelongLearningJob");
+    if (!f) throw std::runtime_error("no LifelongLearningJob message from the LC");
+    EXPECT_EQ(f->header.ns, "default");
+    EXPECT_EQ(f->header.resource_name, kJobName);
+    EXPECT_EQ(f->header.operation, "status");
+    return *f;
+  }
+
+  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
+    for (auto it = held.begin(); it != held.end(); ++it) {
+      if (it->header.resource_name == name) {
+        UpstreamFrame f = std::move(*it);
+        held.erase(it);
+        return f;
+      }
+    }
+    for (;;) {
+      auto f = gm->Next("Dataset");
+      if (!f) return std::nullopt;
+      if (f->header.resource_name == name) return f;
+      held.push_back(std::move(*f));
+    }
+  }
+
+  void WaitSampleCount(int64_t n) {
+    for (;;) {
+      auto f = NextDataset(kDatasetName);
+      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
+      const int64_t got = f->body.at("numberOfSamples").get<int64_t>();
+      if (got >= n) {
+        EXPECT_EQ(got, n) << "samples counted more than once (or the header counted)";
+        return;
+      }
+    }
+  }
+
+  // A round trip through the websocket: when the barrier Dataset's count arrives, every frame
+  // sent before it was handled and every upstream frame queued before it was delivered and
+  // dropped from the outbox.
+  void Barrier() {
+    const std::string name = "barrier-" + std::to_string(++barriers);
+    gm->Send("insert", DatasetObject(name, "/data/barrier.txt", "txt"));
+    auto f = NextDataset(name);
+    ASSERT_TRUE(f) << "no answer to " << name;
+  }
+
+  // No further job message: after a barrier and a short grace for file work in flight.
+  void ExpectNoJobMessage(const std::string& why) {
+    Barrier();
+    auto extra = gm->Next("LifelongLearningJob", std::chrono::milliseconds(500));
+    EXPECT_FALSE(extra) << why << ": " << extra->content;
+  }
+
+  // The LL GM sends the job to the LC after every change (§4.3).
+  void Sync() {
+    ASSERT_TRUE(job->Downstream().send_job);
+    gm->Send("insert", job->Object());
+  }
+
+  std::string PostWorker(const std::string& name, const std::string& body) {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
+    EXPECT_EQ(r.status, 200) << r.raw;
+    return r.body;
+  }
+
+  // trainData.csv with rows 1..rows, then the Dataset and the job as the GM sends them.
+  void StartJob(int rows) {
+    ReplaceCsv(rows);
+    gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV"));  // L8: upper case
+    job = std::make_unique<GmJob>(core::gm::JobKind::kLifelong, JobObject());
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+    WaitSampleCount(rows);
+  }
+
+  // ---- the GM's side of each LC report (§4.2), re-sending the job after every change
+
+  void GmTrainReady(const UpstreamFrame& ll1) {
+    auto actions = job->Report(ll1.content);
+    ASSERT_EQ(actions.size(), 1u);
+    auto* create = std::get_if<core::gm::CreatePod>(&actions[0]);
+    ASSERT_TRUE(create);
+    EXPECT_EQ(create->stage, Stage::kTrain);
+    EXPECT_EQ(job->LastCondition(), "Train/Starting");
+    Sync();
+    job->SetPod(Stage::kTrain, PodPhase::kRunning);
+    EXPECT_EQ(job->LastCondition(), "Train/Running");
+    Sync();
+  }
+
+  void GmTrainCompleted(const UpstreamFrame& ll2) {
+    job->Report(ll2.content);
+    EXPECT_EQ(job->LastCondition(), "Eval/Waiting");
+    Sync();
+    job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+    Sync();
+  }
+
+  void GmEvalReady(const UpstreamFrame& ll3) {
+    auto actions = job->Report(ll3.content);
+    ASSERT_EQ(actions.size(), 1u);
+    auto* create = std::get_if<core::gm::CreatePod>(&actions[0]);
+    ASSERT_TRUE(create);
+    EXPECT_EQ(create->stage, Stage::kEval);
+    Sync();
+    job->SetPod(Stage::kEval, PodPhase::kRunning);
+    EXPECT_EQ(job->LastCondition(), "Eval/Running");
+    Sync();
+  }
+
+  void GmEvalCompleted(const UpstreamFrame& ll4) {
+    job->Report(ll4.content);
+    EXPECT_EQ(job->LastCondition(), "Deploy/Waiting");
+    Sync();
+    job->SetPod(Stage::kEval, PodPhase::kSucceeded);
+    Sync();
+  }
+
+  void GmDeployReady(const UpstreamFrame& ll5) {
+    auto actions = job->Report(ll5.content);
+    ASSERT_EQ(actions.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<core::gm::RestartInferencePod>(actions[0]));
+    Sync();
+    job->SetPod(Stage::kDeploy, PodPhase::kRunning);
+    EXPECT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+  }
+
+  // The train worker of version v writes and reports <out>/train/v/index.pkl; the LC forwards it
+  // (LL-2) and sends LL-3 with exactly `eval_rows` (after the header) in the eval file.
+  UpstreamFrame TrainCompletes(int v, const std::string& eval_rows) {
+    const std::string s = std::to_string(v);
+    stdfs::create_directories(rootfs + "/output/train/" + s);
+    WriteFile(rootfs + "/output/train/" + s + "/index.pkl", "TRAIN-INDEX-V" + s);
+    EXPECT_EQ(PostWorker(
+                  "train-worker-v" + s + "abc",
+                  WorkerBody("train-worker-v" + s + "abc", "train", "completed",
+                             R"([{"format": "pkl", "url": "/output/train/)" + s +
+                                 R"(/index.pkl", "metrics": {"summer_2": {"mlogloss": 0.910}}}])")),
+              kOk);
+    UpstreamFrame ll2 = NextJob();
+    EXPECT_EQ(
+        ll2.content,
+        R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.910}},"url":"/output/train/)" +
+            s + R"(/index.pkl"}],"ownerInfo":null}})");
+    GmTrainCompleted(ll2);
+    UpstreamFrame ll3 = NextJob();
+    EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/" + s + "/index.pkl", v));
+    EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/" + s + "/data.csv"), WithHeader(eval_rows));
+    GmEvalReady(ll3);
+    return ll3;
+  }
+
+  // The eval worker of version v reports <out>/eval/v/index.pkl holding `bytes`; the LC forwards
+  // it (LL-4), copies it to <out>/deploy/index.pkl and sends LL-5 (no /rootfs prefix, L4).
+  void EvalCompletesAndDeploys(int v, const std::string& bytes) {
+    const std::string s = std::to_string(v);
+    stdfs::create_directories(rootfs + "/output/eval/" + s);
+    WriteFile(rootfs + "/output/eval/" + s + "/index.pkl", bytes);
+    EXPECT_EQ(PostWorker("eval-worker-v" + s + "xyz",
+                         WorkerBody("eval-worker-v" + s + "xyz", "eval", "completed",
+                                    R"([{"format": "pkl", "url": "/output/eval/)" + s +
+                                        R"(/index.pkl", "metrics": {"precision_score": 0.620}}])")),
+              kOk);
+    UpstreamFrame ll4 = NextJob();
+    EXPECT_EQ(
+        ll4.content,
+        R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.620},"url":"/output/eval/)" +
+            s + R"(/index.pkl"}],"ownerInfo":null}})");
+    UpstreamFrame ll5 = NextJob();
+    EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/" + s + "/index.pkl"));
+    EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), bytes);
+    GmEvalCompleted(ll4);
+    GmDeployReady(ll5);
+  }
+
+  std::string tmp, rootfs, db;
+  uint16_t port = 0;
+  int barriers = 0;
+  std::vector<UpstreamFrame> held;
+  std::unique_ptr<GmEmulator> gm;
+  std::unique_ptr<LcProcess> lc;
+  std::unique_ptr<GmJob> job;
+};
+
+TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
+  EXPECT_EQ(gm->server().last_node_name(), "edge-node");
+  StartJob(600);
+
+  // ---- version 1: 600 rows, 480 of them train samples (> 300) ----
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.header.resource_kind, "LifelongLearningJob");
+  EXPECT_EQ(
+      ll1.content,
+      R"({"phase":"train","status":"ready","input":{"dataURL":"/output/data/train/1/data.csv","outputDir":"/output/train/1"},"output":null})");
+  const std::string train1 = WithHeader(TrainRows(1, 600));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1);
+  for (const char* d :
+       {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+  }
+  // §4.1: what the GM keeps of LL-1 and hands to the train pod.
+  {
+    GmJob probe(core::gm::JobKind::kLifelong, JobObject());
+    auto actions = probe.Report(ll1.content);
+    ASSERT_EQ(actions.size(), 1u);
+    EXPECT_EQ(
+        std::get<core::gm::CreatePod>(actions[0]).data_json,
+        R"({"input":{"dataURL":"/output/data/train/1/data.csv","outputDir":"/output/train/1"}})");
+  }
+  GmTrainReady(ll1);
+
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  EXPECT_EQ(
+      PostWorker(
+          "train-worker-5xq2m",
+          R"({"name": "train-worker-5xq2m", "namespace": "default", "ownerName": "atcii-classifier-demo", "ownerKind": "lifelonglearningjob", "kind": "train", "status": "completed", "results": [{"format": "pkl", "url": "/output/train/1/index.pkl", "metrics": {"summer_2": {"mlogloss": 0.91}}}]})"),
+      kOk);
+  UpstreamFrame ll2 = NextJob();
+  EXPECT_EQ(
+      ll2.content,
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.91}},"url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  GmTrainCompleted(ll2);
+
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(
+      ll3.content,
+      R"({"phase":"eval","status":"ready","input":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl"}],"dataURL":"/output/data/eval/1/data.csv","outputDir":"/output/eval/1"},"output":null})");
+  const std::string eval1 = EvalRows(1, 600);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(eval1));
+  GmEvalReady(ll3);
+
+  // Bytes with a NUL and no trailing newline: the copy is exact.
+  const std::string model1("EVAL-INDEX-V1\0\x01\x02-pickle-bytes-of-version-one", 45);
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", model1);
+  EXPECT_EQ(
+      PostWorker(
+          "eval-worker-2bq7d",
+          R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "atcii-classifier-demo", "ownerKind": "lifelonglearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pkl", "url": "/output/eval/1/index.pkl", "metrics": {"precision_score": 0.62}}]})"),
+      kOk);
+  UpstreamFrame ll4 = NextJob();
+  EXPECT_EQ(
+      ll4.content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.62},"url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  UpstreamFrame ll5 = NextJob();
+  // L4: the eval result's URL as reported, without the LC-internal /rootfs prefix.
+  EXPECT_EQ(
+      ll5.content,
+      R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}]},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), model1);
+  GmEvalCompleted(ll4);
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after version 1 was deployed and the job re-sent");
+
+  // ---- version 2: trainData.csv replaced by a longer file (the same 600 rows + 500 new) ----
+  ReplaceCsv(1100);
+  WaitSampleCount(1100);
+  UpstreamFrame r2ll1 = NextJob();
+  EXPECT_EQ(r2ll1.content, Ll1(2));
+  // Only the train samples among the 500 new rows; nothing consumed before is sent again, and the
+  // new file's header is the header, not a sample.
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), WithHeader(TrainRows(601, 1100)));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1) << "version 1 rewritten";
+  GmTrainReady(r2ll1);
+  // The eval set is the eval windows of the kept versions, each sample once (B2).
+  TrainCompletes(2, eval1 + EvalRows(601, 1100));
+  // A shorter model than the deployed one: the deploy target is replaced, not overwritten in place.
+  EvalCompletesAndDeploys(2, "V2");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(eval1));
+  ExpectNoJobMessage("after version 2 was deployed and the job re-sent");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, TrainWorkerFailsThenRecovers) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  const std::string train1 = WithHeader(TrainRows(1, 600));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1);
+  GmTrainReady(ll1);
+
+  // L1: a `failed` report without results is forwarded and sends the job back to train.
+  EXPECT_EQ(PostWorker("train-worker-f41l3",
+                       WorkerBody("train-worker-f41l3", "train", "failed", /*results=*/"")),
+            kOk);
+  UpstreamFrame failed = NextJob();
+  EXPECT_EQ(failed.content,
+            R"({"phase":"train","status":"failed","output":{"models":null,"ownerInfo":null}})");
+  job->Report(failed.content);
+  EXPECT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+  job->SetPod(Stage::kTrain, PodPhase::kFailed);  // the pod exits after reporting
+  Sync();
+
+  // Its samples went back to the pending set (480 > 300): the trigger fires again at once, with
+  // the next version number (L5: version 1's files are never rewritten for another cycle).
+  UpstreamFrame ll1v2 = NextJob();
+  EXPECT_EQ(ll1v2.content, Ll1(2));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), train1);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1);
+  GmTrainReady(ll1v2);
+  // The (Train, Failed) of version 1 in the re-sent conditions does not abort version 2: the
+  // next job message is the forwarded completion of version 2.
+  ExpectNoJobMessage("after version 2's Ready");
+
+  // Version 1's eval window was reopened: version 2 evaluates every eval sample once.
+  TrainCompletes(2, EvalRows(1, 600));
+  EvalCompletesAndDeploys(2, "EVAL-INDEX-V2");
+  EXPECT_FALSE(stdfs::exists(rootfs + "/output/data/eval/1")) << "version 1 never reached eval";
+  ExpectNoJobMessage("after the recovered round");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  const std::string eval1 = EvalRows(1, 600);
+  TrainCompletes(1, eval1);
+
+  // L2: the eval pod fails; the GM appends (Eval, Failed) then (Train, Waiting) and re-sends.
+  job->SetPod(Stage::kEval, PodPhase::kFailed);
+  ASSERT_GE(job->state().conditions.size(), 2u);
+  const auto& conds = job->state().conditions;
+  EXPECT_EQ(conds[conds.size() - 2].stage, Stage::kEval);
+  EXPECT_EQ(conds[conds.size() - 2].type, core::ConditionType::kFailed);
+  EXPECT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+  Barrier();
+  const std::string back = "eval of version 1 failed; back to train";
+  EXPECT_NE(lc->Log().find(back), std::string::npos) << "the Failed condition was not acted on";
+  // No pending train samples yet: nothing is sent; re-sends of the same job change nothing.
+  Sync();
+  Sync();
+  ExpectNoJobMessage("after the eval failure and two re-sends");
+  {
+    const std::string log = lc->Log();
+    const size_t first = log.find(back);
+    EXPECT_EQ(log.find(back, first + 1), std::string::npos) << "the failure was acted on twice";
+  }
+
+  // New rows: the next train runs as version 2 (numbers are never reused).
+  ReplaceCsv(1100);
+  WaitSampleCount(1100);
+  UpstreamFrame ll1v2 = NextJob();
+  EXPECT_EQ(ll1v2.content, Ll1(2));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), WithHeader(TrainRows(601, 1100)));
+  // The GM re-sends the job, (Eval, Failed) still in its conditions: no second LL-1.
+  Sync();
+  GmTrainReady(ll1v2);
+  Sync();
+  ExpectNoJobMessage("after re-sends of the job at version 2");
+  // The window evaluated by the failed eval stays in the eval set, each sample once.
+  TrainCompletes(2, eval1 + EvalRows(601, 1100));
+  EvalCompletesAndDeploys(2, "EVAL-INDEX-V2");
+  Sync();
+  ExpectNoJobMessage("after the recovered round and a re-send");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, TwoResultsUsesFirst) {
+  // L6: a TF/Keras backend reports two results; the LL job advances with results[0].
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/model.h5", "H5");
+  WriteFile(rootfs + "/output/train/1/model.pb", "PB");
+  EXPECT_EQ(
+      PostWorker(
+          "train-worker-tw0rs",
+          WorkerBody(
+              "train-worker-tw0rs", "train", "completed",
+              R"([{"url": "/output/train/1/model.h5", "format": "h5", "metrics": {"loss": 0.50}}, {"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.50}}])")),
+      kOk);
+  UpstreamFrame ll2 = NextJob();
+  EXPECT_EQ(
+      ll2.content,
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"h5","metrics":{"loss":0.50},"url":"/output/train/1/model.h5"},{"format":"pb","metrics":{"loss":0.50},"url":"/output/train/1/model.pb"}],"ownerInfo":null}})");
+  GmTrainCompleted(ll2);
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("h5", "/output/train/1/model.h5", 1));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
+  GmEvalReady(ll3);
+
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/first.pkl", "FIRST-RESULT");
+  WriteFile(rootfs + "/output/eval/1/second.pkl", "SECOND-RESULT");
+  EXPECT_EQ(
+      PostWorker(
+          "eval-worker-tw0rs",
+          WorkerBody(
+              "eval-worker-tw0rs", "eval", "completed",
+              R"([{"format": "pkl", "url": "/output/eval/1/first.pkl", "metrics": {"precision_score": 0.7}}, {"format": "pkl", "url": "/output/eval/1/second.pkl", "metrics": {"precision_score": 0.9}}])")),
+      kOk);
+  UpstreamFrame ll4 = NextJob();
+  EXPECT_EQ(
+      ll4.content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.7},"url":"/output/eval/1/first.pkl"},{"format":"pkl","metrics":{"precision_score":0.9},"url":"/output/eval/1/second.pkl"}],"ownerInfo":null}})");
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/first.pkl"));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "FIRST-RESULT");
+  GmEvalCompleted(ll4);
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, KindCaseInsensitive) {
+  // L3: the worker's kind is matched to the phase case-insensitively, and forwarded verbatim.
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  EXPECT_EQ(PostWorker("train-worker-uppr1",
+                       WorkerBody("train-worker-uppr1", "TRAIN", "completed",
+                                  R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])")),
+            kOk);
+  UpstreamFrame ll2 = NextJob();
+  EXPECT_EQ(
+      ll2.content,
+      R"({"phase":"TRAIN","status":"completed","output":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  GmTrainCompleted(ll2);  // the GM matches phase case-insensitively too
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/1/index.pkl", 1));
+  GmEvalReady(ll3);
+
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  EXPECT_EQ(PostWorker("eval-worker-uppr2",
+                       WorkerBody("eval-worker-uppr2", "Eval", "COMPLETED",
+                                  R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])")),
+            kOk);
+  UpstreamFrame ll4 = NextJob();
+  EXPECT_EQ(
+      ll4.content,
+      R"({"phase":"Eval","status":"COMPLETED","output":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
+  GmEvalCompleted(ll4);
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, RestartKeepsVersion) {
+  // B15: kill -9 while the eval worker of version 1 runs; the restarted LC (same --db) accepts
+  // the eval report and deploys version 1, then carries on with version 2.
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  const std::string eval1 = EvalRows(1, 600);
+  TrainCompletes(1, eval1);
+  Barrier();  // LL-3 was delivered and dropped from the outbox
+  KillAndRestart();
+  Sync();  // the GM's periodic resync (§1.6)
+  Barrier();
+  EXPECT_NE(lc->Log().find("resumed at version 1 phase eval"), std::string::npos);
+  auto stray = gm->Next("LifelongLearningJob", std::chrono::milliseconds(0));
+  EXPECT_FALSE(stray) << "sent after the restart: " << stray->content;
+
+  EvalCompletesAndDeploys(1, "EVAL-INDEX-V1-AFTER-RESTART");
+  // Version 2 gets exactly the new rows' train samples (nothing re-split after the restart).
+  ReplaceCsv(1100);
+  WaitSampleCount(1100);
+  UpstreamFrame ll1v2 = NextJob();
+  EXPECT_EQ(ll1v2.content, Ll1(2));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), WithHeader(TrainRows(601, 1100)));
+  GmTrainReady(ll1v2);
+
+  // A second kill while the train worker of version 2 runs: the eval file written after this
+  // restart still starts with the csv header, which the LC has not read again since (it is kept
+  // in the database with the read cursor).
+  Barrier();
+  KillAndRestart();
+  Sync();
+  Barrier();
+  EXPECT_NE(lc->Log().find("resumed at version 2 phase train"), std::string::npos);
+  TrainCompletes(2, eval1 + EvalRows(601, 1100));
+  EvalCompletesAndDeploys(2, "EVAL-INDEX-V2");
+  ExpectNoJobMessage("after version 2 was deployed");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
+  // LL-6: the eval result cannot be copied to <out>/deploy/index.pkl; the job goes on training.
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  TrainCompletes(1, EvalRows(1, 600));
+  EXPECT_EQ(PostWorker("eval-worker-m1ss1",
+                       WorkerBody("eval-worker-m1ss1", "eval", "completed",
+                                  R"([{"format": "pkl", "url": "/output/eval/1/missing.pkl"}])")),
+            kOk);
+  UpstreamFrame ll4 = NextJob();
+  EXPECT_EQ(
+      ll4.content,
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","url":"/output/eval/1/missing.pkl"}],"ownerInfo":null}})");
+  UpstreamFrame ll6 = NextJob();
+  EXPECT_EQ(ll6.content, R"({"phase":"deploy","status":"failed","output":null})");
+  EXPECT_FALSE(stdfs::exists(rootfs + "/output/deploy/index.pkl"));
+  GmEvalCompleted(ll4);
+  job->Report(ll6.content);
+  EXPECT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+  ExpectNoJobMessage("after the failed deploy");
+
+  ReplaceCsv(1100);
+  WaitSampleCount(1100);
+  UpstreamFrame ll1v2 = NextJob();
+  EXPECT_EQ(ll1v2.content, Ll1(2));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), WithHeader(TrainRows(601, 1100)));
+  GmTrainReady(ll1v2);
+  TrainCompletes(2, EvalRows(1, 600) + EvalRows(601, 1100));
+  EvalCompletesAndDeploys(2, "EVAL-INDEX-V2");
+  ExpectNoJobMessage("after version 2 was deployed");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace sedna::testing

@@ -1,0 +1,296 @@
+// End to end, cluster mode: joint-inference services and federated-learning jobs, which the LC
+// only stores and whose workers' messages it forwards (sedna-protocol.md §3.5): the real
+// sedna-lc binary against the GM emulator, worker POSTs as lib/sedna sends them. Every forwarded
+// frame is compared byte for byte (header and content: result keys sorted, number text and Go's
+// HTML escaping preserved).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
+constexpr const char* kJi = "jointinferenceservice";
+constexpr const char* kFl = "federatedlearningjob";
+constexpr const char* kJiName = "helmet-detection-inference-example";
+constexpr const char* kFlName = "surface-defect-detection";
+
+Json Meta(const std::string& name) {
+  return Json{{"name", name},
+              {"namespace", "default"},
+              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000009"},
+              {"resourceVersion", "12345"},
+              {"generation", 1},
+              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
+}
+
+Json DatasetObject(const std::string& name) {
+  return Json{
+      {"kind", "Dataset"},
+      {"apiVersion", "sedna.io/v1alpha1"},
+      {"metadata", Meta(name)},
+      {"spec", {{"url", "/data/barrier.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
+      {"status", {{"numberOfSamples", 0}}}};
+}
+
+Json JointInferenceObject() {
+  return Json{
+      {"kind", "JointInferenceService"},
+      {"apiVersion", "sedna.io/v1alpha1"},
+      {"metadata", Meta(kJiName)},
+      {"spec",
+       {{"edgeWorker",
+         {{"model", {{"name", "helmet-detection-inference-little-model"}}},
+          {"hardExampleMining",
+           {{"name", "IBT"},
+            {"parameters", Json::array({{{"key", "threshold_img"}, {"value", "0.9"}}})}}},
+          {"template", {{"spec", {{"nodeName", "edge-node"}, {"containers", Json::array()}}}}}}},
+        {"cloudWorker",
+         {{"model", {{"name", "helmet-detection-inference-big-model"}}},
+          {"template", {{"spec", {{"nodeName", "cloud-node"}, {"containers", Json::array()}}}}}}}}},
+      {"status", Json::object()}};
+}
+
+Json FederatedObject() {
+  return Json{{"kind", "FederatedLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", Meta(kFlName)},
+              {"spec",
+               {{"aggregationWorker",
+                 {{"model", {{"name", "surface-defect-detection-model"}}},
+                  {"template", {{"spec", {{"nodeName", "cloud-node"}}}}}}},
+                {"trainingWorkers",
+                 Json::array({{{"dataset", {{"name", "edge1-surface-defect-detection-dataset"}}},
+                               {"template", {{"spec", {{"nodeName", "edge-node"}}}}}}})}}},
+              {"status", Json::object()}};
+}
+
+// A worker body as lib/sedna posts it (Python json.dumps separators); `extra` is appended raw.
+std::string WorkerBody(const std::string& name, const std::string& owner_kind,
+                       const std::string& owner_name, const std::string& kind,
+                       const std::string& status, const std::string& extra) {
+  return R"({"name": ")" + name + R"(", "namespace": "default", "ownerName": ")" + owner_name +
+         R"(", "ownerKind": ")" + owner_kind + R"(", "kind": ")" + kind + R"(", "status": ")" +
+         status + "\"" + extra + "}";
+}
+
+// The envelope up to the base64 content, as Go marshals MessageHeader (§1.3, §1.5).
+std::string FramePrefix(const std::string& kind, const std::string& name) {
+  return R"({"header":{"namespace":"default","resourceKind":")" + kind + R"(","resourceName":")" +
+         name + R"(","operation":"status"},"content":")";
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+class PassthroughTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp = MakeTempDir("sedna-pass-");
+    rootfs = tmp + "/rootfs";
+    stdfs::create_directories(rootfs + "/data");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
+    gm = std::make_unique<GmEmulator>();
+    port = FreePort();
+    StartLc();
+  }
+
+  void StartLc() {
+    lc = std::make_unique<LcProcess>(
+        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                           {"NODENAME", "edge-node"},
+                                           {"BIND_PORT", std::to_string(port)},
+                                           {"ROOTFS_MOUNT_DIR", rootfs}},
+        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port", "0",
+                                 "--log-level", "debug"},
+        tmp + "/lc.log");
+    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+    lc.reset();
+    gm.reset();
+    stdfs::remove_all(tmp);
+  }
+
+  // A round trip through the websocket: when the barrier Dataset's count arrives, every frame
+  // sent before it was handled and every upstream frame queued before it (worker messages are
+  // queued before their POST is answered) was delivered.
+  void Barrier() {
+    const std::string name = "barrier-" + std::to_string(++barriers);
+    gm->Send("insert", DatasetObject(name));
+    for (;;) {
+      auto f = gm->Next("Dataset");
+      ASSERT_TRUE(f) << "no answer to " << name;
+      if (f->header.resource_name == name) return;
+    }
+  }
+
+  void Post(const std::string& name, const std::string& body) {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
+    EXPECT_EQ(r.status, 200) << r.raw;
+    EXPECT_EQ(r.body, kOk);
+  }
+
+  // The next frame of `kind` (lower case, as forwarded), checked against §3.5 byte for byte.
+  void ExpectForwarded(const std::string& kind, const std::string& name,
+                       const std::string& content) {
+    auto f = gm->Next(kind);
+    ASSERT_TRUE(f) << "no " << kind << " message forwarded";
+    EXPECT_EQ(f->raw.substr(0, FramePrefix(kind, name).size()), FramePrefix(kind, name)) << f->raw;
+    const Json raw = Json::parse(f->raw);
+    EXPECT_EQ(raw.at("header"), (Json{{"namespace", "default"},
+                                      {"resourceKind", kind},
+                                      {"resourceName", name},
+                                      {"operation", "status"}}));
+    EXPECT_EQ(f->content, content);
+  }
+
+  void ExpectNothingForwarded(const std::string& kind, const std::string& why) {
+    Barrier();
+    auto f = gm->Next(kind, std::chrono::milliseconds(0));
+    EXPECT_FALSE(f) << why << ": " << f->raw;
+  }
+
+  std::string tmp, rootfs;
+  uint16_t port = 0;
+  int barriers = 0;
+  std::unique_ptr<GmEmulator> gm;
+  std::unique_ptr<LcProcess> lc;
+};
+
+constexpr const char* kJiBody =
+    R"(, "ownerInfo": {"inferenceTime": 0.70, "hardExamples": 12, "note": "a<b & c>d", "edge": {"z": 1e3, "a": [1.50, -0.0]}}, "results": [{"url": "/models/little.pb", "format": "pb", "metrics": {"recall": 0.70, "acc": 1.0}}])";
+constexpr const char* kJiContent =
+    R"({"phase":"inference","status":"running","output":{"models":[{"format":"pb","metrics":{"acc":1.0,"recall":0.70},"url":"/models/little.pb"}],"ownerInfo":{"edge":{"a":[1.50,-0.0],"z":1e3},"hardExamples":12,"inferenceTime":0.70,"note":"a\u003cb \u0026 c\u003ed"}}})";
+constexpr const char* kFlBody =
+    R"(, "ownerInfo": {"round": 3, "loss": 0.250, "samples": 1200}, "results": [{"format": "pb", "url": "/output/fl/3/model.pb", "metrics": {"accuracy": [0.90, 0.85]}}])";
+constexpr const char* kFlContent =
+    R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"accuracy":[0.90,0.85]},"url":"/output/fl/3/model.pb"}],"ownerInfo":{"loss":0.250,"round":3,"samples":1200}}})";
+
+TEST_F(PassthroughTest, ForwardsJointInferenceAndFederatedMessages) {
+  // Before the resources exist: accepted, not forwarded.
+  Post("edgeworker-early",
+       WorkerBody("edgeworker-early", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectNothingForwarded(kJi, "message for a joint inference service the LC does not know");
+
+  gm->Send("insert", JointInferenceObject());
+  gm->Send("insert", FederatedObject());
+  Barrier();
+
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectForwarded(kJi, kJiName, kJiContent);
+
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectForwarded(kFl, kFlName, kFlContent);
+
+  // No ownerInfo and no results: both null (§3.5). Any status is forwarded as is.
+  Post("trainworker-0edg1", WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "ready", ""));
+  ExpectForwarded(
+      kFl, kFlName,
+      R"({"phase":"train","status":"ready","output":{"models":null,"ownerInfo":null}})");
+
+  // Re-inserting (the GM's resync) keeps forwarding exactly once per message.
+  gm->Send("insert", JointInferenceObject());
+  Barrier();
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectForwarded(kJi, kJiName, kJiContent);
+  ExpectNothingForwarded(kJi, "a second copy of the joint inference message");
+  ExpectNothingForwarded(kFl, "a second copy of a federated learning message");
+
+  // Another name or namespace is another resource.
+  Post("trainworker-other",
+       WorkerBody("trainworker-other", kFl, "other-fl-job", "train", "completed", kFlBody));
+  ExpectNothingForwarded(kFl, "message for an unknown federated learning job");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(PassthroughTest, DeletedResourceIsNoLongerForwarded) {
+  gm->Send("insert", JointInferenceObject());
+  gm->Send("insert", FederatedObject());
+  Barrier();
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectForwarded(kJi, kJiName, kJiContent);
+
+  gm->Send("delete", JointInferenceObject());
+  Barrier();
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectNothingForwarded(kJi, "message for a deleted joint inference service");
+  // The other resource is unaffected.
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectForwarded(kFl, kFlName, kFlContent);
+
+  // Both survive a restart as they are (the database keeps them): deleted stays deleted.
+  lc->Kill();
+  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+  StartLc();
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectForwarded(kFl, kFlName, kFlContent);
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectNothingForwarded(kJi, "message for a joint inference service deleted before the restart");
+
+  // Deleting the federated job too, then re-inserting the joint inference service.
+  gm->Send("delete", FederatedObject());
+  gm->Send("insert", JointInferenceObject());
+  Barrier();
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectNothingForwarded(kFl, "message for a deleted federated learning job");
+  Post("edgeworker-abcde",
+       WorkerBody("edgeworker-abcde", kJi, kJiName, "inference", "running", kJiBody));
+  ExpectForwarded(kJi, kJiName, kJiContent);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(PassthroughTest, UnknownKindLoggedOnceAndIgnored) {
+  Json other{{"kind", "SomeOtherKind"},
+             {"apiVersion", "sedna.io/v1alpha1"},
+             {"metadata", Meta("something")},
+             {"spec", {{"foo", "bar"}}}};
+  gm->Send("insert", other);
+  gm->Send("insert", other);
+  Barrier();
+  Post("someworker-abcde",
+       WorkerBody("someworker-abcde", "someotherkind", "something", "train", "completed", kFlBody));
+  Post("someworker-abcde",
+       WorkerBody("someworker-abcde", "someotherkind", "something", "train", "completed", kFlBody));
+  ExpectNothingForwarded("someotherkind", "message for an unknown owner kind");
+  ExpectNothingForwarded("SomeOtherKind", "message for an unknown owner kind");
+  const std::string log = lc->Log();
+  EXPECT_EQ(Count(log, "someotherkind"), 2u) << "one warning per unknown kind (GM, worker)";
+  EXPECT_EQ(Count(log, R"(resource kind "someotherkind" is unknown; ignored)"), 1u);
+  EXPECT_EQ(Count(log, R"(ownerKind "someotherkind")"), 1u);
+
+  // The LC is unaffected: a known kind still works.
+  gm->Send("insert", FederatedObject());
+  Barrier();
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectForwarded(kFl, kFlName, kFlContent);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace sedna::testing
