@@ -124,6 +124,8 @@ struct JobEntry {
   std::unique_ptr<dataset::Spool> train_spool;
   std::unique_ptr<dataset::Spool> eval_spool;
   std::unique_ptr<asio::steady_timer> tick_timer;
+  std::unique_ptr<asio::steady_timer> retry_timer;
+  int64_t retry_scheduled_at = 0;
   bool ingest_posted = false;
 
   bool is_il() const { return kind == JobKind::kIl; }
@@ -601,6 +603,7 @@ struct Controller::Impl {
     if (it != jobs.end()) {
       JobEntry& e = *it->second;
       if (e.tick_timer) e.tick_timer->cancel();
+      if (e.retry_timer) e.retry_timer->cancel();
       ::unlink(SpoolPath(e, "train").c_str());
       ::unlink(SpoolPath(e, "eval").c_str());
       jobs.erase(it);
@@ -773,7 +776,27 @@ struct Controller::Impl {
     if (new_cursor) e.cursor = *new_cursor;
     for (const Action& a : actions) RunAction(e, a);
     if (!frames.empty()) PumpOutbox();
+    ScheduleRetry(e, now.unix_ms);
     return true;
+  }
+
+  // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
+  // checkPeriodSeconds.
+  void ScheduleRetry(JobEntry& e, int64_t now_ms) {
+    const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
+    if (at <= now_ms || at == e.retry_scheduled_at) return;
+    e.retry_scheduled_at = at;
+    if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(io);
+    e.retry_timer->expires_after(std::chrono::milliseconds(at - now_ms + 5));
+    const std::string key = e.key;
+    const uint64_t inc = e.incarnation;
+    e.retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+      if (ec || stopped) return;
+      if (JobEntry* j = FindJob(key, inc)) {
+        j->retry_scheduled_at = 0;
+        StepJob(*j, core::il::Tick{});
+      }
+    });
   }
 
   void RunAction(JobEntry& e, const Action& a) {
@@ -1221,6 +1244,7 @@ struct Controller::Impl {
     if (status_server) status_server->Stop();
     for (auto& [k, e] : jobs) {
       if (e->tick_timer) e->tick_timer->cancel();
+      if (e->retry_timer) e->retry_timer->cancel();
     }
     for (auto& [k, d] : datasets) {
       if (d->poll_timer) d->poll_timer->cancel();

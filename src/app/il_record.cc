@@ -79,10 +79,15 @@ SpoolRange RangeFromJson(const json& j) {
 }
 
 json CursorToJson(const dataset::IndexCursor& c) {
-  return json{{"dev", c.dev},       {"ino", c.ino},
-              {"offset", c.offset}, {"samples", c.samples},
-              {"skip", c.skip},     {"header_done", c.header_done},
-              {"header", c.header}, {"tail_size", c.tail_size}};
+  return json{{"path", c.path},
+              {"dev", c.dev},
+              {"ino", c.ino},
+              {"offset", c.offset},
+              {"samples", c.samples},
+              {"skip", c.skip},
+              {"header_done", c.header_done},
+              {"header", c.header},
+              {"tail_size", c.tail_size}};
 }
 
 dataset::IndexCursor CursorFromJson(const json& j) {
@@ -201,6 +206,8 @@ std::string EncodeLlRecord(const LlRecord& r) {
           {"work", static_cast<int>(s.work)},
           {"worker_awaited", s.worker_awaited},
           {"conditions_seen", s.conditions_seen},
+          {"deploy_count", s.deploy_count},
+          {"consecutive_failures", s.consecutive_failures},
           {"deployments", deployments},
           {"retry_after_ms", s.retry_after_ms},
           {"last_error", s.last_error}};
@@ -229,6 +236,8 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.train_range = RangeFromJson(st.value("train_range", json::array()));
     s.worker_awaited = st.value("worker_awaited", false);
     s.conditions_seen = st.value("conditions_seen", int64_t{0});
+    s.deploy_count = st.value("deploy_count", int64_t{0});
+    s.consecutive_failures = st.value("consecutive_failures", int64_t{0});
     if (st.contains("train_model")) s.train_model = ModelFromJson(st["train_model"]);
     if (st.contains("eval_result")) s.eval_result = ModelFromJson(st["eval_result"]);
     for (const auto& d : st.value("deployments", json::array())) {

@@ -390,6 +390,7 @@ struct LocalGm::Impl {
 
   void StartInference(GmJob& j) {
     if (j.inference_id >= 0) {
+      spdlog::info("standalone: {}: restarting the inference worker for the new model", j.key);
       runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
       j.inference_id = -1;
     }
@@ -424,15 +425,18 @@ struct LocalGm::Impl {
       return;
     }
     const std::string key = j.key;
-    auto id = runner->Start(*ps, [this, key](const process::ExitInfo& info) {
+    auto current = std::make_shared<int64_t>(-1);
+    auto id = runner->Start(*ps, [this, key, current](const process::ExitInfo& info) {
       auto it = jobs.find(key);
       if (it == jobs.end() || stopped) return;
+      GmJob& job = *it->second;
+      if (job.inference_id != *current) return;  // a replaced worker we terminated on purpose
       spdlog::warn("standalone: {}: inference worker {}", key, info.error);
-      it->second->inference_id = -1;
-      SetPod(*it->second, Stage::kDeploy,
-             info.exit_code == 0 ? PodPhase::kSucceeded : PodPhase::kFailed);
-      Settle(*it->second);
+      job.inference_id = -1;
+      SetPod(job, Stage::kDeploy, info.exit_code == 0 ? PodPhase::kSucceeded : PodPhase::kFailed);
+      Settle(job);
     });
+    if (id.ok()) *current = *id;
     if (!id.ok()) {
       spdlog::error("standalone: {}: inference worker: {}", j.key, id.message());
       SetPod(j, Stage::kDeploy, PodPhase::kFailed);

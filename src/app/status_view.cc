@@ -51,7 +51,7 @@ void FillLlView(const core::ll::State& s, JobView& v) {
   v.samples_seen = s.samples_seen;
   v.work = std::string(core::ll::PhaseName(s.phase)) + "/" + core::il::WorkName(s.work);
   v.last_error = s.last_error;
-  v.decisions = static_cast<int64_t>(s.deployments.size());
+  v.decisions = s.deploy_count;
   if (!s.deployments.empty()) {
     v.deployed_url = s.deployments.back().url;
     v.deployed_at = s.deployments.back().at;

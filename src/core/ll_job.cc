@@ -8,6 +8,7 @@ namespace sedna::core::ll {
 namespace {
 
 constexpr int64_t kWriteRetryMs = 10'000;
+constexpr int64_t kFailureRetryCapMs = 60'000;
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -96,6 +97,12 @@ struct Stepper {
   }
 
   void WorkerFailed() {
+    // The first failure retries at once; consecutive ones wait 1 s, 2 s, 4 s ... 60 s.
+    s.consecutive_failures++;
+    if (s.consecutive_failures >= 2) {
+      const int shift = static_cast<int>(std::min<int64_t>(s.consecutive_failures - 2, 6));
+      s.retry_after_ms = now.unix_ms + std::min<int64_t>(1000LL << shift, kFailureRetryCapMs);
+    }
     if (s.phase == Phase::kTrain) {
       TrainFailed();
     } else {
@@ -242,6 +249,7 @@ struct Stepper {
     s.worker_awaited = false;
     if (phase == Phase::kTrain) {
       s.train_model = WithoutMetrics(r.results[0]);
+      s.consecutive_failures = 0;
       s.train_range = {};
       while (static_cast<int>(s.eval_windows.size()) > kEvalWindows) {
         s.eval_windows.erase(s.eval_windows.begin());
@@ -271,6 +279,7 @@ struct Stepper {
       Report(StatusReport{"deploy", "failed"});
     }
     s.work = Work::kNone;
+    s.deploy_count++;
     ToTrain();
   }
 

@@ -91,7 +91,12 @@ struct State {
   int64_t conditions_seen = 0;
   // Observability.
   std::vector<Deployment> deployments;  // round = version deployed; at most kDeploymentsKept
-  int64_t retry_after_ms = 0;           // no file write is retried before this time
+  int64_t deploy_count = 0;             // deploy attempts finished (copied or failed), ever
+  // Worker failures since the last completed train. The first is retried at once; from the second
+  // on the next train waits 1 s, 2 s, 4 s ... 60 s (retry_after_ms), so a worker that fails at
+  // once is not restarted in a tight loop.
+  int64_t consecutive_failures = 0;
+  int64_t retry_after_ms = 0;  // no file write is retried before this time
   std::string last_error;
 
   bool operator==(const State&) const = default;

@@ -884,3 +884,54 @@ TEST(LlLayoutTest, Paths) {
 
 }  // namespace
 }  // namespace sedna::core::ll
+
+namespace sedna::core::ll {
+namespace {
+
+// A train worker that fails at once must not be restarted in a tight loop: the first failure is
+// retried at once, consecutive ones back off 1 s, 2 s, 4 s ... capped at 60 s.
+TEST(LlBackoffTest, ConsecutiveTrainFailuresBackOff) {
+  LlJob job;
+  job.meta.name = "j";
+  job.meta.ns = "default";
+  job.spec.output_dir = "/output";
+  job.spec.train_prob = 0.8;
+  TriggerSpec ts;
+  ts.op = ">";
+  ts.threshold = 10;
+  ts.metric = "num_of_samples";
+  auto trig = CompileTrigger(ts);
+  ASSERT_TRUE(trig.ok());
+  Spec spec{&job, &*trig, true, true};
+  Now now{1'000'000, 600, "2026-11-29T10:00:00Z"};
+  State st;
+  auto step = [&](const Event& e) {
+    Output o = Step(spec, st, e, now);
+    st = o.state;
+    int writes = 0;
+    for (const auto& a : o.actions) writes += std::holds_alternative<WriteSamples>(a);
+    return writes;
+  };
+  ASSERT_EQ(step(SamplesIngested{20, 20, 200, 0, 0}), 1);
+  WorkerReport failed;
+  failed.kind = "train";
+  failed.status = "failed";
+  int64_t expected_wait[] = {0, 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000};
+  for (int64_t wait : expected_wait) {
+    ASSERT_EQ(step(FileWritten{Work::kWriteTrain, st.version + 1, true, ""}), 0);
+    int writes = step(WorkerReported{failed});
+    if (wait == 0) {
+      EXPECT_EQ(writes, 1) << "the first failure retries at once";
+      continue;
+    }
+    EXPECT_EQ(writes, 0) << "no retry before the backoff";
+    EXPECT_EQ(st.retry_after_ms, now.unix_ms + wait);
+    now.unix_ms += wait - 1;
+    EXPECT_EQ(step(Tick{}), 0);
+    now.unix_ms += 1;
+    EXPECT_EQ(step(Tick{}), 1) << "retried after " << wait << " ms";
+  }
+}
+
+}  // namespace
+}  // namespace sedna::core::ll

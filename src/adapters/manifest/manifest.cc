@@ -1,5 +1,6 @@
 #include "adapters/manifest/manifest.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -96,7 +97,7 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
   return chunks;
 }
 
-// ---- YAML -> JSON ----------------------------------------------------------------------------
+// ---- parsing ---------------------------------------------------------------------------------
 
 // "line L, column C" (1-based, in the stream) for a yaml-cpp mark; "" for a null mark.
 std::string Position(const YAML::Mark& m, int line_offset) {
@@ -110,6 +111,52 @@ std::string AtMark(const YAML::Mark& m, int line_offset) {
   std::string p = Position(m, line_offset);
   return p.empty() ? p : p + ": ";
 }
+
+// An event sink that keeps only the mark of the most recent node.
+class MarkRecorder : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { last = mark; }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { last = mark; }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    last = mark;
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    last = mark;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    last = mark;
+  }
+  void OnMapEnd() override {}
+
+  YAML::Mark last = YAML::Mark::null_mark();
+};
+
+// YAML::LoadAll(text), except that it returns an error instead of looping forever (and
+// allocating without bound) where yaml-cpp 0.7's parser keeps reporting empty documents without
+// consuming input, e.g. for "{}," or "," (jbeder/yaml-cpp#1040). Parse errors throw
+// YAML::Exception as LoadAll does.
+Result<std::vector<YAML::Node>> LoadAllDocuments(const std::string& text, int line_offset) {
+  // Each document after the first starts on a new line, so n lines hold at most n + 1.
+  const size_t limit = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 2;
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  MarkRecorder recorder;
+  for (size_t n = 0; parser.HandleNextDocument(recorder);) {
+    if (++n > limit) {
+      return Result<std::vector<YAML::Node>>::Error(AtMark(recorder.last, line_offset) +
+                                                    "invalid YAML: unexpected content here");
+    }
+  }
+  return YAML::LoadAll(text);
+}
+
+// ---- YAML -> JSON ----------------------------------------------------------------------------
 
 enum class ScalarType { kString, kNull, kBool, kInt, kFloat };
 
@@ -565,7 +612,12 @@ class Loader {
       if (!chunk.numbered) continue;
       std::vector<YAML::Node> docs;
       try {
-        docs = YAML::LoadAll(chunk.text);
+        auto loaded = LoadAllDocuments(chunk.text, chunk.first_line);
+        if (!loaded.ok()) {
+          result.errors.push_back(Where(source, ++doc_no) + ": " + loaded.message());
+          continue;
+        }
+        docs = std::move(*loaded);
       } catch (const YAML::Exception& e) {
         ++doc_no;
         result.errors.push_back(Where(source, doc_no) + ": " + AtMark(e.mark, chunk.first_line) +

@@ -34,7 +34,8 @@ struct LoadResult {
 };
 
 // Loads one file (whatever its name) or every *.yaml / *.yml regular file directly inside a
-// directory (not recursive; names starting with '.' are skipped). Never throws.
+// directory (not recursive; names starting with '.' are skipped). A missing or unreadable path
+// is an error, a directory without such files a warning. Never throws.
 //
 // Documents are separated as kubectl separates them: a line starting with "---" followed only by
 // blanks or a comment. They are numbered from 1 within their file; a leading "---" does not

@@ -751,6 +751,11 @@ TEST(Manifest, RejectsDocumentsThatAreNotObjects) {
       {"a: &x [1, *x]\n", "t.yaml (document 1): line 1, column 8: nested deeper than 256 levels"},
       {"a: " + std::string(300, '[') + std::string(300, ']') + "\n",
        "t.yaml (document 1): line 1, column 260: nested deeper than 256 levels"},
+      // yaml-cpp 0.7's LoadAll would loop forever on these (jbeder/yaml-cpp#1040).
+      {"{},\n", "t.yaml (document 1): line 1, column 3: invalid YAML: unexpected content here"},
+      {"kind: Secret\n---\n[1, 2],\n",
+       "t.yaml (document 2): line 3, column 7: invalid YAML: unexpected content here"},
+      {",", "t.yaml (document 1): line 1, column 1: invalid YAML: unexpected content here"},
       {"a: [1, 2\nb: 3\n", "t.yaml (document 1): line 2, column 2: end of sequence flow not found"},
   };
   for (const auto& [yaml, want] : cases) {
