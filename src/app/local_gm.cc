@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "adapters/json/envelope.h"
 #include "adapters/json/resource_codec.h"
@@ -54,6 +55,13 @@ std::string RandomSuffix() {
   std::string s;
   for (int i = 0; i < 5; ++i) s += kChars[rng() % 27];
   return s;
+}
+
+// "dir/x.yaml (document 2, ...)" -> "dir/x.yaml"; also for error messages that start that way.
+std::string SourceFile(const std::string& source) {
+  auto cut = source.find(" (document");
+  if (cut == std::string::npos) cut = source.find(':');
+  return source.substr(0, cut);
 }
 
 std::string SourceDir(const std::string& source) {
@@ -111,6 +119,7 @@ struct LocalGm::Impl {
   std::map<std::string, std::unique_ptr<GmJob>> jobs;
   std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
   std::map<std::string, int64_t> sample_counts;
+  std::map<std::string, std::string> source_file;  // object key -> manifest file it came from
   std::unique_ptr<asio::steady_timer> poll;
   std::string manifest_signature;
   bool stopped = false;
@@ -181,9 +190,20 @@ struct LocalGm::Impl {
     if (!s.ok()) spdlog::error("standalone: persisting {}: {}", j.key, s.message());
   }
 
-  void Restore(GmJob& j) {
+  // IL serves from the job's start; LL once a deploy happened.
+  bool ServedBefore(const GmJob& j) {
+    if (!j.state.started) return false;
+    if (j.gm_kind == core::gm::JobKind::kIncremental) return true;
+    for (const auto& c : j.state.conditions) {
+      if (c.stage == Stage::kDeploy) return true;
+    }
+    return false;
+  }
+
+  // Returns whether stored conditions were found.
+  bool Restore(GmJob& j) {
     auto v = store->GetState(kScope, j.key);
-    if (!v.ok() || !v->has_value()) return;
+    if (!v.ok() || !v->has_value()) return false;
     try {
       NJ rec = NJ::parse(**v);
       j.state.started = rec.value("started", false);
@@ -209,9 +229,11 @@ struct LocalGm::Impl {
         }
       }
       spdlog::info("standalone: {} resumed at {} condition(s)", j.key, j.state.conditions.size());
+      return true;
     } catch (const std::exception& e) {
       spdlog::error("standalone: stored conditions of {} unreadable: {}", j.key, e.what());
     }
+    return false;
   }
 
   // ------------------------------------------------------------------ the condition machine
@@ -533,6 +555,7 @@ struct LocalGm::Impl {
         const std::string kind = Lower(o.kind);
         const std::string key = core::ResourceKey(o.ns, kind, o.name);
         seen[key] = true;
+        source_file[key] = SourceFile(o.source);
         const std::string text = obj.dump();
         if (!is_job) {
           if (plain[key] != text) {
@@ -553,9 +576,10 @@ struct LocalGm::Impl {
           slot->key = key;
           slot->object = obj;
           slot->signature = text;
-          Restore(*slot);
+          const bool resumed = Restore(*slot);
           spdlog::info("manifests: {} loaded from {}", key, o.source);
           Deliver("insert", kind, o.ns, o.name, JobObject(*slot).dump());
+          if (resumed && ServedBefore(*slot)) StartInference(*slot);  // it served before
           Settle(*slot);
         } else if (slot->signature != text) {
           slot->object = obj;
@@ -565,35 +589,64 @@ struct LocalGm::Impl {
         }
       }
     }
-    // Objects whose documents were removed are deleted (a document that only failed to parse
-    // is not a removal: its previous version stays).
-    if (r.errors.empty()) {
-      for (auto it = jobs.begin(); it != jobs.end();) {
-        if (seen.count(it->first)) {
-          ++it;
-          continue;
-        }
-        GmJob& j = *it->second;
-        for (auto& [stage, id] : j.pod_ids) runner->Terminate(id, std::chrono::milliseconds(3000));
-        if (j.inference_id >= 0) runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
-        Deliver("delete", Lower(j.kind), j.ns, j.name, j.object.dump());
-        (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
-        spdlog::info("manifests: {} removed; job deleted", j.key);
-        it = jobs.erase(it);
+    // Objects whose documents were removed are deleted. A file with an error is not a removal:
+    // the objects last loaded from it keep their previous version.
+    std::set<std::string> broken;
+    for (const auto& e : r.errors) broken.insert(SourceFile(e));
+    auto removed = [&](const std::string& key) {
+      if (seen.count(key)) return false;
+      auto src = source_file.find(key);
+      return src == source_file.end() || !broken.count(src->second);
+    };
+    for (auto it = jobs.begin(); it != jobs.end();) {
+      if (!removed(it->first)) {
+        ++it;
+        continue;
       }
-      for (auto it = plain.begin(); it != plain.end();) {
-        if (seen.count(it->first)) {
-          ++it;
-          continue;
-        }
-        NJ obj = NJ::parse(it->second);
-        Deliver("delete", Lower(obj.value("kind", "")),
-                obj["metadata"].value("namespace", "default"), obj["metadata"].value("name", ""),
-                it->second);
-        it = plain.erase(it);
-      }
+      GmJob& j = *it->second;
+      for (auto& [stage, id] : j.pod_ids) runner->Terminate(id, std::chrono::milliseconds(3000));
+      if (j.inference_id >= 0) runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
+      Deliver("delete", Lower(j.kind), j.ns, j.name, j.object.dump());
+      (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
+      spdlog::info("manifests: {} removed; job deleted", j.key);
+      source_file.erase(j.key);
+      it = jobs.erase(it);
     }
+    for (auto it = plain.begin(); it != plain.end();) {
+      if (!removed(it->first)) {
+        ++it;
+        continue;
+      }
+      NJ obj = NJ::parse(it->second);
+      Deliver("delete", Lower(obj.value("kind", "")), obj["metadata"].value("namespace", "default"),
+              obj["metadata"].value("name", ""), it->second);
+      spdlog::info("manifests: {} removed; deleted", it->first);
+      source_file.erase(it->first);
+      it = plain.erase(it);
+    }
+    if (first) ForgetStoredObjectsNotInManifests(seen);
     return true;
+  }
+
+  // Objects the database still has from an earlier run but whose documents are gone were removed
+  // while the daemon was stopped: delete them now (the controller reloaded them from SQLite).
+  void ForgetStoredObjectsNotInManifests(const std::map<std::string, bool>& seen) {
+    auto rows = store->LoadResources();
+    if (!rows.ok()) {
+      spdlog::error("standalone: reading stored objects: {}", rows.message());
+      return;
+    }
+    for (const auto& row : *rows) {
+      if (seen.count(row.name)) continue;
+      const auto first = row.name.find('/'), last = row.name.rfind('/');
+      if (first == std::string::npos || last == first) continue;
+      const std::string ns = row.name.substr(0, first);
+      const std::string kind = row.name.substr(first + 1, last - first - 1);
+      const std::string name = row.name.substr(last + 1);
+      Deliver("delete", kind, ns, name, "{}");
+      (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, row.name); });
+      spdlog::info("manifests: {} is no longer in the manifests; deleted", row.name);
+    }
   }
 
   void SchedulePoll() {
