@@ -34,7 +34,7 @@ struct WorkerReport {
   std::string status;  // completed | failed | ready | running
   std::vector<ModelRef> results;
   // First structural problem found in `results` (e.g. "results[0].url: expected a string"),
-  // empty when every result has string `format` and `url`.
+  // empty when every result has string `format` and `url` and `metrics`, if present, is an object.
   std::string results_error;
 };
 

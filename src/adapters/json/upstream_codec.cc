@@ -101,8 +101,13 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
                              : Join(path, key) + ": expected a string, got " + v->type_name();
     }
   }
-  if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr && metrics->is_object()) {
-    ref->metrics = internal::DecodeMetrics(*metrics);
+  if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr) {
+    if (metrics->is_object()) {
+      ref->metrics = internal::DecodeMetrics(*metrics);
+    } else if (!metrics->is_null() && problem.empty()) {
+      // The GM decodes metrics as a map; anything else would make it drop the condition.
+      problem = Join(path, "metrics") + ": expected an object, got " + metrics->type_name();
+    }
   }
   return problem;
 }

@@ -178,7 +178,8 @@ TEST(UpstreamCodec, ResultsAreLenientAndReportTheFirstProblem) {
       {R"([{"url":"/m"}])", "results[0].format: missing", 1},
       {R"([{"format":["pb"],"url":{}}])", "results[0].format: expected a string, got array", 1},
       {R"([{"format":"pb","url":"/a"},{"format":"pb"},"x"])", "results[1].url: missing", 3},
-      {R"([{"format":"pb","url":"/a","metrics":[1]}])", "", 1},  // metrics shape is not checked
+      {R"([{"format":"pb","url":"/a","metrics":[1]}])",
+       "results[0].metrics: expected an object, got array", 1},
   };
   for (const auto& c : kCases) {
     auto m =
@@ -319,6 +320,23 @@ TEST(UpstreamCodec, WorkerApiReplyIsGoRestfulPrettyPrint) {
             "from that(name=\\u003cb\\u003e) in the message body\"\n}");
   EXPECT_EQ(EncodeWorkerApiReply(500, "a\"b\n"),
             "{\n \"Status\": 500,\n \"Message\": \"a\\\"b\\n\"\n}");
+}
+
+}  // namespace
+}  // namespace sedna::json
+
+namespace sedna::json {
+namespace {
+
+TEST(WorkerResultsTest, MetricsOfTheWrongTypeAreAResultsError) {
+  auto m = DecodeWorkerMessage(
+      R"({"name":"w","kind":"eval","status":"completed","results":[{"format":"pkl","url":"/a","metrics":"0.9"}]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->report.results_error, "results[0].metrics: expected an object, got string");
+  auto ok = DecodeWorkerMessage(
+      R"({"name":"w","kind":"eval","status":"completed","results":[{"format":"pkl","url":"/a","metrics":null}]})");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->report.results_error, "");
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+// LL worker reports that are bad input (issue: unknown job, unknown kind, empty results, a result
+// without url or format, metrics of the wrong type): each is answered 200 as Sedna's LC does
+// (§5.2), forwarded verbatim like every worker message (§3.5), logged with the job and the field,
+// and leaves the job's state unchanged: the good report that follows still advances the job.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gm_emulator.h"
+#include "lc_process.h"
+
+namespace sedna::testing {
+namespace {
+
+Json LlJobObject() {
+  auto tmpl = [](const std::string& n) {
+    return Json{{"spec", {{"containers", Json::array({{{"name", n}, {"image", "x"}}})}}}};
+  };
+  return Json{{"kind", "LifelongLearningJob"},
+              {"apiVersion", "sedna.io/v1alpha1"},
+              {"metadata", {{"name", "ll"}, {"namespace", "default"}}},
+              {"spec",
+               {{"dataset", {{"name", "ds"}, {"trainProb", 0.8}}},
+                {"trainSpec",
+                 {{"template", tmpl("train")},
+                  {"trigger",
+                   {{"condition",
+                     {{"operator", ">"}, {"threshold", 100}, {"metric", "num_of_samples"}}}}}}},
+                {"evalSpec", {{"template", tmpl("eval")}}},
+                {"deploySpec", {{"template", tmpl("infer")}}},
+                {"outputDir", "/output"}}}};
+}
+
+std::string Report(const std::string& owner, const std::string& kind, const std::string& results) {
+  return R"({"name": "w", "namespace": "default", "ownerName": ")" + owner +
+         R"(", "ownerKind": "lifelonglearningjob", "kind": ")" + kind +
+         R"(", "status": "completed", "results": )" + results + "}";
+}
+
+TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
+  const std::string tmp = MakeTempDir("sedna-llbad-");
+  const std::string rootfs = tmp + "/rootfs";
+  std::filesystem::create_directories(rootfs + "/data");
+  WriteFile(rootfs + "/data/d.txt", "");
+  GmEmulator gm;
+  const uint16_t port = FreePort();
+  LcProcess lc(std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+               {{"GM_ADDRESS", gm.address()},
+                {"NODENAME", "edge"},
+                {"BIND_PORT", std::to_string(port)},
+                {"ROOTFS_MOUNT_DIR", rootfs}},
+               {"--db", tmp + "/db/database.db", "--status-port", "0"}, tmp + "/lc.log");
+  ASSERT_TRUE(gm.server().WaitForConnection(std::chrono::seconds(20))) << lc.Log();
+  gm.Send("insert", Json{{"kind", "Dataset"},
+                         {"apiVersion", "sedna.io/v1alpha1"},
+                         {"metadata", {{"name", "ds"}, {"namespace", "default"}}},
+                         {"spec", {{"url", "/data/d.txt"}, {"format", "txt"}}}});
+  GmJob job(core::gm::JobKind::kLifelong, LlJobObject());
+  gm.Send("insert", job.Object());
+  std::string lines;
+  for (int i = 1; i <= 200; ++i) lines += "s" + std::to_string(i) + ".jpg 1\n";
+  AppendFile(rootfs + "/data/d.txt", lines);
+  auto ll1 = gm.Next("LifelongLearningJob");
+  ASSERT_TRUE(ll1) << lc.Log();
+  EXPECT_NE(ll1->content.find(R"("phase":"train","status":"ready")"), std::string::npos);
+  job.Report(ll1->content);
+  gm.Send("insert", job.Object());
+
+  struct Bad {
+    const char* name;
+    std::string body;
+    const char* log_field;  // what the log line must name
+  };
+  const std::vector<Bad> bad = {
+      {"unknown kind", Report("ll", "inference", R"([{"format":"pkl","url":"/m"}])"), "inference"},
+      {"empty results", Report("ll", "train", "[]"), "results"},
+      {"no url", Report("ll", "train", R"([{"format":"pkl"}])"), "results[0].url"},
+      {"no format", Report("ll", "train", R"([{"url":"/m"}])"), "results[0].format"},
+      {"metrics not an object",
+       Report("ll", "train", R"([{"format":"pkl","url":"/m","metrics":"x"}])"),
+       "results[0].metrics"},
+  };
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.name);
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/w/info", b.body);
+    EXPECT_EQ(r.status, 200) << r.raw;
+    auto fwd = gm.Next("LifelongLearningJob");
+    ASSERT_TRUE(fwd) << "every worker message is forwarded verbatim (§3.5)";
+    EXPECT_NE(fwd->content.find(R"("output":{"models":)"), std::string::npos) << fwd->content;
+    const std::string log = lc.Log();
+    EXPECT_NE(log.find("LifelongLearningJob default/ll"), std::string::npos);
+    EXPECT_NE(log.find(b.log_field), std::string::npos) << "log does not name " << b.log_field;
+  }
+  // Unknown job: answered 200, not forwarded.
+  EXPECT_EQ(HttpRequest(port, "POST", "/sedna/workers/w/info",
+                        Report("nosuchjob", "train", R"([{"format":"pkl","url":"/m"}])"))
+                .status,
+            200);
+  EXPECT_NE(lc.Log().find("lifelonglearningjob default/nosuchjob"), std::string::npos);
+  // The job did not move: the good report is the one that starts eval (LL-3 follows it).
+  EXPECT_EQ(
+      HttpRequest(port, "POST", "/sedna/workers/w/info",
+                  Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/index.pkl"}])"))
+          .status,
+      200);
+  auto good = gm.Next("LifelongLearningJob");
+  ASSERT_TRUE(good);
+  EXPECT_NE(good->content.find("/output/train/1/index.pkl"), std::string::npos) << good->content;
+  auto ll3 = gm.Next("LifelongLearningJob");
+  ASSERT_TRUE(ll3) << lc.Log();
+  EXPECT_EQ(
+      ll3->content,
+      R"({"phase":"eval","status":"ready","input":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl"}],"dataURL":"/output/data/eval/1/data.txt","outputDir":"/output/eval/1"},"output":null})");
+  EXPECT_FALSE(gm.Next("LifelongLearningJob", std::chrono::milliseconds(300)));
+  EXPECT_EQ(lc.Stop(), 0);
+  std::filesystem::remove_all(tmp);
+}
+
+}  // namespace
+}  // namespace sedna::testing
