@@ -754,13 +754,15 @@ struct Controller::Impl {
     }
     const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
     if (state_changed || new_cursor || !frames.empty()) {
-      const std::string rec =
-          e.is_il() ? EncodeIlRecord({il_next, cursor}) : EncodeLlRecord({ll_next, cursor});
+      const bool write_record = state_changed || new_cursor;  // a forward alone needs no record
+      const std::string rec = !write_record ? std::string()
+                              : e.is_il()   ? EncodeIlRecord({il_next, cursor})
+                                            : EncodeLlRecord({ll_next, cursor});
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
         for (const auto& f : frames) {
           if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
         }
-        return tx.PutState(ScopeOf(e.kind), e.key, rec);
+        return write_record ? tx.PutState(ScopeOf(e.kind), e.key, rec) : Status::Ok();
       });
       if (!s.ok()) {
         spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),

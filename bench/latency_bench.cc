@@ -1,0 +1,110 @@
+// Latency from "a sample line is appended to a dataset index" to "the GM receives the job's
+// `Train Ready`" (design.md §2: p50 <= 20 ms, p99 <= 100 ms; the Go LC polls: median 40.6 s).
+//
+// The real sedna-lc runs against the GM emulator. A job answers each (Train, Waiting) condition
+// once, so every trial uses a fresh job (method (a) of the brief): trial k inserts Dataset
+// lat-k (an empty index /data/lat-k.txt) and IncrementalLearningJob lat-k at (Train, Waiting)
+// with trainProb 1 and trigger `num_of_samples > 0`, waits until /status lists the job (so the
+// LC has loaded it and watches the index), then appends ONE line with one write(2) and measures
+// until the `Train Ready` frame of lat-k arrives at the emulator (timestamped on the emulator's
+// server thread). Then job and dataset are deleted, so the LC holds one job per trial.
+//
+// The measured path: inotify -> read the new line -> Dataset count persisted + queued (SQLite) ->
+// split into the job's train spool (fdatasync) -> trigger -> state persisted -> train file
+// data.txt written on the worker pool (fsync, rename, fsync dir) -> Train Ready persisted to the
+// outbox -> websocket write.
+//
+//   latency_bench [--trials=200] [--warmup=5] [--log-level=info] [--tmp-root=/tmp]
+//   [--lc=<sedna-lc>]
+#include <algorithm>
+#include <cstdio>
+
+#include "bench_util.h"
+
+using namespace sedna::bench;
+namespace testing = sedna::testing;
+
+int main(int argc, char** argv) try {
+  Args args(argc, argv);
+  const int trials = static_cast<int>(args.GetInt("trials", 200));
+  const int warmup = static_cast<int>(args.GetInt("warmup", 5));
+  Cluster::Options o;
+  o.lc_binary = LcBinary(args);
+  o.log_level = args.Get("log-level", "info");
+  o.tmp_prefix = "sedna-bench-latency-";
+  o.tmp_root = TmpRoot(args);
+  Cluster c(o);
+  std::printf("latency_bench: sedna-lc %s, pid %d, data under %s; %s\n", o.lc_binary.c_str(),
+              static_cast<int>(c.pid()), c.tmp().c_str(), LoadAvg().c_str());
+  std::fflush(stdout);
+
+  c.Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
+
+  std::vector<double> ready_ms, count_ms;
+  for (int k = 0; k < warmup + trials; ++k) {
+    const std::string name = "lat-" + std::to_string(k);
+    const std::string url = "/data/" + name + ".txt";
+    testing::WriteFile(c.Host(url), "");
+    JobParams p;
+    p.name = name;
+    p.dataset = name;
+    p.train_prob = 1.0;
+    p.threshold = 0;
+    p.output_dir = "/output/" + name;
+    const Json ds = DatasetObject(name, url);
+    const Json job = IlJobAtTrainWaiting(p);
+    c.Send("insert", ds);
+    c.Send("insert", job);
+    bool loaded = c.WaitStatus(
+        [&](const Json& jobs) {
+          for (const auto& j : jobs) {
+            if (j.at("name") == name) return true;
+          }
+          return false;
+        },
+        std::chrono::seconds(10));
+    if (!loaded) throw std::runtime_error("job " + name + " never listed in /status");
+
+    const auto t0 = Clock::now();
+    testing::AppendFile(c.Host(url), IndexLine(k) + "\n");
+    auto count = c.WaitFrame(
+        [&](const Seen& s) {
+          return s.kind == "Dataset" && s.name == name && s.body.value("numberOfSamples", 0) == 1;
+        },
+        std::chrono::seconds(10));
+    auto ready = c.WaitFrame(
+        [&](const Seen& s) {
+          return s.kind == "IncrementalLearningJob" && s.name == name &&
+                 s.body.value("phase", "") == "Train" && s.body.value("status", "") == "Ready";
+        },
+        std::chrono::seconds(10));
+    if (!ready) throw std::runtime_error("no Train Ready for " + name + " within 10 s");
+    if (k >= warmup) {
+      ready_ms.push_back(Millis(ready->at - t0));
+      if (count) count_ms.push_back(Millis(count->at - t0));
+    }
+    c.Send("delete", job);
+    c.Send("delete", ds);
+    c.ClearFrames();
+  }
+  // The last delete is processed before /status drops the job; then the LC is idle again.
+  c.WaitStatus([](const Json& jobs) { return jobs.empty(); }, std::chrono::seconds(10));
+
+  auto line = [](const char* what, const std::vector<double>& v) {
+    std::printf("  %-34s n=%zu  p50 %7.2f  p90 %7.2f  p99 %7.2f  max %7.2f  mean %7.2f  (ms)\n",
+                what, v.size(), Percentile(v, 50), Percentile(v, 90), Percentile(v, 99),
+                *std::max_element(v.begin(), v.end()), Mean(v));
+  };
+  std::printf("latency_bench: %d trials (+%d warm-up), one fresh job per trial\n", trials, warmup);
+  line("append -> Dataset numberOfSamples", count_ms);
+  line("append -> Train Ready (target)", ready_ms);
+  std::printf("  at the end: %s\n", LoadAvg().c_str());
+  std::printf("RESULT latency_train_ready_ms p50=%.2f p90=%.2f p99=%.2f max=%.2f n=%zu\n",
+              Percentile(ready_ms, 50), Percentile(ready_ms, 90), Percentile(ready_ms, 99),
+              *std::max_element(ready_ms.begin(), ready_ms.end()), ready_ms.size());
+  if (c.Stop() != 0) std::fprintf(stderr, "sedna-lc exited non-zero; log:\n%s", c.Log().c_str());
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "latency_bench: %s\n", e.what());
+  return 1;
+}
