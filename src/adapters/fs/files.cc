@@ -1,6 +1,8 @@
 #include "adapters/fs/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,8 +92,27 @@ Status FsyncDir(const std::string& dir) {
 
 // Writes the target through a temp file beside it: fill(fd) writes the content, then fsync,
 // rename over `path`, fsync the directory. `mode` is applied with fchmod when >= 0.
+// Removes ".<name>.tmp-<pid>-..." files beside `path` left by a process that no longer exists
+// (a writer killed mid-write); temp files of live processes are left alone.
+void RemoveStaleTemps(const std::string& path) {
+  const std::string dir = Dirname(path);
+  const std::string prefix = "." + Basename(path) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
 Status ReplaceAtomically(const std::string& path, int mode,
                          const std::function<Status(int fd)>& fill) {
+  RemoveStaleTemps(path);
   std::string temp;
   int fd_raw = -1;
   for (int attempt = 0; attempt < 16; ++attempt) {

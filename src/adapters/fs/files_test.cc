@@ -2,6 +2,7 @@
 
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -320,6 +321,37 @@ TEST(PathTest, IsS3Url) {
   EXPECT_FALSE(IsS3Url("/data/s3://x"));
   EXPECT_FALSE(IsS3Url("file:///x"));
   EXPECT_FALSE(IsS3Url(""));
+}
+
+}  // namespace
+}  // namespace sedna::fs
+
+namespace sedna::fs {
+namespace {
+
+// A writer killed mid-write leaves ".<name>.tmp-<pid>-..." beside the target; the next atomic
+// write removes those of dead processes (and never those of live ones).
+TEST(StaleTempTest, DeadWritersTempsAreRemovedLiveOnesKept) {
+  char tmpl[] = "/tmp/sedna-stale-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  int st = 0;
+  ::waitpid(dead, &st, 0);
+  const std::string stale = dir + "/.model.pkl.tmp-" + std::to_string(dead) + "-0-1";
+  const std::string live = dir + "/.model.pkl.tmp-" + std::to_string(::getppid()) + "-0-2";
+  const std::string other = dir + "/.other.tmp-" + std::to_string(dead) + "-0-3";
+  for (const auto& p : {stale, live, other}) {
+    ASSERT_TRUE(AtomicWriteFile(p + ".seed", "x").ok());
+    ASSERT_EQ(::rename((p + ".seed").c_str(), p.c_str()), 0);
+  }
+  ASSERT_TRUE(AtomicWriteFile(dir + "/model.pkl", "new").ok());
+  EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "a dead writer's temp file is removed";
+  EXPECT_EQ(::access(live.c_str(), F_OK), 0) << "a live process's temp file is kept";
+  EXPECT_EQ(::access(other.c_str(), F_OK), 0) << "other targets' temp files are not touched";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
