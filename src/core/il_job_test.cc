@@ -497,3 +497,94 @@ TEST(IlLayoutTest, OutputRootTrimsTrailingSlashes) {
 
 }  // namespace
 }  // namespace sedna::core::il
+
+namespace sedna::core::il {
+namespace {
+
+// One row per (stage, condition type of the latest condition, event): what the LC does. The
+// LC acts only on a Waiting it has not answered: (Train,Waiting) with the trigger met writes the
+// train file; (Eval,Waiting) writes the eval file; every other (stage, type) leaves the job alone
+// whatever the event (the GM drives those; §4.2, §8.2).
+struct TableRow {
+  const char* name;
+  Stage stage;
+  ConditionType type;
+  int event;  // 0 JobChanged, 1 Tick, 2 SamplesIngested (trigger met), 3 SamplesIngested (not met)
+  const char* expect;  // "train-file", "eval-file", "none"
+};
+
+class IlConditionTable : public ::testing::TestWithParam<TableRow> {};
+
+TEST_P(IlConditionTable, Row) {
+  const TableRow& row = GetParam();
+  IlJob job;
+  job.meta = {"j", "default", "", {}};
+  job.spec.train_prob = 0.8;
+  job.spec.output_dir = "/output";
+  job.spec.initial_model_name = "init";
+  job.spec.deploy_model_name = "deploy";
+  // A completed first train, so an eval has a trained model; then the row's condition.
+  JobCondition done;
+  done.stage = Stage::kTrain;
+  done.type = ConditionType::kCompleted;
+  done.data.has_output = true;
+  done.data.output_models = {{"pb", "/output/train/1/m.pb", {}}};
+  JobCondition last;
+  last.stage = row.stage;
+  last.type = row.type;
+  job.conditions = {done, last};
+  auto train = CompileTrigger(TriggerSpec{std::nullopt, std::nullopt, ">", 10, "num_of_samples"});
+  auto deploy = CompileTrigger(TriggerSpec{std::nullopt, std::nullopt, ">", 0.1, "p"});
+  ASSERT_TRUE(train.ok() && deploy.ok());
+  Spec spec;
+  spec.job = &job;
+  spec.train_trigger = &*train;
+  spec.deploy_trigger = &*deploy;
+  spec.initial_model = ModelRef{"ckpt", "/models/init", {}};
+  spec.deploy_model = ModelRef{"pb", "/models/deploy.pb", {}};
+  spec.dataset_known = true;
+  State state;
+  state.round = 2;
+  state.eval_windows = {{0, 100, 10}};
+  if (row.event != 3) state.train_pending = {0, 200, 20};  // trigger met unless the row says not
+  Event ev = core::il::JobChanged{};
+  if (row.event == 1) ev = Tick{};
+  if (row.event == 2) ev = SamplesIngested{20, 0, 200, 0, 100};
+  if (row.event == 3) ev = SamplesIngested{5, 5, 50, 0, 100};
+  Output o = Step(spec, state, ev, Now{1000, 600, "t"});
+  std::string got = "none";
+  for (const auto& a : o.actions) {
+    if (auto* w = std::get_if<WriteSamples>(&a))
+      got = w->stage == Stage::kTrain ? "train-file" : "eval-file";
+    if (std::holds_alternative<SendReport>(a) || std::holds_alternative<CopyModel>(a))
+      got = "other";
+  }
+  EXPECT_EQ(got, row.expect);
+}
+
+std::vector<TableRow> Rows() {
+  std::vector<TableRow> rows;
+  static std::vector<std::string> names;
+  names.reserve(200);
+  const char* ev_names[] = {"JobChanged", "Tick", "SamplesTriggerMet", "SamplesTriggerNotMet"};
+  for (Stage st : {Stage::kTrain, Stage::kEval, Stage::kDeploy}) {
+    for (ConditionType t :
+         {ConditionType::kWaiting, ConditionType::kReady, ConditionType::kStarting,
+          ConditionType::kRunning, ConditionType::kCompleted, ConditionType::kFailed}) {
+      for (int ev = 0; ev < 4; ++ev) {
+        const char* expect = "none";
+        if (st == Stage::kTrain && t == ConditionType::kWaiting && ev != 3) expect = "train-file";
+        if (st == Stage::kEval && t == ConditionType::kWaiting) expect = "eval-file";
+        names.push_back(std::string(StageName(st)) + ConditionTypeName(t) + "_" + ev_names[ev]);
+        rows.push_back({names.back().c_str(), st, t, ev, expect});
+      }
+    }
+  }
+  return rows;
+}
+
+INSTANTIATE_TEST_SUITE_P(StageConditionEvent, IlConditionTable, ::testing::ValuesIn(Rows()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace sedna::core::il
