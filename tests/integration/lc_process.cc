@@ -55,6 +55,14 @@ int LcProcess::Stop() {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
 }
 
+int LcProcess::Wait() {
+  if (pid_ <= 0) return 0;
+  int st = 0;
+  ::waitpid(pid_, &st, 0);
+  pid_ = -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
 void LcProcess::Kill() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);

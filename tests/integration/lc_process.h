@@ -20,6 +20,8 @@ class LcProcess {
   // SIGTERM and wait; returns the exit status (or -signal).
   int Stop();
   void Kill();  // SIGKILL and wait
+  // Waits for the process to exit by itself; returns its exit code (or -signal).
+  int Wait();
   std::string Log() const;
 
  private:
