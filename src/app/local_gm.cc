@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <spdlog/spdlog.h>
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -515,18 +516,25 @@ struct LocalGm::Impl {
 
   // ------------------------------------------------------------------ manifests
 
+  // Changes when a manifest file is added, removed or edited: names, sizes and mtimes only (the
+  // poll runs every few seconds; parsing happens in Load when this changes).
   std::string ManifestSignature() {
-    struct stat st {};
-    std::string sig;
-    if (::stat(opt.manifest_path.c_str(), &st) != 0) return "missing";
-    sig = std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-          std::to_string(st.st_size);
-    if (S_ISDIR(st.st_mode)) {
-      // A directory's mtime changes on add/remove; edits change the files' own mtimes.
-      auto r = manifest::LoadManifests(opt.manifest_path);
-      for (const auto& o : r.objects) sig += "|" + o.json;
-      sig += "|" + std::to_string(r.errors.size());
+    auto stamp = [](const std::string& path) -> std::string {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+      return path + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_size);
+    };
+    std::error_code ec;
+    if (!std::filesystem::is_directory(opt.manifest_path, ec)) return stamp(opt.manifest_path);
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(opt.manifest_path, ec)) {
+      const std::string ext = e.path().extension().string();
+      if (ext == ".yaml" || ext == ".yml") files.push_back(e.path().string());
     }
+    std::sort(files.begin(), files.end());
+    std::string sig;
+    for (const auto& f : files) sig += stamp(f) + "|";
     return sig;
   }
 
