@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <deque>
 
 #include "adapters/dataset/index_reader.h"
 #include "adapters/dataset/index_watcher.h"
@@ -49,6 +50,9 @@ constexpr const char* kScopeDataset = "dataset";
 constexpr const char* kScopeStatus = "status";
 constexpr int64_t kIngestSliceBytes = 4 << 20;
 constexpr int64_t kDefaultPollSeconds = 60;
+constexpr size_t kOutboxBatch = 64;
+// How long a written frame may wait for a transaction to delete it along with its own writes.
+constexpr std::chrono::milliseconds kAckFlushDelay{2};
 
 core::il::Now MakeNow() {
   using namespace std::chrono;
@@ -178,6 +182,10 @@ struct Controller::Impl {
   uint64_t next_incarnation = 1;
   bool outbox_inflight = false;
   bool outbox_full = false;
+  std::deque<store::OutboxEntry> outbox_queue;  // read ahead from SQLite, not yet written
+  int64_t outbox_queued_through = 0;
+  bool ack_flush_pending = false;
+  std::unique_ptr<asio::steady_timer> ack_flush_timer;
   bool stopped = false;
   int lock_fd = -1;
   Metrics metrics;
@@ -211,26 +219,62 @@ struct Controller::Impl {
     return full;
   }
 
+  // Sends the outbox in id order, one frame in flight. Frames are read from SQLite in batches;
+  // a written frame is acknowledged in memory and deleted inside the next transaction, or by a
+  // flush shortly after when no transaction comes (docs/durability.md: at-least-once window).
   void PumpOutbox() {
     if (stopped || !sink || !sink->connected() || outbox_inflight) return;
-    auto peek = store->OutboxPeek(1);
-    if (!peek.ok()) {
-      spdlog::error("outbox: {}", peek.message());
-      return;
-    }
-    if (peek->empty()) return;
-    const int64_t id = (*peek)[0].id;
-    outbox_inflight = true;
-    bool sent = sink->Send((*peek)[0].frame, [this, id](bool written) {
-      outbox_inflight = false;
-      if (written) {
-        if (Status s = store->OutboxDelete(id); !s.ok()) spdlog::error("outbox: {}", s.message());
-        metrics.frames_sent++;
-        if (outbox_full) OutboxFull();
+    if (outbox_queue.empty()) {
+      auto peek = store->OutboxPeek(kOutboxBatch, outbox_queued_through);
+      if (!peek.ok()) {
+        spdlog::error("outbox: {}", peek.message());
+        return;
       }
+      if (peek->empty()) return;
+      outbox_queued_through = peek->back().id;
+      for (auto& e : *peek) outbox_queue.push_back(std::move(e));
+    }
+    const int64_t id = outbox_queue.front().id;
+    outbox_inflight = true;
+    bool sent = sink->Send(std::move(outbox_queue.front().frame), [this, id](bool written) {
+      outbox_inflight = false;
+      if (!written) {
+        RequeueOutbox();
+        return;  // the link calls PumpOutbox again when it reconnects
+      }
+      outbox_queue.pop_front();
+      store->OutboxAck(id);
+      metrics.frames_sent++;
+      ScheduleAckFlush();
       PumpOutbox();
     });
-    if (!sent) outbox_inflight = false;
+    if (!sent) {
+      outbox_inflight = false;
+      RequeueOutbox();
+    }
+  }
+
+  // Unsent frames are read again from SQLite, from the first unacknowledged one.
+  void RequeueOutbox() {
+    outbox_queue.clear();
+    outbox_queued_through = store->OutboxAckedThrough();
+  }
+
+  void ScheduleAckFlush() {
+    if (ack_flush_pending) return;
+    ack_flush_pending = true;
+    if (!ack_flush_timer) ack_flush_timer = std::make_unique<asio::steady_timer>(io);
+    ack_flush_timer->expires_after(kAckFlushDelay);
+    ack_flush_timer->async_wait([this](const boost::system::error_code& ec) {
+      ack_flush_pending = false;
+      if (ec || stopped) return;
+      FlushAcks();
+    });
+  }
+
+  void FlushAcks() {
+    if (Status s = store->OutboxFlushAcks(); !s.ok()) spdlog::error("outbox: {}", s.message());
+    if (outbox_full) OutboxFull();
   }
 
   // ---------------------------------------------------------------- datasets
@@ -1244,6 +1288,8 @@ struct Controller::Impl {
     if (gm) gm->Stop();
     if (worker_server) worker_server->Stop();
     if (status_server) status_server->Stop();
+    if (ack_flush_timer) ack_flush_timer->cancel();
+    if (store) FlushAcks();
     for (auto& [k, e] : jobs) {
       if (e->tick_timer) e->tick_timer->cancel();
       if (e->retry_timer) e->retry_timer->cancel();

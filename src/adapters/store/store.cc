@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -50,6 +51,7 @@ enum StmtId {
   kStateGet,
   kStatesLoad,
   kOutboxPeek,
+  kOutboxDeleteThrough,
   kStmtCount,
 };
 
@@ -73,7 +75,8 @@ constexpr std::array<const char*, kStmtCount> kSql = {
     "ORDER BY id",
     "SELECT value FROM lc_state WHERE scope = ?1 AND key = ?2",
     "SELECT key, value FROM lc_state WHERE scope = ?1 ORDER BY key",
-    "SELECT id, frame FROM lc_outbox ORDER BY id LIMIT ?1",
+    "SELECT id, frame FROM lc_outbox WHERE id > ?2 ORDER BY id LIMIT ?1",
+    "DELETE FROM lc_outbox WHERE id <= ?1 RETURNING length(CAST(frame AS BLOB))",
 };
 
 // Now in UTC, formatted as mattn/go-sqlite3 writes GORM's time.Time values
@@ -137,6 +140,8 @@ struct Store::Impl {
   sqlite3* db = nullptr;
   bool in_tx = false;
   OutboxStats stats;
+  int64_t acked_through = 0;    // OutboxAck: entries <= this were written upstream
+  int64_t deleted_through = 0;  // acked entries <= this are deleted (committed)
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
 
   explicit Impl(const std::string& p) : path(p) {}
@@ -165,6 +170,22 @@ struct Store::Impl {
     if (rc != SQLITE_OK) return Err(std::string("prepare \"") + kSql[id] + "\"", rc);
     stmts[id] = s;
     return s;
+  }
+
+  // Deletes the entries with id <= `through` inside the open transaction; adds what it removed to
+  // `removed`.
+  Status DeleteThrough(int64_t through, OutboxStats& removed) {
+    auto s = Stmt(kOutboxDeleteThrough);
+    if (!s) return s.status();
+    StmtReset reset(*s);
+    sqlite3_bind_int64(*s, 1, through);
+    int rc;
+    while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
+      removed.count += 1;
+      removed.bytes += sqlite3_column_int64(*s, 0);
+    }
+    if (rc != SQLITE_DONE) return Err("delete written outbox entries", rc);
+    return Status::Ok();
   }
 
   // Runs a statement that returns no rows.
@@ -385,7 +406,10 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
     }
   } guard{im, tx};
 
-  Status s = fn(tx);
+  const int64_t ack = im.acked_through;
+  OutboxStats removed;
+  Status s = ack > im.deleted_through ? im.DeleteThrough(ack, removed) : Status::Ok();
+  if (s.ok()) s = fn(tx);
   tx.active_ = false;
   if (s.ok()) s = tx.failed_;
   if (s.ok()) s = im.Run(kCommit, "commit");
@@ -394,8 +418,9 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
       s = Status::Error(s.message() + "; " + r.message());
     return s;
   }
-  im.stats.count += tx.added_count_;
-  im.stats.bytes += tx.added_bytes_;
+  im.stats.count += tx.added_count_ - removed.count;
+  im.stats.bytes += tx.added_bytes_ - removed.bytes;
+  im.deleted_through = std::max(im.deleted_through, ack);
   return s;
 }
 
@@ -542,7 +567,7 @@ Result<std::vector<std::pair<std::string, std::string>>> Store::LoadStates(
   return out;
 }
 
-Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit) const {
+Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit, int64_t after_id) const {
   Impl& im = *impl_;
   std::vector<OutboxEntry> out;
   if (limit == 0) return out;
@@ -550,6 +575,7 @@ Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit) const {
   if (!s) return s.status();
   StmtReset reset(*s);
   sqlite3_bind_int64(*s, 1, limit > INT64_MAX ? INT64_MAX : static_cast<sqlite3_int64>(limit));
+  sqlite3_bind_int64(*s, 2, std::max(after_id, impl_->acked_through));
   int rc;
   while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
     out.push_back(OutboxEntry{sqlite3_column_int64(*s, 0), ColumnText(*s, 1)});
@@ -582,6 +608,15 @@ Status Store::OutboxDelete(int64_t id) {
     im.stats.bytes -= bytes;
   }
   return Status::Ok();
+}
+
+void Store::OutboxAck(int64_t id) { impl_->acked_through = std::max(impl_->acked_through, id); }
+
+int64_t Store::OutboxAckedThrough() const { return impl_->acked_through; }
+
+Status Store::OutboxFlushAcks() {
+  if (impl_->acked_through <= impl_->deleted_through) return Status::Ok();
+  return Transact([](Tx&) { return Status::Ok(); });
 }
 
 Result<OutboxStats> Store::GetOutboxStats() const { return impl_->stats; }

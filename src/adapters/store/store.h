@@ -125,10 +125,19 @@ class Store {
   Result<std::vector<std::pair<std::string, std::string>>> LoadStates(
       const std::string& scope) const;
 
-  // Up to `limit` entries, oldest first.
-  Result<std::vector<OutboxEntry>> OutboxPeek(size_t limit) const;
+  // Up to `limit` entries with an id above `after_id` and above every acknowledged id (OutboxAck),
+  // oldest first.
+  Result<std::vector<OutboxEntry>> OutboxPeek(size_t limit, int64_t after_id = 0) const;
   // Removes an entry once its frame was written upstream; commits on its own. Ok if already gone.
   Status OutboxDelete(int64_t id);
+  // Marks every entry with an id <= `id` as written upstream (in memory only). Acknowledged
+  // entries are no longer returned by OutboxPeek; they are deleted inside the next Transact()
+  // (whatever else it writes) or by OutboxFlushAcks(), and count in GetOutboxStats() until then.
+  // A crash before that deletion re-sends them after the restart (at-least-once delivery).
+  void OutboxAck(int64_t id);
+  int64_t OutboxAckedThrough() const;
+  // Deletes the acknowledged entries in a transaction of its own; Ok when there are none.
+  Status OutboxFlushAcks();
   // O(1): counters kept in memory, loaded at Open and updated on every commit.
   Result<OutboxStats> GetOutboxStats() const;
 

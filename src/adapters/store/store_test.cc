@@ -278,6 +278,62 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   EXPECT_GT(after_reopen, next);
 }
 
+// Written frames are acknowledged in memory and deleted inside the next transaction (or by
+// OutboxFlushAcks), so a busy LC does not pay one commit per frame sent.
+TEST(StoreTest, OutboxAckDeletesInsideTheNextTransaction) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (const char* f : {"aa", "bbb", "cccc"}) {
+                   auto id = tx.OutboxAppend(f);
+                   if (!id.ok()) return id.status();
+                   ids.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(s->OutboxAckedThrough(), 0);
+  s->OutboxAck(ids[1]);
+  EXPECT_EQ(s->OutboxAckedThrough(), ids[1]);
+  // Acknowledged entries are no longer peeked, but stay counted until deleted.
+  EXPECT_EQ(*s->OutboxPeek(10), (std::vector<OutboxEntry>{{ids[2], "cccc"}}));
+  EXPECT_EQ(*s->OutboxPeek(10, ids[2]), std::vector<OutboxEntry>{});
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 2 + 3 + 4}));
+  s->OutboxAck(ids[0]);  // acknowledgements never move back
+  EXPECT_EQ(s->OutboxAckedThrough(), ids[1]);
+
+  // A failed transaction deletes nothing; the next one that commits does.
+  EXPECT_FALSE(s->Transact([](Store::Tx&) { return Status::Error("no"); }).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 9}));
+  ASSERT_TRUE(PutAndAppend(*s, "k", "v").ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 4 + 7}));  // "cccc", "frame-k"
+  s.reset();
+  RawDb raw(t.path() / "db.sqlite");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox WHERE id <= " + std::to_string(ids[1])), "0");
+}
+
+TEST(StoreTest, OutboxFlushAcksAndCrashBeforeTheDeleteResends) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(PutAndAppend(*s, "k", "v").ok());
+  ASSERT_TRUE(PutAndAppend(*s, "k", "w").ok());
+  auto all = *s->OutboxPeek(10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(s->OutboxFlushAcks().ok());  // nothing acknowledged: no-op
+  s->OutboxAck(all[0].id);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(s->GetOutboxStats()->count, 1);
+  // Acknowledged but not yet deleted when the process ends: the frame is still there on reopen.
+  s->OutboxAck(all[1].id);
+  s.reset();
+  s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->OutboxAckedThrough(), 0);
+  EXPECT_EQ(*s->OutboxPeek(10), (std::vector<OutboxEntry>{all[1]}));
+}
+
 TEST(StoreTest, TransactRollsBackWhenFnFails) {
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
