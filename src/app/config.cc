@@ -73,6 +73,10 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--ping-interval-ms", c.ping_interval_ms, "websocket ping period");
   app.add_option("--ping-timeout-ms", c.ping_timeout_ms, "dead-peer timeout after a ping");
   app.add_option("--backoff-max-ms", c.backoff_max_ms, "reconnect backoff cap");
+  app.add_option(
+      "--s3-timeout-ms", c.s3_timeout_ms,
+      "S3: connect / no-progress limit per attempt (whole seconds are used, at least 1)");
+  app.add_option("--s3-retries", c.s3_retries, "S3: extra attempts on 5xx and connection errors");
   app.add_option("--outbox-max-bytes", c.outbox_max_bytes,
                  "unsent upstream bytes above which ingestion pauses and workers get 503");
   try {
@@ -105,6 +109,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   }
   if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
   if (c.outbox_max_bytes <= 0) return Result<Config>::Error("--outbox-max-bytes: must be > 0");
+  if (c.s3_timeout_ms <= 0) return Result<Config>::Error("--s3-timeout-ms: must be > 0");
+  if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
     return Result<Config>::Error(
         "--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");

@@ -27,6 +27,10 @@ struct Config {
   int64_t ping_interval_ms = 10000;
   int64_t ping_timeout_ms = 10000;
   int64_t backoff_max_ms = 30000;
+  // S3: per-attempt connect / no-progress limit (Go's minio client: 100 s), retries on 5xx and
+  // transport errors.
+  int64_t s3_timeout_ms = 100000;
+  int s3_retries = 3;
   // Above this many bytes of unsent upstream messages the LC pauses what would add more (sample
   // ingestion, worker reports get 503) until the GM link drains it; nothing queued is dropped.
   int64_t outbox_max_bytes = 64 << 20;

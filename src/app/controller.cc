@@ -28,6 +28,9 @@
 #include "adapters/json/envelope.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/json/upstream_codec.h"
+#include "adapters/s3/index_mirror.h"
+#include "adapters/s3/s3_client.h"
+#include "adapters/storage/storage.h"
 #include "adapters/store/store.h"
 #include "app/il_record.h"
 #include "app/status_view.h"
@@ -83,6 +86,33 @@ std::string Dirname(const std::string& p) {
   return p.substr(0, pos);
 }
 
+// FNV-1a, to give each S3 index URL its own mirror file name.
+std::string UrlHash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void RemoveMirror(const std::string& path) {
+  for (const char* suffix : {"", ".state", ".tmp"}) ::unlink((path + suffix).c_str());
+}
+
+// Parses an object's sedna.io/credential annotation (§2.5); nullopt when there is none.
+Result<std::optional<s3::Credentials>> CredentialsOf(const std::optional<std::string>& json) {
+  if (!json) return std::optional<s3::Credentials>();
+  auto c = s3::ParseCredentialAnnotation(*json);
+  if (!c.ok()) {
+    return Status::Error(std::string("metadata.annotations[") + core::kCredentialAnnotation +
+                         "]: " + c.message());
+  }
+  return std::optional<s3::Credentials>(*c);
+}
+
 }  // namespace
 
 class GmLinkSink : public UpstreamSink {
@@ -102,8 +132,13 @@ struct DatasetEntry {
   core::Dataset ds;
   json::Decoded<core::Dataset> decoded;
   dataset::IndexFormat format = dataset::IndexFormat::kTxt;
-  std::string local_path;
+  std::string local_path;  // the index file read; for an S3 index, its local mirror
   DatasetRecord record;
+  bool s3 = false;  // spec.url is s3://bucket/key, polled at checkPeriodSeconds into local_path
+  s3::S3Url s3_url;
+  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
+  bool sync_inflight = false;
+  std::string last_sync_problem;  // logged once until it changes
   bool watching = false;
   bool read_posted = false;
   bool poll_pending_unterminated = false;
@@ -121,7 +156,8 @@ struct JobEntry {
   json::Decoded<core::IlJob> il;
   json::Decoded<core::LlJob> ll;
   core::Trigger train_trigger;
-  core::Trigger deploy_trigger;  // IL only
+  core::Trigger deploy_trigger;          // IL only
+  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
   core::il::State il_state;
   core::ll::State ll_state;
   dataset::IndexCursor cursor;
@@ -297,8 +333,26 @@ struct Controller::Impl {
       spdlog::error("{}: spec.url: empty; keeping the previous version", who);
       return;
     }
-    if (fs::IsS3Url(ds.spec.url) || ds.spec.url.find("://") != std::string::npos) {
-      spdlog::error("{}: spec.url: \"{}\": only host paths are supported by this build", who,
+    const bool is_s3 = fs::IsS3Url(ds.spec.url);
+    s3::S3Url s3_url;
+    std::optional<s3::Credentials> creds;
+    if (is_s3) {
+      auto u = s3::ParseS3Url(ds.spec.url);
+      if (u.ok() && u->key.empty()) u = Status::Error("names a bucket, not an index object");
+      if (!u.ok()) {
+        spdlog::error("{}: spec.url: \"{}\": {}; keeping the previous version", who, ds.spec.url,
+                      u.message());
+        return;
+      }
+      s3_url = *u;
+      auto c = CredentialsOf(d.credential_json);
+      if (!c.ok()) {
+        spdlog::error("{}: {}; keeping the previous version", who, c.message());
+        return;
+      }
+      creds = *c;
+    } else if (ds.spec.url.find("://") != std::string::npos) {
+      spdlog::error("{}: spec.url: \"{}\": unsupported scheme (host paths and s3:// only)", who,
                     ds.spec.url);
       return;
     }
@@ -313,13 +367,19 @@ struct Controller::Impl {
       }
     }
     DatasetEntry& e = *slot;
-    const std::string new_path = fs::JoinRootfs(cfg.rootfs, ds.spec.url);
+    const std::string new_path =
+        is_s3 ? MirrorPath(key, ds.spec.url) : fs::JoinRootfs(cfg.rootfs, ds.spec.url);
     if (!fresh && new_path != e.local_path) {
       // B26: a changed spec.url is followed; counting restarts on the new index.
       if (e.watching) watcher->Unwatch(e.local_path);
+      if (e.s3) RemoveMirror(e.local_path);
       e.watching = false;
       e.record = DatasetRecord{};
     }
+    e.s3 = is_s3;
+    e.s3_url = s3_url;
+    // Stored objects carry no credential (B23): keep what the GM sent until it sends again.
+    if (creds || persist) e.creds = creds;
     e.ds = ds;
     e.format = *fmt;
     e.local_path = new_path;
@@ -330,10 +390,21 @@ struct Controller::Impl {
       if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
     }
     e.decoded = std::move(d);
-    if (fresh) spdlog::info("{}: watching {}", who, e.local_path);
+    if (fresh) {
+      if (e.s3) {
+        spdlog::info("{}: polling {} every {} s (mirrored in {})", who, ds.spec.url, PollSeconds(e),
+                     e.local_path);
+      } else {
+        spdlog::info("{}: watching {}", who, e.local_path);
+      }
+    }
     EnsureWatch(e);
     SchedulePoll(e);
-    PostRead(e, false);
+    if (e.s3) {
+      SyncS3(e);
+    } else {
+      PostRead(e, false);
+    }
     for (auto& [k, j] : jobs) {
       if (j->meta().ns == ds.meta.ns && j->dataset_name() == ds.meta.name) {
         StepJob(*j, core::il::JobChanged{});
@@ -341,8 +412,12 @@ struct Controller::Impl {
     }
   }
 
+  std::string MirrorPath(const std::string& key, const std::string& url) const {
+    return cfg.spool_dir + "/s3-index/" + SanitizeKey(key) + "-" + UrlHash(url) + ".index";
+  }
+
   void EnsureWatch(DatasetEntry& e) {
-    if (e.watching) return;
+    if (e.watching || e.s3) return;
     Status s = watcher->Watch(e.local_path);
     if (s.ok()) {
       e.watching = true;
@@ -372,8 +447,12 @@ struct Controller::Impl {
       if (ec || stopped) return;
       auto it = datasets.find(key);
       if (it == datasets.end()) return;
-      EnsureWatch(*it->second);
-      ReadDataset(*it->second, true);
+      if (it->second->s3) {
+        SyncS3(*it->second);
+      } else {
+        EnsureWatch(*it->second);
+        ReadDataset(*it->second, true);
+      }
       SchedulePoll(*it->second);
     });
   }
@@ -388,6 +467,82 @@ struct Controller::Impl {
       it->second->read_posted = false;
       ReadDataset(*it->second, take_unterminated);
     });
+  }
+
+  // An S3 index: one HEAD (and a ranged GET of the new bytes, if any) on the pool, then the mirror
+  // is read like a host index. An unchanged poll also takes an unterminated last line.
+  void SyncS3(DatasetEntry& e) {
+    if (e.sync_inflight) return;
+    if (!e.creds) {
+      NoteSyncProblem(e, "spec.url is on S3 but no " + std::string(core::kCredentialAnnotation) +
+                             " annotation was received (spec.credentialName unset, or the GM "
+                             "has not re-sent the Dataset since this LC started); not polled yet");
+      return;
+    }
+    if (Status s = fs::MakeDirs(cfg.spool_dir + "/s3-index"); !s.ok()) {
+      NoteSyncProblem(e, s.message());
+      return;
+    }
+    e.sync_inflight = true;
+    asio::post(pool, [this, key = e.key, creds = *e.creds, url = e.s3_url, mirror = e.local_path] {
+      s3::Client client(creds, S3Options());
+      auto r = s3::SyncIndexMirror(client, url, mirror);
+      asio::post(io, [this, key, mirror, r = std::move(r)] { OnS3Synced(key, mirror, r); });
+    });
+  }
+
+  void OnS3Synced(const std::string& key, const std::string& mirror,
+                  const Result<s3::MirrorSync>& r) {
+    auto it = datasets.find(key);
+    if (it == datasets.end() || it->second->local_path != mirror) {
+      RemoveMirror(mirror);  // deleted, or moved to another URL, while syncing
+      if (it != datasets.end()) it->second->sync_inflight = false;
+      return;
+    }
+    DatasetEntry& e = *it->second;
+    e.sync_inflight = false;
+    if (stopped) return;
+    metrics.s3_index_polls++;
+    if (!r.ok()) {
+      NoteSyncProblem(e, r.message() + "; retrying every " + std::to_string(PollSeconds(e)) + " s");
+      return;
+    }
+    metrics.s3_index_requests += r->requests;
+    metrics.s3_index_bytes += r->bytes_fetched;
+    if (r->missing) {
+      NoteSyncProblem(e, "s3://" + e.s3_url.bucket + "/" + e.s3_url.key +
+                             ": no such object (or bucket); polled again every " +
+                             std::to_string(PollSeconds(e)) + " s");
+      return;
+    }
+    if (!e.last_sync_problem.empty()) {
+      spdlog::info("Dataset {}: S3 index readable again", e.key);
+      e.last_sync_problem.clear();
+    }
+    if (r->rewritten) spdlog::info("Dataset {}: S3 index object was replaced", e.key);
+    ReadDataset(e, !r->changed);
+  }
+
+  void NoteSyncProblem(DatasetEntry& e, const std::string& problem) {
+    if (problem == e.last_sync_problem) return;
+    e.last_sync_problem = problem;
+    spdlog::error("Dataset {}: {}", e.key, problem);
+  }
+
+  s3::ClientOptions S3Options() const {
+    s3::ClientOptions o;
+    o.timeout = std::chrono::milliseconds(cfg.s3_timeout_ms);
+    o.retries = cfg.s3_retries;
+    return o;
+  }
+
+  storage::Context StorageContext(const JobEntry& e) const {
+    storage::Context c;
+    c.rootfs = cfg.rootfs;
+    c.staging_dir = cfg.spool_dir + "/staging";
+    c.credentials = e.creds;
+    c.s3_options = S3Options();
+    return c;
   }
 
   void OnIndexChanged(const std::string& path) {
@@ -481,9 +636,14 @@ struct Controller::Impl {
     }
     if (dataset.empty()) return Status::Error("spec.dataset.name: empty");
     if (output_dir.empty()) return Status::Error("spec.outputDir: empty");
+    if (fs::IsS3Url(output_dir)) {
+      auto u = s3::ParseS3Url(output_dir);
+      if (!u.ok()) return Status::Error("spec.outputDir: \"" + output_dir + "\": " + u.message());
+      return Status::Ok();
+    }
     if (output_dir.find("://") != std::string::npos) {
       return Status::Error("spec.outputDir: \"" + output_dir +
-                           "\": only host paths are supported by this build");
+                           "\": unsupported scheme (host paths and s3:// only)");
     }
     if (output_dir[0] != '/') {
       return Status::Error("spec.outputDir: \"" + output_dir + "\" is not absolute");
@@ -522,7 +682,9 @@ struct Controller::Impl {
     const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
     const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
     core::Trigger train, deploy;
-    if (Status s = ValidateJob(incoming, train, deploy); !s.ok()) {
+    auto creds =
+        CredentialsOf(incoming.is_il() ? incoming.il.credential_json : incoming.ll.credential_json);
+    if (Status s = creds.ok() ? ValidateJob(incoming, train, deploy) : creds.status(); !s.ok()) {
       spdlog::error("{}: rejected: {}; {}", who, s.message(),
                     jobs.count(key) ? "keeping its previous version" : "job not started");
       metrics.rejected_objects++;
@@ -566,21 +728,20 @@ struct Controller::Impl {
     JobEntry& e = *slot;
     e.train_trigger = train;
     e.deploy_trigger = deploy;
+    if (*creds || persist) e.creds = *creds;  // stored objects carry none (B23)
     if (e.is_il()) {
       e.il = std::move(incoming.il);
     } else {
       e.ll = std::move(incoming.ll);
     }
     if (fresh) {
-      // Output directories exist before any Ready is sent (§4.5).
+      // Output directories exist before any Ready is sent (§4.5); S3 has no directories.
       const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(e.output_dir()));
-      for (const char* sub : {"", "/data/train", "/data/eval", "/train", "/eval"}) {
+      std::vector<std::string> subs;
+      if (!fs::IsS3Url(e.output_dir())) subs = {"", "/data/train", "/data/eval", "/train", "/eval"};
+      if (!subs.empty() && !e.is_il()) subs.push_back("/deploy");
+      for (const auto& sub : subs) {
         if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
-      }
-      if (!e.is_il()) {
-        if (Status s = fs::MakeDirs(out + "/deploy"); !s.ok()) {
-          spdlog::error("{}: {}", who, s.message());
-        }
       }
       auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
       auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
@@ -757,6 +918,7 @@ struct Controller::Impl {
     DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
     spec.dataset_known = ds != nullptr;
     spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+    spec.dataset_s3 = ds && ds->s3;
     return spec;
   }
 
@@ -767,6 +929,7 @@ struct Controller::Impl {
     DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
     spec.dataset_known = ds != nullptr;
     spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+    spec.dataset_s3 = ds && ds->s3;
     return spec;
   }
 
@@ -868,32 +1031,36 @@ struct Controller::Impl {
       const std::string spool =
           SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
       for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
-      std::string prefix;
-      if (w->csv_header) prefix = e.cursor.header + "\n";
-      const std::string path = fs::JoinRootfs(cfg.rootfs, w->url);
+      storage::SampleFile file;
+      file.url = w->url;
+      if (w->csv_header) file.prefix = e.cursor.header + "\n";
+      file.ranges = std::move(ranges);
+      file.index_url = w->index_url;
+      if (const DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
+        file.index_prefix = storage::UrlPrefix(ds->ds.spec.url);
+      }
       const core::il::Work work = w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain
                                                                   : core::il::Work::kWriteEval;
       const int64_t round = w->round;
-      asio::post(pool, [this, key, inc, path, prefix, ranges, work, round] {
-        Status s = fs::MakeDirs(Dirname(path));
-        if (s.ok()) s = fs::WriteFileFromRanges(path, prefix, ranges);
-        asio::post(io, [this, key, inc, work, round, s] {
-          if (JobEntry* j = FindJob(key, inc)) {
-            StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
-          }
-        });
-      });
+      asio::post(pool,
+                 [this, key, inc, ctx = StorageContext(e), file = std::move(file), work, round] {
+                   Status s = storage::WriteSampleFile(ctx, file);
+                   asio::post(io, [this, key, inc, work, round, s] {
+                     if (JobEntry* j = FindJob(key, inc)) {
+                       StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+                     }
+                   });
+                 });
     } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-      const std::string src = fs::JoinRootfs(cfg.rootfs, c->src_url);
-      const std::string dst = fs::JoinRootfs(cfg.rootfs, c->dst_url);
-      asio::post(pool, [this, key, inc, src, dst] {
-        Status s = fs::AtomicCopyFile(src, dst);
-        asio::post(io, [this, key, inc, s] {
-          if (JobEntry* j = FindJob(key, inc)) {
-            StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
-          }
-        });
-      });
+      asio::post(pool,
+                 [this, key, inc, ctx = StorageContext(e), src = c->src_url, dst = c->dst_url] {
+                   Status s = storage::CopyModel(ctx, src, dst);
+                   asio::post(io, [this, key, inc, s] {
+                     if (JobEntry* j = FindJob(key, inc)) {
+                       StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
+                     }
+                   });
+                 });
     }
   }
 
@@ -924,6 +1091,7 @@ struct Controller::Impl {
         if (it != datasets.end()) {
           if (it->second->watching) watcher->Unwatch(it->second->local_path);
           if (it->second->poll_timer) it->second->poll_timer->cancel();
+          if (it->second->s3 && !it->second->sync_inflight) RemoveMirror(it->second->local_path);
           datasets.erase(it);
         }
         (void)store->Transact([&](store::Store::Tx& tx) -> Status {

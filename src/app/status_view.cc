@@ -146,6 +146,10 @@ std::string RenderMetrics(const Metrics& m) {
   add("sedna_lc_worker_posts_total", "counter", "Worker API requests.", m.worker_posts);
   add("sedna_lc_samples_ingested_total", "counter", "Dataset samples spooled for jobs.",
       m.samples_ingested);
+  add("sedna_lc_s3_index_polls_total", "counter", "Syncs of S3 dataset indexes.", m.s3_index_polls);
+  add("sedna_lc_s3_index_requests_total", "counter", "S3 requests sent by index syncs.",
+      m.s3_index_requests);
+  add("sedna_lc_s3_index_bytes_total", "counter", "S3 index bytes fetched.", m.s3_index_bytes);
   add("sedna_lc_gm_connects_total", "counter", "Successful GM connections.", m.gm_connects);
   add("sedna_lc_gm_connected", "gauge", "1 while connected to the GM.", m.gm_connected ? 1 : 0);
   add("sedna_lc_outbox_messages", "gauge", "Upstream messages waiting to be sent.", m.outbox_count);

@@ -35,6 +35,9 @@ struct Metrics {
   int64_t rejected_objects = 0;
   int64_t worker_posts = 0;
   int64_t samples_ingested = 0;
+  int64_t s3_index_polls = 0;     // S3 dataset index syncs (one HEAD each, plus GETs when changed)
+  int64_t s3_index_requests = 0;  // HTTP requests they sent
+  int64_t s3_index_bytes = 0;     // index bytes they fetched
   int64_t gm_connects = 0;
   int64_t outbox_count = 0;
   int64_t outbox_bytes = 0;

@@ -74,19 +74,25 @@ struct Stepper {
     switch (s.work) {
       case Work::kNone:
         return;
-      case Work::kWriteTrain:
+      case Work::kWriteTrain: {
+        std::string url = TrainDataUrl(Out(), s.work_round, spec.csv);
+        std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
         actions.push_back(WriteSamples{Stage::kTrain,
                                        s.work_round,
-                                       TrainDataUrl(Out(), s.work_round, spec.csv),
+                                       std::move(url),
                                        SpoolKind::kTrain,
                                        {s.work_range},
-                                       spec.csv});
+                                       spec.csv,
+                                       std::move(index)});
         return;
-      case Work::kWriteEval:
-        actions.push_back(WriteSamples{Stage::kEval, s.work_round,
-                                       EvalDataUrl(Out(), s.work_round, spec.csv), SpoolKind::kEval,
-                                       EvalRanges(), spec.csv});
+      }
+      case Work::kWriteEval: {
+        std::string url = EvalDataUrl(Out(), s.work_round, spec.csv);
+        std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
+        actions.push_back(WriteSamples{Stage::kEval, s.work_round, std::move(url), SpoolKind::kEval,
+                                       EvalRanges(), spec.csv, std::move(index)});
         return;
+      }
       case Work::kDeploy:
         actions.push_back(CopyModel{s.work_models[0].url, s.work_models[1].url});
         return;
@@ -180,12 +186,13 @@ struct Stepper {
     }
     if (e.work == Work::kWriteTrain) {
       const std::string out = Out();
+      const std::string data = TrainDataUrl(out, s.round, spec.csv);
       StatusReport r{"Train",
                      "Ready",
                      true,
                      s.work_models,
-                     TrainDataUrl(out, s.round, spec.csv),
-                     "",
+                     data,
+                     DataIndexUrl(data, spec.dataset_s3, spec.csv),
                      TrainOutputDir(out, s.round)};
       Report(std::move(r));
       s.answered_train_waiting = s.work_condition;
@@ -198,8 +205,9 @@ struct Stepper {
       s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
       s.round++;
     } else {
-      StatusReport r{"Eval", "Ready", true, s.work_models,
-                     EvalDataUrl(Out(), s.work_round, spec.csv)};
+      const std::string data = EvalDataUrl(Out(), s.work_round, spec.csv);
+      StatusReport r{"Eval",        "Ready", true,
+                     s.work_models, data,    DataIndexUrl(data, spec.dataset_s3, spec.csv)};
       Report(std::move(r));
       s.answered_eval_waiting = s.work_condition;
       s.eval_outstanding = true;
@@ -319,6 +327,11 @@ std::string TrainDataUrl(const std::string& out, int64_t round, bool csv) {
 
 std::string EvalDataUrl(const std::string& out, int64_t round, bool csv) {
   return out + "/data/eval/" + std::to_string(round) + (csv ? "/data.csv" : "/data.txt");
+}
+
+std::string DataIndexUrl(const std::string& data_url, bool dataset_s3, bool csv) {
+  if (!dataset_s3 || csv) return "";
+  return data_url.substr(0, data_url.rfind('/') + 1) + "dataIndex.txt";
 }
 
 std::string TrainOutputDir(const std::string& out, int64_t round) {

@@ -91,6 +91,9 @@ struct Spec {
   std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
   bool dataset_known = false;
   bool csv = false;  // the dataset's format is csv (B19: IL writes data.csv)
+  // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§7.4) and
+  // Ready reports carry its URL as dataIndexURL.
+  bool dataset_s3 = false;
 };
 
 struct Now {
@@ -134,6 +137,9 @@ struct WriteSamples {
   SpoolKind spool = SpoolKind::kTrain;
   std::vector<SpoolRange> ranges;  // in order
   bool csv_header = false;         // prefix the dataset's csv header line
+  // Non-empty: also write the dataset's dataIndex.txt here (§7.4: the dataset's URL prefix, then
+  // the first space-separated token of each sample).
+  std::string index_url;
 };
 struct SendReport {
   StatusReport report;
@@ -161,5 +167,7 @@ std::string OutputRoot(const std::string& output_dir);
 std::string TrainDataUrl(const std::string& out, int64_t round, bool csv);
 std::string EvalDataUrl(const std::string& out, int64_t round, bool csv);
 std::string TrainOutputDir(const std::string& out, int64_t round);
+// The dataIndex.txt beside a sample file (§7.4), for txt samples of an S3 dataset; else "".
+std::string DataIndexUrl(const std::string& data_url, bool dataset_s3, bool csv);
 
 }  // namespace sedna::core::il

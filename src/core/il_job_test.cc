@@ -65,6 +65,7 @@ class IlJobTest : public ::testing::Test {
     s.initial_model = kInitial;
     s.deploy_model = kDeploy;
     s.dataset_known = true;
+    s.dataset_s3 = dataset_s3;
     return s;
   }
 
@@ -110,6 +111,7 @@ class IlJobTest : public ::testing::Test {
   Trigger train, deploy;
   State state;
   Now now;
+  bool dataset_s3 = false;
 };
 
 // ---- (Train, Waiting) rows ------------------------------------------------------------------
@@ -236,6 +238,46 @@ TEST_F(IlJobTest, SecondRound_UsesRetrainCheckpointOfLatestTrainCompleted) {
   EXPECT_EQ(r.data_url, "/output/data/train/2/data.txt");
   EXPECT_EQ(r.output_dir, "/output/train/2");
   EXPECT_EQ(state.round, 3);
+}
+
+// §3.3 IL-1s: s3 dataset + s3 outputDir, round 2 — the sample file gets a dataIndex.txt beside it
+// and the Ready carries its URL; no `s3:/` collapse (B20).
+TEST_F(IlJobTest, S3DatasetAndOutput_IL1s_WritesAndReportsDataIndex) {
+  dataset_s3 = true;
+  job.spec.output_dir = "s3://kubeedge/output";
+  DispatchTrain();
+  const ModelRef ckpt{"ckpt", "s3://kubeedge/output/train/1", {}};
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+  job.conditions.push_back(
+      TrainCompleted({{"pb", "s3://kubeedge/output/train/1/model.pb", {}}, ckpt}));
+  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
+  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kCompleted));
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+  Output o = Ingest(501, 125);
+  auto w = All<WriteSamples>(o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "s3://kubeedge/output/data/train/2/data.txt");
+  EXPECT_EQ(w[0].index_url, "s3://kubeedge/output/data/train/2/dataIndex.txt");
+  Output f = Run(FileWritten{Work::kWriteTrain, w[0].round, true, ""});
+  auto reports = All<SendReport>(f);
+  ASSERT_EQ(reports.size(), 1u);
+  StatusReport want{"Train",
+                    "Ready",
+                    true,
+                    {ckpt},
+                    "s3://kubeedge/output/data/train/2/data.txt",
+                    "s3://kubeedge/output/data/train/2/dataIndex.txt",
+                    "s3://kubeedge/output/train/2"};
+  EXPECT_EQ(reports[0].report, want);
+}
+
+TEST_F(IlJobTest, S3CsvDataset_NoDataIndex_HostDatasetNoDataIndex) {
+  Output o = Ingest(501, 125);  // host-path dataset
+  ASSERT_EQ(All<WriteSamples>(o).size(), 1u);
+  EXPECT_EQ(All<WriteSamples>(o)[0].index_url, "");
+  EXPECT_EQ(DataIndexUrl("s3://b/o/data/train/1/data.csv", true, true), "");
+  EXPECT_EQ(DataIndexUrl("/o/data/eval/3/data.txt", true, false), "/o/data/eval/3/dataIndex.txt");
+  EXPECT_EQ(DataIndexUrl("/o/data/eval/3/data.txt", false, false), "");
 }
 
 TEST_F(IlJobTest, OneModelTrainReport_IsBothCandidateAndBase) {

@@ -52,19 +52,25 @@ struct Stepper {
     switch (s.work) {
       case Work::kNone:
         return;
-      case Work::kWriteTrain:
+      case Work::kWriteTrain: {
+        std::string url = TrainDataUrl(Out(), s.version + 1, spec.csv);
+        std::string index = il::DataIndexUrl(url, spec.dataset_s3, spec.csv);
         actions.push_back(WriteSamples{Stage::kTrain,
                                        s.version + 1,
-                                       TrainDataUrl(Out(), s.version + 1, spec.csv),
+                                       std::move(url),
                                        SpoolKind::kTrain,
                                        {s.train_range},
-                                       spec.csv});
+                                       spec.csv,
+                                       std::move(index)});
         return;
-      case Work::kWriteEval:
-        actions.push_back(WriteSamples{Stage::kEval, s.version,
-                                       EvalDataUrl(Out(), s.version, spec.csv), SpoolKind::kEval,
-                                       EvalRanges(), spec.csv});
+      }
+      case Work::kWriteEval: {
+        std::string url = EvalDataUrl(Out(), s.version, spec.csv);
+        std::string index = il::DataIndexUrl(url, spec.dataset_s3, spec.csv);
+        actions.push_back(WriteSamples{Stage::kEval, s.version, std::move(url), SpoolKind::kEval,
+                                       EvalRanges(), spec.csv, std::move(index)});
         return;
+      }
       case Work::kDeploy:
         if (!s.eval_result) {  // unreachable by the invariants; never copy from nowhere
           Error("deploy of version " + V() + " has no eval result; back to train");
@@ -189,24 +195,26 @@ struct Stepper {
     s.worker_awaited = true;
     if (train) {
       s.version = e.round;
+      const std::string data = TrainDataUrl(out, s.version, spec.csv);
       Report(StatusReport{"train",
                           "ready",
                           true,
                           {},
-                          TrainDataUrl(out, s.version, spec.csv),
-                          "",
+                          data,
+                          il::DataIndexUrl(data, spec.dataset_s3, spec.csv),
                           TrainOutputDir(out, s.version)});
       s.train_pending.begin = s.train_range.end;
       s.train_pending.count -= s.train_range.count;
       s.eval_windows.push_back(s.eval_open);
       s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
     } else {
+      const std::string data = EvalDataUrl(out, s.version, spec.csv);
       Report(StatusReport{"eval",
                           "ready",
                           true,
                           {*s.train_model},
-                          EvalDataUrl(out, s.version, spec.csv),
-                          "",
+                          data,
+                          il::DataIndexUrl(data, spec.dataset_s3, spec.csv),
                           EvalOutputDir(out, s.version)});
     }
   }

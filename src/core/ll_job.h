@@ -110,6 +110,7 @@ struct Spec {
   const Trigger* train_trigger = nullptr;  // compiled when the job was loaded
   bool dataset_known = false;              // sample files are written only while it is known
   bool csv = false;  // the dataset's format is csv, any case (L8): data.csv with the header line
+  bool dataset_s3 = false;  // as il::Spec::dataset_s3
 };
 
 struct Output {

@@ -98,6 +98,7 @@ class LlJobTest : public ::testing::Test {
     s.train_trigger = &train;
     s.dataset_known = true;
     s.csv = csv;
+    s.dataset_s3 = dataset_s3;
     return s;
   }
 
@@ -184,6 +185,7 @@ class LlJobTest : public ::testing::Test {
   LlJob job;
   Trigger train;
   bool csv = true;  // the ATCII dataset is csv
+  bool dataset_s3 = false;
   State state;
   Now now;
   Output issued;
@@ -464,6 +466,44 @@ TEST_F(LlJobTest, TrainTrigger_OutsideTimerWindow_NoFire) {
 }
 
 // ---- eval and deploy ----------------------------------------------------------------------
+
+// An S3 txt dataset: train and eval files get a dataIndex.txt and the ready reports its URL
+// (§7.4); an S3 csv dataset never gets one.
+TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
+  csv = false;
+  dataset_s3 = true;
+  job.spec.output_dir = "s3://b/out/";
+  Reach(At::kTrainWriting);
+  Output o = Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+  ExpectReport(OneReport(o), StatusReport{"train",
+                                          "ready",
+                                          true,
+                                          {},
+                                          "s3://b/out/data/train/1/data.txt",
+                                          "s3://b/out/data/train/1/dataIndex.txt",
+                                          "s3://b/out/train/1"});
+  const ModelRef model{"pkl", "s3://b/out/train/1/index.pkl", {}};
+  auto w = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {model})}));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "s3://b/out/data/eval/1/data.txt");
+  EXPECT_EQ(w[0].index_url, "s3://b/out/data/eval/1/dataIndex.txt");
+  o = Run(FileWritten{Work::kWriteEval, 1, true, ""});
+  ExpectReport(OneReport(o), StatusReport{"eval",
+                                          "ready",
+                                          true,
+                                          {model},
+                                          "s3://b/out/data/eval/1/data.txt",
+                                          "s3://b/out/data/eval/1/dataIndex.txt",
+                                          "s3://b/out/eval/1"});
+}
+
+TEST_F(LlJobTest, S3CsvDataset_NoDataIndex) {
+  dataset_s3 = true;
+  auto w = All<WriteSamples>(Ingest(501, 125));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/train/1/data.csv");
+  EXPECT_EQ(w[0].index_url, "");
+}
 
 TEST_F(LlJobTest, TrainCompleted_WritesEvalFileOfTheSameVersion) {
   Reach(At::kTrainAwaited);

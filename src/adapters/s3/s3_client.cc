@@ -448,6 +448,7 @@ struct Client::Impl {
   std::string base_url;  // "http://127.0.0.1:9000"
   CURL* curl = nullptr;
   char errbuf[CURL_ERROR_SIZE] = {};
+  int64_t requests_sent = 0;
 
   Impl(Credentials c, ClientOptions o) : creds(std::move(c)), opts(o) {
     GlobalInit();
@@ -521,6 +522,7 @@ struct Client::Impl {
       curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, ex.method.c_str());
     }
 
+    ++requests_sent;
     reply.code = curl_easy_perform(curl);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
     if (reply.code != CURLE_OK) {
@@ -604,6 +606,11 @@ Result<ObjectInfo> Client::Head(const S3Url& url) {
 
 Status Client::Get(const S3Url& url, int64_t offset, int64_t length,
                    const std::function<Status(std::string_view chunk)>& sink) {
+  return Get(url, offset, length, std::string(), sink);
+}
+
+Status Client::Get(const S3Url& url, int64_t offset, int64_t length, const std::string& if_match,
+                   const std::function<Status(std::string_view chunk)>& sink) {
   const std::string what = "GET " + ToString(url);
   if (Status s = CheckObjectUrl(what, url); !s.ok()) return s;
   if (offset < 0 || length < -1) return Status::Error(what + ": invalid range");
@@ -612,7 +619,9 @@ Status Client::Get(const S3Url& url, int64_t offset, int64_t length,
   int64_t next = offset;       // absolute offset of the next byte the sink wants
   int64_t remaining = length;  // bytes still wanted; -1: to the end
   int64_t total = -1;          // object size, once an answer told it
-  std::string etag;            // of the first answer; later attempts must see the same object
+  // Of the first answer (or the caller's pin); later attempts must see the same object.
+  std::string etag =
+      if_match.empty() || if_match.front() == '"' ? if_match : "\"" + if_match + "\"";
   Status sink_status;
 
   return impl_->Retrying(what, [&]() -> Attempt {
@@ -796,5 +805,7 @@ Status Client::CreateBucket(const std::string& bucket) {
   Reply r;
   return impl_->Run(what, ex, &r);
 }
+
+int64_t Client::requests_sent() const { return impl_->requests_sent; }
 
 }  // namespace sedna::s3

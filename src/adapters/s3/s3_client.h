@@ -87,6 +87,13 @@ class Client {
   // every byte exactly once and in order. A sink error aborts the transfer and is returned as is.
   Status Get(const S3Url& url, int64_t offset, int64_t length,
              const std::function<Status(std::string_view chunk)>& sink);
+  // The same, pinned to one version of the object: every request carries If-Match on `etag` (an
+  // ObjectInfo::etag from Head, without quotes; empty: no pin, as above). When the object no
+  // longer has that ETag, S3 answers 412 and this returns, without retrying,
+  // "GET s3://b/k: 412 PreconditionFailed: …"; the sink may already have received bytes of the
+  // pinned version (a resumed transfer that found the object replaced).
+  Status Get(const S3Url& url, int64_t offset, int64_t length, const std::string& etag,
+             const std::function<Status(std::string_view chunk)>& sink);
 
   // Uploads the regular file at `local_path`, streamed from disk in one PUT (S3's 5 GiB limit
   // applies). The signed payload hash comes from a first streaming pass over the file; the upload
@@ -107,6 +114,9 @@ class Client {
 
   // Creates the bucket in the credentials' region.
   Status CreateBucket(const std::string& bucket);
+
+  // HTTP requests this client has sent so far: every attempt, retries and resumptions included.
+  int64_t requests_sent() const;
 
  private:
   struct Impl;

@@ -1,384 +1,38 @@
 // Client tests against a real S3 implementation: moto_server, started per test suite as a child
-// process on 127.0.0.1 with signature checking switched on (see MotoServer::Start), plus a small
-// TCP proxy in this file that injects faults (cut connections, canned 5xx/4xx answers).
+// process on 127.0.0.1 with signature checking switched on (tests/support/moto_server.h), plus a
+// small TCP proxy that injects faults (cut connections, canned 5xx/4xx answers;
+// tests/support/fault_proxy.h).
 #include "adapters/s3/s3_client.h"
 
-#include <arpa/inet.h>
-#include <curl/curl.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
-#include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "adapters/s3/sigv4.h"
+#include "fault_proxy.h"
+#include "moto_server.h"
 
 namespace sedna::s3 {
 namespace {
 
 using namespace std::chrono_literals;
 
-// ---- processes and sockets ----------------------------------------------------------------------
+using sedna::testing::FaultProxy;
+using sedna::testing::MotoServer;
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+int FreePort() { return sedna::testing::FreeLoopbackPort(); }
 
-int ConnectLoopback(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-std::string FindMotoServer() {
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-      const std::string candidate = dir + "/moto_server";
-      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-  }
-  if (access("/root/.pyenv/shims/moto_server", X_OK) == 0) return "/root/.pyenv/shims/moto_server";
-  return "";
-}
-
-// A plain (unsigned-by-the-client) HTTP exchange for test setup.
-struct HttpAnswer {
-  long status = 0;
-  std::string body;
-};
-
-size_t Collect(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-HttpAnswer HttpPost(const std::string& url, const Params& headers, const std::string& body) {
-  HttpAnswer answer;
-  CURL* c = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& [k, v] : headers) list = curl_slist_append(list, (k + ": " + v).c_str());
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Collect);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer.body);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-  if (curl_easy_perform(c) == CURLE_OK)
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answer.status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(c);
-  return answer;
-}
-
-std::string FormEncode(const Params& params) {
-  std::string out;
-  for (const auto& [k, v] : params) {
-    if (!out.empty()) out += "&";
-    out += UriEncode(k, true) + "=" + UriEncode(v, true);
-  }
-  return out;
-}
-
-std::string Between(const std::string& s, const std::string& open, const std::string& close) {
-  const size_t a = s.find(open);
-  if (a == std::string::npos) return "";
-  const size_t b = s.find(close, a + open.size());
-  return b == std::string::npos ? "" : s.substr(a + open.size(), b - a - open.size());
-}
-
-// moto_server in its own process group. Signature checking: moto skips authentication for the
-// first INITIAL_NO_AUTH_ACTION_COUNT requests (default: unlimited). Start() creates an IAM user
-// with an s3:* policy and an access key while checking is still off, then POSTs "0" to
-// /moto-api/reset-auth, after which every S3 request must carry a valid SigV4 signature by that
-// key (moto recomputes it with botocore): a wrong secret gets 403 SignatureDoesNotMatch, an unknown
-// key 403 InvalidAccessKeyId.
-class MotoServer {
- public:
-  // Empty on success, else why the server is unusable; `skip` says it is simply not installed.
-  std::string Start(bool* skip) {
-    *skip = false;
-    const std::string exe = FindMotoServer();
-    if (exe.empty()) {
-      *skip = true;
-      return "moto_server not found on PATH (pip install 'moto[server]' to run these tests)";
-    }
-    port_ = FreePort();
-    const std::string port = std::to_string(port_);
-    log_path_ = "/tmp/sedna_s3_moto_" + std::to_string(getpid()) + ".log";
-    pid_ = fork();
-    if (pid_ == 0) {
-      setpgid(0, 0);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphaned server if the test binary dies
-      const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (log >= 0) {
-        dup2(log, 1);
-        dup2(log, 2);
-      }
-      execl(exe.c_str(), "moto_server", "-H", "127.0.0.1", "-p", port.c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    if (pid_ < 0) return std::string("fork: ") + std::strerror(errno);
-    setpgid(pid_, pid_);
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    for (;;) {
-      const int fd = ConnectLoopback(port_);
-      if (fd >= 0) {
-        close(fd);
-        break;
-      }
-      int st = 0;
-      if (waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = -1;
-        return "moto_server exited during startup; see " + log_path_;
-      }
-      if (std::chrono::steady_clock::now() > deadline) return "moto_server did not listen in 60 s";
-      std::this_thread::sleep_for(100ms);
-    }
-    return CreateAccessKeyAndEnableAuth();
-  }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGTERM);
-    for (int i = 0; i < 50; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    kill(-pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  // Switches signature checking off ("inf") or on ("0").
-  bool SetAuthCount(const std::string& count) {
-    return HttpPost("http://127.0.0.1:" + std::to_string(port_) + "/moto-api/reset-auth",
-                    {{"Content-Type", "text/plain"}}, count)
-               .status == 200;
-  }
-
-  void RemoveLog() const { unlink(log_path_.c_str()); }
-  int port() const { return port_; }
-  const std::string& access_key() const { return access_key_; }
-  const std::string& secret_key() const { return secret_key_; }
-
- private:
-  // An IAM Query API call; moto routes it by the credential scope's service, so it is signed
-  // (with any key: authentication is still off).
-  HttpAnswer Iam(const Params& params) {
-    const std::string body = FormEncode(params);
-    RequestToSign r;
-    r.method = "POST";
-    r.path = "/";
-    r.headers = {{"content-type", "application/x-www-form-urlencoded"}};
-    r.payload_sha256 = Sha256Hex(body);
-    const SigningIdentity setup{"AKIASETUPSETUPSETUP0", "setup-secret", "us-east-1", "iam"};
-    const std::string host = "127.0.0.1:" + std::to_string(port_);
-    return HttpPost("http://" + host + "/",
-                    SignS3Request(r, host, setup, std::chrono::system_clock::now()), body);
-  }
-
-  std::string CreateAccessKeyAndEnableAuth() {
-    HttpAnswer a =
-        Iam({{"Action", "CreateUser"}, {"UserName", "sedna-lc"}, {"Version", "2010-05-08"}});
-    if (a.status != 200) return "IAM CreateUser: " + std::to_string(a.status) + " " + a.body;
-    a = Iam(
-        {{"Action", "PutUserPolicy"},
-         {"UserName", "sedna-lc"},
-         {"PolicyName", "s3-all"},
-         {"PolicyDocument",
-          R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]})"},
-         {"Version", "2010-05-08"}});
-    if (a.status != 200) return "IAM PutUserPolicy: " + std::to_string(a.status) + " " + a.body;
-    a = Iam({{"Action", "CreateAccessKey"}, {"UserName", "sedna-lc"}, {"Version", "2010-05-08"}});
-    if (a.status != 200) return "IAM CreateAccessKey: " + std::to_string(a.status) + " " + a.body;
-    access_key_ = Between(a.body, "<AccessKeyId>", "</AccessKeyId>");
-    secret_key_ = Between(a.body, "<SecretAccessKey>", "</SecretAccessKey>");
-    if (access_key_.empty() || secret_key_.empty()) return "IAM CreateAccessKey: no key in answer";
-    // Not form-encoded: moto reads the count from the raw body.
-    if (!SetAuthCount("0")) return "moto reset-auth failed";
-    return "";
-  }
-
-  pid_t pid_ = -1;
-  int port_ = 0;
-  std::string log_path_;
-  std::string access_key_, secret_key_;
-};
-
-// ---- fault-injecting TCP proxy ------------------------------------------------------------------
-
-// Listens on 127.0.0.1; the i-th accepted connection (from 0) is handled per plan(i).
-class FaultProxy {
- public:
-  struct Plan {
-    enum Kind { kRelay, kCutAfter, kCanned, kCannedKeepAlive } kind = kRelay;
-    size_t cut_after = 0;  // kCutAfter: server->client bytes forwarded before closing both sides
-    // kCanned: sent after the request head, then the connection is closed. kCannedKeepAlive: sent
-    // after every request head (bodyless requests only) on the same connection.
-    std::string canned;
-  };
-
-  FaultProxy(int upstream_port, std::function<Plan(int)> plan)
-      : upstream_port_(upstream_port), plan_(std::move(plan)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    listen(listen_fd_, 16);
-    socklen_t len = sizeof(a);
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    acceptor_ = std::thread([this] { AcceptLoop(); });
-  }
-
-  ~FaultProxy() {
-    stop_ = true;
-    acceptor_.join();
-    for (auto& t : handlers_) t.join();
-    close(listen_fd_);
-  }
-
-  int port() const { return port_; }
-  int connections() const { return connections_; }
-  std::string requests() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-
- private:
-  void AcceptLoop() {
-    while (!stop_) {
-      pollfd p{listen_fd_, POLLIN, 0};
-      if (poll(&p, 1, 20) <= 0) continue;
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      const int index = connections_++;
-      handlers_.emplace_back([this, fd, index] { Handle(fd, plan_(index)); });
-    }
-  }
-
-  void Record(const char* data, size_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    requests_.append(data, n);
-  }
-
-  static bool SendAll(int fd, const char* data, size_t n) {
-    while (n > 0) {
-      const ssize_t w = send(fd, data, n, MSG_NOSIGNAL);
-      if (w <= 0) return false;
-      data += w;
-      n -= static_cast<size_t>(w);
-    }
-    return true;
-  }
-
-  void Handle(int client, const Plan& plan) {
-    if (plan.kind == Plan::kCanned || plan.kind == Plan::kCannedKeepAlive) {
-      std::string pending;
-      char buf[4096];
-      bool open = true;
-      while (open && !stop_) {
-        size_t end;
-        while ((end = pending.find("\r\n\r\n")) != std::string::npos) {
-          pending.erase(0, end + 4);
-          open = SendAll(client, plan.canned.data(), plan.canned.size()) &&
-                 plan.kind == Plan::kCannedKeepAlive;
-          if (!open) break;
-        }
-        if (!open) break;
-        pollfd p{client, POLLIN, 0};
-        if (poll(&p, 1, 20) <= 0) continue;
-        const ssize_t r = recv(client, buf, sizeof(buf), 0);
-        if (r <= 0) break;
-        pending.append(buf, static_cast<size_t>(r));
-        Record(buf, static_cast<size_t>(r));
-      }
-      shutdown(client, SHUT_RDWR);
-      close(client);
-      return;
-    }
-    const int server = ConnectLoopback(upstream_port_);
-    if (server < 0) {
-      close(client);
-      return;
-    }
-    size_t to_client = 0;
-    char buf[16384];
-    bool open = true;
-    while (open && !stop_) {
-      pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
-      if (poll(p, 2, 20) <= 0) continue;
-      if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-        const ssize_t r = recv(client, buf, sizeof(buf), 0);
-        if (r <= 0 || !SendAll(server, buf, static_cast<size_t>(r))) break;
-        Record(buf, static_cast<size_t>(r));
-      }
-      if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-        ssize_t r = recv(server, buf, sizeof(buf), 0);
-        if (r <= 0) break;
-        if (plan.kind == Plan::kCutAfter && to_client + static_cast<size_t>(r) >= plan.cut_after) {
-          r = static_cast<ssize_t>(plan.cut_after - to_client);
-          open = false;
-        }
-        if (!SendAll(client, buf, static_cast<size_t>(r))) break;
-        to_client += static_cast<size_t>(r);
-      }
-    }
-    shutdown(client, SHUT_RDWR);
-    close(client);
-    close(server);
-  }
-
-  int upstream_port_;
-  std::function<Plan(int)> plan_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> connections_{0};
-  std::thread acceptor_;
-  std::vector<std::thread> handlers_;
-  mutable std::mutex mu_;
-  std::string requests_;
-};
+// ---- canned answers -----------------------------------------------------------------------------
 
 std::string CannedAnswer(const std::string& status_line, const std::string& xml) {
   return "HTTP/1.1 " + status_line +
@@ -461,14 +115,7 @@ class S3ServerTest : public ::testing::Test {
     ASSERT_TRUE(problem_.empty()) << problem_;
   }
 
-  static Credentials Creds() {
-    Credentials c;
-    c.endpoint = "127.0.0.1:" + std::to_string(server_->port());
-    c.use_https = false;
-    c.access_key = server_->access_key();
-    c.secret_key = server_->secret_key();
-    return c;
-  }
+  static Credentials Creds() { return server_->credentials(); }
   static ClientOptions Fast() {
     ClientOptions o;
     o.timeout = 30s;
@@ -816,6 +463,38 @@ TEST_F(S3ServerTest, CutTransferResumesWhereItStopped) {
     ASSERT_NE(second, std::string::npos);
     EXPECT_NE(requests.substr(second, 20), "range: bytes=" + std::to_string(offset));
   }
+}
+
+// The fixture's fault modes as the client sees them.
+TEST_F(S3ServerTest, RefusedAndBlackholedConnections) {
+  Client setup(Creds(), Fast());
+  const std::string b = NewBucket(setup);
+  ASSERT_TRUE(setup.PutBytes(S3Url{b, "k"}, "x").ok());
+  FaultProxy proxy(server_->port());
+  ClientOptions o;
+  o.timeout = 1s;
+  o.retries = 0;
+  Client c(server_->credentials_via(proxy.endpoint()), o);
+  const std::string failed =
+      "HEAD s3://" + b + "/k: connection to http://" + proxy.endpoint() + " failed: ";
+
+  proxy.SetModeFor(FaultProxy::Mode::kRefuse, 300ms);
+  auto refused = c.Head(S3Url{b, "k"});
+  EXPECT_EQ(refused.message().rfind(failed, 0), 0u) << refused.message();
+  EXPECT_EQ(proxy.connections(), 0);
+  std::this_thread::sleep_for(400ms);
+  EXPECT_EQ(proxy.mode(), FaultProxy::Mode::kNormal);
+  EXPECT_TRUE(c.Head(S3Url{b, "k"}).ok());
+
+  proxy.SetMode(FaultProxy::Mode::kBlackhole);
+  const auto start = std::chrono::steady_clock::now();
+  auto hung = c.Head(S3Url{b, "k"});
+  EXPECT_EQ(hung.message().rfind(failed, 0), 0u) << hung.message();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 900ms);  // the client's own timeout
+  EXPECT_EQ(proxy.connections(), 2);
+  proxy.SetMode(FaultProxy::Mode::kNormal);
+  EXPECT_TRUE(c.Head(S3Url{b, "k"}).ok());
+  EXPECT_EQ(proxy.request_count(), 2) << "the blackholed request was never read";
 }
 
 TEST_F(S3ServerTest, SinkErrorStopsTheTransferAndIsReturnedAsIs) {

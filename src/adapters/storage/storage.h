@@ -1,0 +1,51 @@
+// Round sample files and model copies, on the node's disk or on S3 (sedna-protocol.md §7.4,
+// §9.3). URLs are host paths (read and written under the rootfs mount) or "s3://bucket/key".
+//
+// Nothing is ever half-visible: a host file is replaced atomically (temp + fsync + rename); an S3
+// object appears whole with its one PUT (or server-side COPY). Every error names the URL and the
+// cause; credentials never appear in one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/fs/files.h"
+#include "adapters/s3/s3_client.h"
+#include "core/status.h"
+
+namespace sedna::storage {
+
+struct Context {
+  std::string rootfs;       // host paths live under it (fs::JoinRootfs)
+  std::string staging_dir;  // local scratch for files on their way to or from S3
+  // The owning object's sedna.io/credential, parsed; required when a URL is on S3.
+  std::optional<s3::Credentials> credentials;
+  s3::ClientOptions s3_options;
+};
+
+// The dataset's URL prefix written as the first line of dataIndex.txt (§7.2 URLPrefix: the
+// directory of the index URL with a trailing '/').
+std::string UrlPrefix(const std::string& index_url);
+
+struct SampleFile {
+  std::string url;                    // data.txt / data.csv
+  std::string prefix;                 // written before the samples (a csv header line), or ""
+  std::vector<fs::FileRange> ranges;  // the samples: byte ranges of spool files, one per line
+  // Non-empty: also write dataIndex.txt there (§7.4): `index_prefix` on the first line, then the
+  // first space-separated token of each sample line, in order.
+  std::string index_url;
+  std::string index_prefix;
+};
+
+// Writes the sample file and its dataIndex.txt. Host paths: parent directories created, each file
+// replaced atomically. S3: each file is built in staging_dir and uploaded with one PUT, the index
+// first, so a visible data file always has its index; staging files are removed. Memory use does
+// not depend on the number or size of the samples.
+Status WriteSampleFile(const Context& ctx, const SampleFile& file);
+
+// Copies a model file from `src_url` to `dst_url`: host -> host atomic copy (B13), S3 -> S3
+// server-side COPY, host -> S3 upload, S3 -> host download into staging_dir then an atomic copy.
+Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url);
+
+}  // namespace sedna::storage
