@@ -53,6 +53,9 @@ constexpr const char* kScopeDataset = "dataset";
 constexpr const char* kScopeStatus = "status";
 constexpr int64_t kIngestSliceBytes = 4 << 20;
 constexpr int64_t kDefaultPollSeconds = 60;
+// A failed ingest (e.g. the spool's disk is full) is tried again after this long, whether or not
+// the index changes (as a failed sample-file write is: core::il OnFileWritten).
+constexpr std::chrono::seconds kIngestRetry{10};
 constexpr size_t kOutboxBatch = 64;
 // How long a written frame may wait for a transaction to delete it along with its own writes.
 constexpr std::chrono::milliseconds kAckFlushDelay{2};
@@ -166,6 +169,8 @@ struct JobEntry {
   std::unique_ptr<asio::steady_timer> tick_timer;
   std::unique_ptr<asio::steady_timer> retry_timer;
   int64_t retry_scheduled_at = 0;
+  std::unique_ptr<asio::steady_timer> ingest_retry_timer;
+  bool ingest_retry_pending = false;
   bool ingest_posted = false;
 
   bool is_il() const { return kind == JobKind::kIl; }
@@ -809,6 +814,7 @@ struct Controller::Impl {
       JobEntry& e = *it->second;
       if (e.tick_timer) e.tick_timer->cancel();
       if (e.retry_timer) e.retry_timer->cancel();
+      if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
       ::unlink(SpoolPath(e, "train").c_str());
       ::unlink(SpoolPath(e, "eval").c_str());
       jobs.erase(it);
@@ -861,9 +867,10 @@ struct Controller::Impl {
       st = !a.ok() ? a : b;
     }
     if (!st.ok()) {
-      spdlog::error("{} {}: ingesting {}: {}; will retry", e.object_kind(), e.name(), ds.local_path,
-                    st.message());
+      spdlog::error("{} {}: ingesting {}: {}; retrying in {} s", e.object_kind(), e.name(),
+                    ds.local_path, st.message(), kIngestRetry.count());
       ResetSpools(e);
+      ScheduleIngestRetry(e);
       return;
     }
     if (r->missing) {
@@ -898,6 +905,24 @@ struct Controller::Impl {
         }
       });
     }
+  }
+
+  // Ingests again after kIngestRetry: a failed ingest must not wait for the next index change or
+  // the job's checkPeriodSeconds tick.
+  void ScheduleIngestRetry(JobEntry& e) {
+    if (e.ingest_retry_pending) return;
+    e.ingest_retry_pending = true;
+    if (!e.ingest_retry_timer) e.ingest_retry_timer = std::make_unique<asio::steady_timer>(io);
+    e.ingest_retry_timer->expires_after(kIngestRetry);
+    const std::string key = e.key;
+    const uint64_t inc = e.incarnation;
+    e.ingest_retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+      if (ec || stopped) return;
+      JobEntry* j = FindJob(key, inc);
+      if (!j) return;
+      j->ingest_retry_pending = false;
+      if (DatasetEntry* d = FindDataset(j->meta().ns, j->dataset_name())) Ingest(*j, *d, false);
+    });
   }
 
   // Drops spool bytes that were appended but not committed.
@@ -1461,6 +1486,7 @@ struct Controller::Impl {
     for (auto& [k, e] : jobs) {
       if (e->tick_timer) e->tick_timer->cancel();
       if (e->retry_timer) e->retry_timer->cancel();
+      if (e->ingest_retry_timer) e->ingest_retry_timer->cancel();
     }
     for (auto& [k, d] : datasets) {
       if (d->poll_timer) d->poll_timer->cancel();

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "adapters/json/envelope.h"
+#include "adapters/json/go_json.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/json/upstream_codec.h"
 #include "adapters/manifest/manifest.h"
@@ -24,6 +25,7 @@
 #include "adapters/store/store.h"
 #include "app/controller.h"
 #include "core/gm_conditions.h"
+#include "core/resources.h"
 
 namespace sedna::app {
 
@@ -95,7 +97,67 @@ const char* StageWorkerPrefix(Stage s) {
   return s == Stage::kTrain ? "train-worker-" : "eval-worker-";
 }
 
+// The object's namespace ("default" when unset) and spec.credentialName ("" when unset).
+std::pair<std::string, std::string> CredentialRef(const NJ& obj) {
+  std::pair<std::string, std::string> ref{"default", ""};
+  if (!obj.is_object()) return ref;
+  auto md = obj.find("metadata");
+  if (md != obj.end() && md->is_object()) {
+    auto ns = md->find("namespace");
+    if (ns != md->end() && ns->is_string() && !ns->get<std::string>().empty()) ref.first = *ns;
+  }
+  auto spec = obj.find("spec");
+  if (spec != obj.end() && spec->is_object()) {
+    auto name = spec->find("credentialName");
+    if (name != spec->end() && name->is_string()) ref.second = *name;
+  }
+  return ref;
+}
+
+// "dataset" -> "Dataset", ..., for messages.
+std::string KindName(const std::string& kind_lower) {
+  if (kind_lower == core::kKindDataset) return "Dataset";
+  if (kind_lower == core::kKindModel) return "Model";
+  if (kind_lower == core::kKindIlJob) return "IncrementalLearningJob";
+  if (kind_lower == core::kKindLlJob) return "LifelongLearningJob";
+  return kind_lower;
+}
+
 }  // namespace
+
+std::string CredentialJson(const manifest::Secret& secret) {
+  std::map<std::string, std::string> merged = secret.annotations;  // std::map: bytewise order
+  for (const auto& [key, value] : secret.data) merged[key] = value;
+  std::string out = "{";
+  for (const auto& [key, value] : merged) {
+    if (out.size() > 1) out += ',';
+    json::AppendGoString(out, key);
+    out += ':';
+    json::AppendGoString(out, value);
+  }
+  out += '}';
+  return out;
+}
+
+CredentialInjection InjectCredential(const std::string& object_json, const SecretMap& secrets) {
+  CredentialInjection r{object_json, "", false};
+  NJ obj = NJ::parse(object_json, nullptr, false);
+  const auto [ns, name] = CredentialRef(obj);
+  if (name.empty()) return r;
+  r.secret = ns + "/" + name;
+  auto it = secrets.find({ns, name});
+  if (it == secrets.end()) {
+    r.missing = true;
+    return r;
+  }
+  NJ& md = obj["metadata"];
+  if (!md.is_object()) md = NJ::object();
+  NJ& annotations = md["annotations"];
+  if (!annotations.is_object()) annotations = NJ::object();
+  annotations[core::kCredentialAnnotation] = CredentialJson(it->second);
+  r.object_json = obj.dump(-1, ' ', false, NJ::error_handler_t::replace);
+  return r;
+}
 
 struct GmJob {
   std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
@@ -121,6 +183,10 @@ struct LocalGm::Impl {
   std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
   std::map<std::string, int64_t> sample_counts;
   std::map<std::string, std::string> source_file;  // object key -> manifest file it came from
+  // The manifests' Secrets: in memory only (never logged, stored or written anywhere).
+  SecretMap secrets;
+  // Object key -> the Secret ("ns/name") it names but that is missing (logged once per Secret).
+  std::map<std::string, std::string> missing_secret;
   std::unique_ptr<asio::steady_timer> poll;
   std::string manifest_signature;
   bool stopped = false;
@@ -136,6 +202,32 @@ struct LocalGm::Impl {
     asio::post(io, [this, frame] {
       if (!stopped) controller.OnGmFrame(frame);
     });
+  }
+
+  // Sends an object downstream (insert) as the GM does: with the credential of the Secret its
+  // spec.credentialName names (§2.5); without it, and an error in the log, when that Secret is
+  // missing (Load sends it again when the Secret appears).
+  void DeliverObject(const std::string& kind_lower, const std::string& ns, const std::string& name,
+                     const std::string& text) {
+    const std::string key = core::ResourceKey(ns, kind_lower, name);
+    CredentialInjection c = InjectCredential(text, secrets);
+    if (c.missing) {
+      auto [it, inserted] = missing_secret.emplace(key, c.secret);
+      if (inserted || it->second != c.secret) {
+        it->second = c.secret;
+        spdlog::error(
+            "standalone: {} {}/{}: spec.credentialName: Secret {} not found; sent without the {} "
+            "annotation (sent again when the Secret appears in the manifests)",
+            KindName(kind_lower), ns, name, c.secret, core::kCredentialAnnotation);
+      }
+    } else if (auto it = missing_secret.find(key); it != missing_secret.end()) {
+      if (!c.secret.empty()) {
+        spdlog::info("standalone: {} {}/{}: Secret {} found; sent with its credential",
+                     KindName(kind_lower), ns, name, c.secret);
+      }
+      missing_secret.erase(it);
+    }
+    Deliver("insert", kind_lower, ns, name, c.object_json);
   }
 
   NJ JobObject(const GmJob& j) {
@@ -160,7 +252,7 @@ struct LocalGm::Impl {
   void Sync(GmJob& j) {
     auto d = core::gm::DownstreamFor(j.gm_kind, j.state);
     if (!d.send_job) return;
-    Deliver("insert", Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+    DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
     std::string model;
     if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
       model = j.object["spec"]["initialModel"].value("name", "");
@@ -169,7 +261,7 @@ struct LocalGm::Impl {
     }
     if (!model.empty()) {
       auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, model));
-      if (it != plain.end()) Deliver("insert", core::kKindModel, j.ns, model, it->second);
+      if (it != plain.end()) DeliverObject(core::kKindModel, j.ns, model, it->second);
     }
   }
 
@@ -543,7 +635,14 @@ struct LocalGm::Impl {
     for (const auto& w : r.warnings) spdlog::warn("manifests: {}", w);
     for (const auto& e : r.errors) spdlog::error("manifests: {}", e);
     if (first && r.objects.empty()) return false;
+    // A file with an error is not a removal: the objects (and Secrets) last loaded from it keep
+    // their previous version.
+    std::set<std::string> broken;
+    for (const auto& e : r.errors) broken.insert(SourceFile(e));
+    // Secrets first: the objects sent below carry their credentials.
+    const auto changed_secrets = UpdateSecrets(r.secrets, broken);
     std::map<std::string, bool> seen;
+    std::set<std::string> sent;  // object keys sent below
     // Datasets and Models first, then jobs (a job's references resolve on arrival).
     for (int pass = 0; pass < 2; ++pass) {
       for (const auto& o : r.objects) {
@@ -568,7 +667,8 @@ struct LocalGm::Impl {
         if (!is_job) {
           if (plain[key] != text) {
             plain[key] = text;
-            Deliver("insert", kind, o.ns, o.name, text);
+            DeliverObject(kind, o.ns, o.name, text);
+            sent.insert(key);
             if (!first) spdlog::info("manifests: {} applied", key);
           }
           continue;
@@ -586,21 +686,20 @@ struct LocalGm::Impl {
           slot->signature = text;
           const bool resumed = Restore(*slot);
           spdlog::info("manifests: {} loaded from {}", key, o.source);
-          Deliver("insert", kind, o.ns, o.name, JobObject(*slot).dump());
+          DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
+          sent.insert(key);
           if (resumed && ServedBefore(*slot)) StartInference(*slot);  // it served before
           Settle(*slot);
         } else if (slot->signature != text) {
           slot->object = obj;
           slot->signature = text;
           spdlog::info("manifests: {} changed; applied", key);
-          Deliver("insert", kind, o.ns, o.name, JobObject(*slot).dump());
+          DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
+          sent.insert(key);
         }
       }
     }
-    // Objects whose documents were removed are deleted. A file with an error is not a removal:
-    // the objects last loaded from it keep their previous version.
-    std::set<std::string> broken;
-    for (const auto& e : r.errors) broken.insert(SourceFile(e));
+    // Objects whose documents were removed are deleted.
     auto removed = [&](const std::string& key) {
       if (seen.count(key)) return false;
       auto src = source_file.find(key);
@@ -618,6 +717,7 @@ struct LocalGm::Impl {
       (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
       spdlog::info("manifests: {} removed; job deleted", j.key);
       source_file.erase(j.key);
+      missing_secret.erase(j.key);
       it = jobs.erase(it);
     }
     for (auto it = plain.begin(); it != plain.end();) {
@@ -630,10 +730,66 @@ struct LocalGm::Impl {
               obj["metadata"].value("name", ""), it->second);
       spdlog::info("manifests: {} removed; deleted", it->first);
       source_file.erase(it->first);
+      missing_secret.erase(it->first);
       it = plain.erase(it);
     }
+    ResendForSecrets(changed_secrets, sent);
     if (first) ForgetStoredObjectsNotInManifests(seen);
     return true;
+  }
+
+  // Replaces the Secrets with the loaded ones (a Secret of a file with an error keeps its previous
+  // version, as objects do) and returns the (namespace, name) of those added, changed or removed.
+  std::set<std::pair<std::string, std::string>> UpdateSecrets(
+      const std::vector<manifest::Secret>& loaded, const std::set<std::string>& broken) {
+    SecretMap next;
+    for (const auto& s : loaded) next[{s.ns, s.name}] = s;
+    for (const auto& [k, s] : secrets) {
+      if (!next.count(k) && broken.count(SourceFile(s.source))) next.emplace(k, s);
+    }
+    std::set<std::pair<std::string, std::string>> changed;
+    for (const auto& [k, s] : next) {
+      auto it = secrets.find(k);
+      if (it != secrets.end() && it->second == s) continue;
+      changed.insert(k);
+      if (it == secrets.end()) {
+        spdlog::info("manifests: Secret {}/{} loaded from {}", k.first, k.second, s.source);
+      } else {
+        spdlog::info("manifests: Secret {}/{} changed; applied", k.first, k.second);
+      }
+    }
+    for (const auto& [k, s] : secrets) {
+      if (next.count(k)) continue;
+      changed.insert(k);
+      spdlog::info("manifests: Secret {}/{} removed", k.first, k.second);
+    }
+    secrets = std::move(next);
+    return changed;
+  }
+
+  // The GM resends its objects periodically, each with the Secret as it is then: objects whose
+  // Secret was added, changed or removed (and that Load did not just send) are sent again.
+  void ResendForSecrets(const std::set<std::pair<std::string, std::string>>& changed,
+                        const std::set<std::string>& sent) {
+    if (changed.empty()) return;
+    for (const auto& [key, text] : plain) {
+      if (sent.count(key)) continue;
+      NJ obj = NJ::parse(text, nullptr, false);
+      const auto ref = CredentialRef(obj);
+      if (ref.second.empty() || !changed.count(ref)) continue;
+      spdlog::info("manifests: {} sent again: its Secret {}/{} changed", key, ref.first,
+                   ref.second);
+      DeliverObject(Lower(obj.value("kind", "")), ref.first, obj["metadata"].value("name", ""),
+                    text);
+    }
+    for (auto& [key, j] : jobs) {
+      if (sent.count(key)) continue;
+      const auto ref = CredentialRef(j->object);
+      if (ref.second.empty() || !changed.count(ref)) continue;
+      spdlog::info("manifests: {} sent again: its Secret {}/{} changed", key, ref.first,
+                   ref.second);
+      DeliverObject(Lower(j->kind), j->ns, j->name, JobObject(*j).dump());
+    }
   }
 
   // Objects the database still has from an earlier run but whose documents are gone were removed

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "adapters/manifest/manifest.h"
 #include "app/upstream_sink.h"
 #include "core/status.h"
 
@@ -29,13 +32,38 @@ struct LocalGmOptions {
   std::chrono::milliseconds manifest_poll{2000};
 };
 
+// The manifests' Secrets by (namespace, name).
+using SecretMap = std::map<std::pair<std::string, std::string>, manifest::Secret>;
+
+// §2.5, the value of the GM's sedna.io/credential annotation: Go's json.Marshal of a
+// map[string]string holding the Secret's annotations and then its data (a key in both gets the
+// data value): compact, keys sorted bytewise, strings escaped as encoding/json escapes them
+// (`<` `>` `&` as \u003c \u003e \u0026, U+2028/U+2029 as \u2028 \u2029, invalid UTF-8 as \ufffd).
+std::string CredentialJson(const manifest::Secret& secret);
+
+struct CredentialInjection {
+  std::string object_json;  // the object to send downstream
+  // The Secret named by spec.credentialName, as "namespace/name"; "" when the object sets none.
+  std::string secret;
+  bool missing = false;  // that Secret is not in the map: object_json is the object unchanged
+};
+
+// The GM's InjectSecretAnnotations (§2.5) for an object about to be sent downstream (a Dataset,
+// Model, IncrementalLearningJob or LifelongLearningJob as JSON text): when spec.credentialName is
+// set and names a Secret of the object's namespace, metadata.annotations["sedna.io/credential"]
+// is set to CredentialJson of it (other annotations kept); otherwise the object is returned as it
+// is. The result holds the Secret's values: send it, never log or store it.
+CredentialInjection InjectCredential(const std::string& object_json, const SecretMap& secrets);
+
 class LocalGm : public UpstreamSink {
  public:
   LocalGm(boost::asio::io_context& io, Controller& controller, LocalGmOptions options);
   ~LocalGm() override;
   // Loads the manifests (errors name file, document and field; bad documents are skipped), resumes
-  // stored conditions, and feeds every object to the controller. Fails only when nothing usable
-  // could be loaded at all or the database cannot be opened.
+  // stored conditions, and feeds every object to the controller, with the credential of the
+  // Secret its spec.credentialName names (§2.5; a missing Secret is logged, the object sent
+  // without it and sent again when the Secret appears, changes or goes). Fails only when nothing
+  // usable could be loaded at all or the database cannot be opened.
   Status Start();
   // Terminates every worker (SIGTERM, then SIGKILL) and waits for them.
   void Stop();

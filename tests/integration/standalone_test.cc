@@ -1216,6 +1216,75 @@ TEST_F(StandaloneTest, JobRemovedWhileStoppedIsGoneAfterRestart) {
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
+// A Dataset whose spec.credentialName names a Secret that is not in the manifests: the log names
+// the Dataset and the missing Secret, the Dataset is sent without the credential and the job runs
+// on it; adding the Secret sends the Dataset again with it, removing it sends it again without.
+// No Secret value reaches the log, the database or any other file the daemon writes.
+TEST_F(StandaloneTest, CredentialSecretMissingThenAddedThenRemoved) {
+  const std::string ds_with_credential =
+      Doc("Dataset", "ds",
+          "  url: ../data/index.txt\n  format: txt\n  nodeName: edge\n  credentialName: creds\n");
+  const std::string models =
+      Doc("Model", "base-model", "  url: ../models/base/model.bin\n  format: bin\n") + "---\n" +
+      Doc("Model", "deploy-model", "  url: ../models/deploy/model.bin\n  format: bin\n");
+  WriteManifest("common.yaml", ds_with_credential + "---\n" + models);
+  WriteManifest("job.yaml", JobYaml({.name = "cred"}));
+  StartLc();
+  ASSERT_TRUE(WaitJob("cred", "loaded", [](const Json&) { return true; }));
+  const std::string missing =
+      "Dataset default/ds: spec.credentialName: Secret default/creds not found; sent without the "
+      "sedna.io/credential annotation";
+  ASSERT_TRUE(WaitFor("the missing Secret in the log",
+                      [&] { return Log().find(missing) != std::string::npos; }));
+  EXPECT_EQ(CountOccurrences(Log(), missing), 1) << "logged once, not on every send";
+
+  // The job runs on the Dataset sent without the credential.
+  FeedRound();
+  ASSERT_TRUE(WaitJob("cred", "round 1 decided", [](const Json& j) {
+    return j["decisions"] == 1 && j["stage"] == "Train/Waiting" && j["work"] == "none";
+  }));
+
+  // ACCESS_KEY_ID as stringData, SECRET_ACCESS_KEY as data (base64 of "SENTINEL-SECRET-2").
+  WriteManifest("secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  annotations:\n"
+                "    s3-endpoint: minio.local:9000\n    s3-usehttps: \"0\"\n"
+                "stringData:\n  ACCESS_KEY_ID: AKIA-SENTINEL-1\n"
+                "data:\n  SECRET_ACCESS_KEY: U0VOVElORUwtU0VDUkVULTI=\n");
+  ASSERT_TRUE(WaitFor("the Dataset sent again with the Secret's credential", [&] {
+    const std::string log = Log();
+    return log.find("default/dataset/ds sent again: its Secret default/creds changed") !=
+               std::string::npos &&
+           log.find("Dataset default/ds: Secret default/creds found; sent with its credential") !=
+               std::string::npos;
+  }));
+  EXPECT_EQ(Log().find("default/incrementallearningjob/cred sent again"), std::string::npos)
+      << "the job does not name the Secret";
+  FeedRound();
+  ASSERT_TRUE(WaitJob("cred", "round 2 decided with the credential", [](const Json& j) {
+    return j["decisions"] == 2 && j["stage"] == "Train/Waiting" && j["work"] == "none";
+  }));
+
+  stdfs::remove(mdir + "/secret.yaml");
+  ASSERT_TRUE(WaitFor("the missing Secret in the log again",
+                      [&] { return CountOccurrences(Log(), missing) == 2; }));
+  EXPECT_NE(Log().find("Secret default/creds removed"), std::string::npos);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+
+  // No value anywhere the daemon writes (the database, its WAL, worker logs and marks, its log).
+  int files = 0;
+  for (auto it = stdfs::recursive_directory_iterator(tmp);
+       it != stdfs::recursive_directory_iterator(); ++it) {
+    if (!it->is_regular_file() || it->path().parent_path() == mdir) continue;
+    ++files;
+    const std::string content = ReadFile(it->path().string());
+    for (const char* value : {"AKIA-SENTINEL-1", "SENTINEL-SECRET-2", "U0VOVElORUwtU0VDUkVULTI="}) {
+      EXPECT_EQ(content.find(value), std::string::npos) << value << " in " << it->path();
+    }
+  }
+  EXPECT_GT(files, 3);
+  EXPECT_TRUE(stdfs::exists(db));
+}
+
 // Start-up errors name their cause and exit 2: no -f, a bad --worker-timeout, manifests with
 // nothing usable (the message names the file, the document and the field).
 TEST_F(StandaloneTest, StartupErrorsNameTheCause) {

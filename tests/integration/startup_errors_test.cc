@@ -2,6 +2,7 @@
 // never a crash or a half-started daemon.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 
@@ -47,6 +48,41 @@ TEST(StartupErrorsTest, EachCauseIsNamedWithExitCode2) {
     EXPECT_NE(log.find(c.message), std::string::npos) << log;
     std::filesystem::remove_all(tmp);
   }
+}
+
+// One daemon per database: a second sedna-lc on the same --db is refused (exit 2, the message
+// names the database and says it is in use) and the first one is not disturbed.
+TEST(StartupErrorsTest, SecondDaemonOnTheSameDatabaseIsRefused) {
+  const std::string tmp = MakeTempDir("sedna-start-");
+  const std::string db = tmp + "/db/database.db";
+  const std::string bin = std::string(SEDNA_BINARY_DIR) + "/sedna-lc";
+  const uint16_t status1 = FreePort();
+  LcProcess first(bin, {{"NODENAME", "edge"}},
+                  {"--db", db, "--status-port", std::to_string(status1), "--bind-port",
+                   std::to_string(FreePort())},
+                  tmp + "/first.log");
+  // The status server answers once the first daemon holds the database.
+  HttpResult h = HttpRequest(status1, "GET", "/healthz", "", {}, 20000);
+  ASSERT_EQ(h.status, 200) << h.raw << ReadFile(tmp + "/first.log");
+
+  LcProcess second(bin, {{"NODENAME", "edge"}},
+                   {"--db", db, "--status-port", std::to_string(FreePort()), "--bind-port",
+                    std::to_string(FreePort())},
+                   tmp + "/second.log");
+  EXPECT_EQ(second.Wait(), 2);
+  const std::string log = ReadFile(tmp + "/second.log");
+  EXPECT_NE(log.find("database " + db + " is in use by another sedna-lc"), std::string::npos)
+      << log;
+
+  // The first daemon still runs and answers.
+  int st = 0;
+  EXPECT_EQ(::waitpid(first.pid(), &st, WNOHANG), 0) << "the first sedna-lc exited";
+  h = HttpRequest(status1, "GET", "/healthz", "", {});
+  EXPECT_EQ(h.status, 200) << h.raw;
+  EXPECT_EQ(h.body, "ok\n");
+  EXPECT_EQ(HttpRequest(status1, "GET", "/status", "", {}).status, 200);
+  EXPECT_EQ(first.Stop(), 0) << ReadFile(tmp + "/first.log");
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 #include "adapters/fs/files.h"
@@ -26,6 +28,7 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::string& path, int64_t comm
     return Result<std::unique_ptr<Spool>>::Error(
         "opening spool " + path + ": negative committed size " + std::to_string(committed_size));
   }
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return SpoolError("opening spool", path, errno);
   std::unique_ptr<Spool> spool(new Spool(path, fd, committed_size));
@@ -44,15 +47,25 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::string& path, int64_t comm
       return SpoolError("truncating spool", path, errno);
     }
   }
-  // The file may have just been created: make its directory entry durable.
+  // The file may have just been created: make its directory entry durable. A file that already
+  // existed needs it only once per directory and process (one fsync makes every entry durable),
+  // not once per spool: a restart with 100 jobs would otherwise fsync the directory 200 times.
   std::string dir = path.substr(0, path.find_last_of('/') + 1);
   if (dir.empty()) dir = ".";
+  static std::mutex synced_mu;
+  static std::set<std::string> synced_dirs;
+  {
+    std::lock_guard<std::mutex> lock(synced_mu);
+    if (existed && synced_dirs.count(dir)) return spool;
+  }
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return SpoolError("opening spool directory", dir, errno);
   const int rc = ::fsync(dfd);
   const int e = errno;
   ::close(dfd);
   if (rc != 0) return SpoolError("syncing spool directory", dir, e);
+  std::lock_guard<std::mutex> lock(synced_mu);
+  synced_dirs.insert(dir);
   return spool;
 }
 

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/json/base64.h"
 #include "adapters/json/go_json.h"
 #include "adapters/json/resource_codec.h"
 #include "core/status.h"
@@ -154,6 +155,40 @@ Result<std::vector<YAML::Node>> LoadAllDocuments(const std::string& text, int li
     }
   }
   return YAML::LoadAll(text);
+}
+
+// ---- Secrets: no value in any message --------------------------------------------------------
+
+// Whether a chunk of the stream may hold a Secret document. Its YAML syntax errors are then
+// redacted (cheap and conservative: any mention of "Secret" counts).
+bool MayHoldSecret(std::string_view text) { return text.find("Secret") != std::string_view::npos; }
+
+// A yaml-cpp message without the text it quotes from the input: the character of a bad escape
+// or the digits of a bad \u escape, which would be part of a Secret's value.
+std::string RedactYamlMessage(const std::string& msg) {
+  for (std::string_view prefix : {std::string_view(YAML::ErrorMsg::INVALID_ESCAPE),
+                                  std::string_view(YAML::ErrorMsg::INVALID_UNICODE)}) {
+    if (msg.compare(0, prefix.size(), prefix) == 0) {
+      std::string_view head = prefix;
+      while (!head.empty() && (head.back() == ' ' || head.back() == ':')) head.remove_suffix(1);
+      return std::string(head) + " (the text is not shown: the document may be a Secret)";
+    }
+  }
+  return msg;
+}
+
+// Whether a parsed document is a mapping with `kind: Secret`: its conversion errors must not
+// quote scalars.
+bool IsSecretDocument(const YAML::Node& doc) {
+  if (!doc.IsMap()) return false;
+  for (const auto& member : doc) {
+    const YAML::Node k = member.first;
+    const YAML::Node v = member.second;
+    if (k.IsScalar() && k.Scalar() == "kind" && v.IsScalar() && v.Scalar() == "Secret") {
+      return true;
+    }
+  }
+  return false;
 }
 
 // ---- YAML -> JSON ----------------------------------------------------------------------------
@@ -323,9 +358,10 @@ const char* ScalarTypeTag(ScalarType t) {
 }
 
 // Converts one YAML document to JSON. Errors carry "line L, column C: " of the offending node.
+// With `redact` (a Secret document) they never quote a scalar's text.
 class Converter {
  public:
-  explicit Converter(int line_offset) : line_offset_(line_offset) {}
+  Converter(int line_offset, bool redact) : line_offset_(line_offset), redact_(redact) {}
 
   Result<RawJson> Convert(const YAML::Node& node, size_t depth) {
     if (depth > kMaxDepth) {
@@ -385,15 +421,15 @@ class Converter {
         s = {ScalarType::kFloat, RawJson::Number(*s.value.AsDouble())};
       }
       if (ScalarTypeTag(s.type) != wanted) {
-        return Result<RawJson>::Error(At(node) + "cannot decode " + ScalarTypeTag(s.type) + " `" +
-                                      text + "` as a " + wanted);
+        return Result<RawJson>::Error(At(node) + "cannot decode " + ScalarTypeTag(s.type) +
+                                      (redact_ ? "" : " `" + text + "`") + " as a " + wanted);
       }
     } else {
       return RawJson::String(text);
     }
     if (!s.finite) {
-      return Result<RawJson>::Error(At(node) + "`" + text +
-                                    "` (infinity or NaN) cannot be represented in JSON");
+      return Result<RawJson>::Error(At(node) + (redact_ ? "a value" : "`" + text + "`") +
+                                    " (infinity or NaN) cannot be represented in JSON");
     }
     return s.value;
   }
@@ -490,6 +526,7 @@ class Converter {
   }
 
   int line_offset_;
+  bool redact_;
   size_t values_ = 0;
 };
 
@@ -561,6 +598,58 @@ std::string ExpectedError(std::string_view path, std::string_view expected, cons
   return std::string(path) + ": expected " + std::string(expected) + ", got " + v.type_name();
 }
 
+// Kubernetes' IsConfigMapKey (the rule for Secret data keys): [-._a-zA-Z0-9]+, at most 253
+// characters, not "." and not starting with "..".
+bool IsSecretKey(std::string_view key) {
+  if (key.empty() || key.size() > 253 || key == "." || key.substr(0, 2) == "..") return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+enum class SecretValues { kAnnotations, kBase64, kPlain };
+
+// One string map of a Secret (metadata.annotations, data or stringData) into `out`; absent or null
+// leaves it empty, a null value reads as "" (as Go decodes it). Messages name `path` and the key,
+// never a value.
+Status ReadSecretMap(const RawJson* v, std::string_view path, SecretValues values,
+                     std::map<std::string, std::string>* out) {
+  if (v == nullptr || v->is_null()) return Status::Ok();
+  if (!v->is_object()) return Status::Error(ExpectedError(path, "an object", *v));
+  for (size_t i = 0; i < v->size(); ++i) {
+    const std::string& key = v->key(i);
+    const RawJson& value = (*v)[i];
+    const std::string at = std::string(path) + "[" + GoString(key) + "]";
+    if (values != SecretValues::kAnnotations && !IsSecretKey(key)) {
+      return Status::Error(std::string(path) + ": key " + GoString(key) +
+                           " is not a valid Secret key (letters, digits, '-', '_' and '.', not "
+                           "\".\" and not starting with \"..\", at most 253 characters)");
+    }
+    if (value.is_null()) {
+      (*out)[key] = "";
+      continue;
+    }
+    if (!value.is_string()) {
+      return Status::Error(ExpectedError(
+          at, values == SecretValues::kBase64 ? "a base64 string" : "a string", value));
+    }
+    if (values != SecretValues::kBase64) {
+      (*out)[key] = value.string_value();
+      continue;
+    }
+    // Base64Decode's message quotes the offending character: not shown, it is part of a secret.
+    auto decoded = json::Base64Decode(value.string_value());
+    if (!decoded.ok()) {
+      return Status::Error(at +
+                           ": not valid base64 (standard alphabet, padded with '='; plain text "
+                           "belongs under stringData); the value is not shown");
+    }
+    (*out)[key] = std::move(*decoded);
+  }
+  return Status::Ok();
+}
+
 // ---- loading ---------------------------------------------------------------------------------
 
 class Loader {
@@ -621,7 +710,7 @@ class Loader {
       } catch (const YAML::Exception& e) {
         ++doc_no;
         result.errors.push_back(Where(source, doc_no) + ": " + AtMark(e.mark, chunk.first_line) +
-                                e.msg);
+                                (MayHoldSecret(chunk.text) ? RedactYamlMessage(e.msg) : e.msg));
         continue;
       } catch (const std::exception& e) {
         ++doc_no;
@@ -674,7 +763,7 @@ class Loader {
     auto fail = [&](const std::string& prefix, const std::string& message) {
       result.errors.push_back(prefix + ": " + message);
     };
-    Converter converter(line_offset);
+    Converter converter(line_offset, IsSecretDocument(doc));
     auto converted = converter.Convert(doc, 0);
     if (!converted.ok()) return fail(where, converted.message());
     const RawJson& root = *converted;
@@ -691,8 +780,9 @@ class Loader {
     }
     if (!kind_v->is_string()) return fail(where, ExpectedError("kind", "a string", *kind_v));
     const std::string kind = kind_v->string_value();
-    if (std::find(std::begin(kHandledKinds), std::end(kHandledKinds), kind) ==
-        std::end(kHandledKinds)) {
+    const bool is_secret = kind == "Secret";
+    if (!is_secret && std::find(std::begin(kHandledKinds), std::end(kHandledKinds), kind) ==
+                          std::end(kHandledKinds)) {
       result.warnings.push_back(where + ": kind " + GoString(kind) +
                                 " is not handled in standalone mode; skipped");
       return;
@@ -733,6 +823,7 @@ class Loader {
     }
     const std::string identity = kind + " " + ns + "/" + name;
     const std::string who = Where(file, doc_no, identity);
+    if (is_secret) return LoadSecret(root, ns, name, where, who);
 
     const RawJson* api_v = root.Find("apiVersion");
     if (api_v == nullptr || api_v->is_null() ||
@@ -755,6 +846,52 @@ class Loader {
     auto [first, inserted] = seen_.emplace(std::make_tuple(kind, ns, name), where);
     if (!inserted) return fail(who, "duplicate of " + identity + " in " + first->second);
     result.objects.push_back(ManifestObject{kind, ns, name, std::move(text), where});
+  }
+
+  // A Secret document whose metadata.name and .namespace were checked: `where` names the document,
+  // `who` also the Secret.
+  void LoadSecret(const RawJson& root, const std::string& ns, const std::string& name,
+                  const std::string& where, const std::string& who) {
+    auto fail = [&](const std::string& message) { result.errors.push_back(who + ": " + message); };
+    const RawJson* api_v = root.Find("apiVersion");
+    if (api_v == nullptr || api_v->is_null() ||
+        (api_v->is_string() && api_v->string_value().empty())) {
+      return fail("apiVersion: missing (expected \"v1\")");
+    }
+    if (!api_v->is_string()) return fail(ExpectedError("apiVersion", "a string", *api_v));
+    if (api_v->string_value() != "v1") {
+      return fail("apiVersion: " + GoString(api_v->string_value()) +
+                  " is not the Secret's API version (expected \"v1\")");
+    }
+    Secret secret{ns, name, {}, {}, where};
+    const RawJson* md = root.Find("metadata");
+    if (Status st = ReadSecretMap(md->Find("annotations"), "metadata.annotations",
+                                  SecretValues::kAnnotations, &secret.annotations);
+        !st.ok()) {
+      return fail(st.message());
+    }
+    if (Status st = ReadSecretMap(root.Find("data"), "data", SecretValues::kBase64, &secret.data);
+        !st.ok()) {
+      return fail(st.message());
+    }
+    std::map<std::string, std::string> string_data;
+    if (Status st = ReadSecretMap(root.Find("stringData"), "stringData", SecretValues::kPlain,
+                                  &string_data);
+        !st.ok()) {
+      return fail(st.message());
+    }
+    for (auto& [key, value] : string_data) secret.data[key] = std::move(value);
+    // The API server's limit (validation.ValidateSecret: MaxSecretSize over keys and values).
+    constexpr size_t kMaxSecretSize = 1 << 20;
+    size_t total = 0;
+    for (const auto& [key, value] : secret.data) total += key.size() + value.size();
+    if (total > kMaxSecretSize) {
+      return fail("data: the Secret holds " + std::to_string(total) + " bytes, more than the " +
+                  std::to_string(kMaxSecretSize) + " allowed");
+    }
+    auto [first, inserted] = seen_.emplace(std::make_tuple("Secret", ns, name), where);
+    if (!inserted) return fail("duplicate of Secret " + ns + "/" + name + " in " + first->second);
+    result.secrets.push_back(std::move(secret));
   }
 
   // (kind, namespace, name) -> source of the object accepted first.

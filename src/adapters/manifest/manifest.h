@@ -3,6 +3,7 @@
 // decoder for its kind.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,30 @@ struct ManifestObject {
   std::string source;  // "path/to/file.yaml (document 2)"
 };
 
+// A Secret (apiVersion v1), reduced to what the GM's credential injection reads (§2.5). Its
+// values are secret: keep them in memory only, never log them, store them or write them to a
+// file. No message of the loader contains a value of a Secret document.
+struct Secret {
+  std::string ns;    // metadata.namespace, "default" when absent, null or empty
+  std::string name;  // metadata.name
+  // metadata.annotations (a null value reads as "").
+  std::map<std::string, std::string> annotations;
+  // `data` (base64-decoded; null reads as "") with `stringData` merged over it, as the API server
+  // merges them: a key in both gets the stringData value.
+  std::map<std::string, std::string> data;
+  std::string source;  // "path/to/file.yaml (document 2)"
+
+  bool operator==(const Secret& o) const {
+    return ns == o.ns && name == o.name && annotations == o.annotations && data == o.data;
+  }
+};
+
 struct LoadResult {
   // Accepted objects in file order (a directory's files in byte order of their names).
   std::vector<ManifestObject> objects;
-  // Documents skipped on purpose, e.g. `x.yaml (document 3): kind "Secret" is not handled in
+  // Accepted Secrets in file order.
+  std::vector<Secret> secrets;
+  // Documents skipped on purpose, e.g. `x.yaml (document 3): kind "ConfigMap" is not handled in
   // standalone mode; skipped`.
   std::vector<std::string> warnings;
   // One per rejected document (or unreadable path); the other documents still load. Each names
@@ -49,11 +70,19 @@ struct LoadResult {
 // a mapping, keys that are null or not scalars, .inf/.nan, nesting deeper than 256 or
 // expanding past 200,000 values.
 //
-// A document must be a mapping with a string `kind`. Kinds other than the four above are
-// warned about and skipped. For the four: metadata.name must be a DNS-1123 subdomain and
+// A document must be a mapping with a string `kind`. Kinds other than the four above and Secret
+// are warned about and skipped. For the four: metadata.name must be a DNS-1123 subdomain and
 // metadata.namespace (if set) a DNS-1123 label, apiVersion must be "sedna.io/<version>", the
 // JSON must decode with its json::Decode* function, and (kind, namespace, name) must not repeat
 // an object loaded earlier in the same call (the later document is rejected, naming both).
+//
+// A Secret (checked as the API server checks it; other fields such as `type` are ignored):
+// apiVersion "v1", metadata.name and .namespace as above, metadata.annotations string values,
+// `data` base64 strings (Go's StdEncoding: padded, line breaks ignored) and `stringData` strings,
+// each key made of letters, digits, '-', '_' and '.' (not "." and not starting with ".."), 1 MiB
+// in all. An error names the file, the document, the Secret and the key, e.g. `s.yaml (document
+// 1, Secret default/creds): data["ACCESS_KEY_ID"]: not valid base64 ...`, but never a value:
+// YAML errors inside a Secret document leave the offending text out.
 LoadResult LoadManifests(const std::string& path);
 
 // As LoadManifests for one in-memory document stream; `source` stands for the file name in

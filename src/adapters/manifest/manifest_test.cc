@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -603,16 +604,187 @@ TEST(Manifest, DirectoryLoadsYamlFilesInNameOrder) {
   EXPECT_EQ(r.objects[2].kind, "IncrementalLearningJob");
 }
 
-TEST(Manifest, SecretIsWarnedAboutAndSkipped) {
+TEST(Manifest, OtherKindsAreWarnedAboutAndSkipped) {
+  TempDir dir;
+  const std::string file = dir.Write(
+      "x.yaml", std::string(kDataset) + "---\n" + kInitialModel +
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n");
+  LoadResult r = LoadManifests(file);
+  EXPECT_TRUE(r.errors.empty()) << Dump(r);
+  EXPECT_EQ(r.objects.size(), 2u);
+  EXPECT_TRUE(r.secrets.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            file + R"( (document 3): kind "ConfigMap" is not handled in standalone mode; skipped)");
+}
+
+// ---- Secrets ---------------------------------------------------------------------------------
+
+// The S3 Secret of Sedna's examples/storage/s3/README.md (§2.5) loads next to the objects.
+TEST(Manifest, SecretIsLoaded) {
   TempDir dir;
   const std::string file =
       dir.Write("x.yaml", std::string(kDataset) + "---\n" + kInitialModel + "---\n" + kSecret);
   LoadResult r = LoadManifests(file);
-  EXPECT_TRUE(r.errors.empty()) << Dump(r);
+  ASSERT_TRUE(r.errors.empty() && r.warnings.empty()) << Dump(r);
   EXPECT_EQ(r.objects.size(), 2u);
-  ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_EQ(r.warnings[0],
-            file + R"( (document 3): kind "Secret" is not handled in standalone mode; skipped)");
+  ASSERT_EQ(r.secrets.size(), 1u);
+  const Secret& s = r.secrets[0];
+  EXPECT_EQ(s.ns, "default");
+  EXPECT_EQ(s.name, "mysecret");
+  EXPECT_EQ(s.source, file + " (document 3)");
+  const std::map<std::string, std::string> annotations = {{"s3-endpoint", "s3.amazonaws.com"},
+                                                          {"s3-usehttps", "1"}};
+  EXPECT_EQ(s.annotations, annotations);
+  const std::map<std::string, std::string> data = {{"ACCESS_KEY_ID", "XXXX"},
+                                                   {"SECRET_ACCESS_KEY", "XXXXXXXX"}};
+  EXPECT_EQ(s.data, data);
+}
+
+// `data` is base64 (Go's StdEncoding: line breaks ignored, any bytes), `stringData` plain text
+// that wins over `data` for the same key; null reads as ""; the namespace defaults as for the
+// other kinds; the same name in another namespace is another Secret.
+TEST(Manifest, SecretDataAndStringData) {
+  const std::string yaml = R"(apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  annotations: {s3-endpoint: "minio:9000", empty: null}
+type: Opaque
+data:
+  ACCESS_KEY_ID: QUtJQQ==          # AKIA
+  SECRET_ACCESS_KEY: |
+    c2VjcmV0L2tleStw
+    YXJ0Mg==
+  binary: /wA8Jg==                 # ff 00 3c 26
+  s3-usehttps: MQ==                # 1, replaced by stringData
+  blank: ""
+  nothing: ~
+stringData:
+  s3-usehttps: "0"
+  token: "a<b>&c"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: other}
+stringData: {k: v}
+)";
+  LoadResult r = LoadManifestText(yaml, "s.yaml");
+  ASSERT_TRUE(r.errors.empty() && r.warnings.empty()) << Dump(r);
+  EXPECT_TRUE(r.objects.empty());
+  ASSERT_EQ(r.secrets.size(), 2u);
+  const Secret& s = r.secrets[0];
+  EXPECT_EQ(s.ns, "default");
+  EXPECT_EQ(s.name, "creds");
+  EXPECT_EQ(s.source, "s.yaml (document 1)");
+  const std::map<std::string, std::string> annotations = {{"empty", ""},
+                                                          {"s3-endpoint", "minio:9000"}};
+  EXPECT_EQ(s.annotations, annotations);
+  const std::map<std::string, std::string> data = {
+      {"ACCESS_KEY_ID", "AKIA"},
+      {"SECRET_ACCESS_KEY", "secret/key+part2"},
+      {"binary", std::string("\xff\x00<&", 4)},
+      {"blank", ""},
+      {"nothing", ""},
+      {"s3-usehttps", "0"},
+      {"token", "a<b>&c"},
+  };
+  EXPECT_EQ(s.data, data);
+  EXPECT_EQ(r.secrets[1].ns, "other");
+  EXPECT_EQ(r.secrets[1].source, "s.yaml (document 2)");
+  EXPECT_EQ(r.secrets[1].data, (std::map<std::string, std::string>{{"k", "v"}}));
+  EXPECT_TRUE(r.secrets[1].annotations.empty());
+}
+
+// Every rejection names the file, the document, the Secret and the key, and no message of any
+// kind contains a value (each value below holds "TOPSECRET").
+TEST(Manifest, SecretErrorsNameTheKeyButNeverTheValue) {
+  struct Case {
+    const char* what;
+    std::string yaml;   // after "apiVersion: v1\nkind: Secret\n"
+    std::string error;  // the whole message after "s.yaml (document 1"
+  };
+  const std::string id = ", Secret default/creds): ";
+  const std::string md = "metadata: {name: creds}\n";
+  const Case cases[] = {
+      {"bad base64", md + "data:\n  ok: QUE=\n  ACCESS_KEY_ID: TOPSECRET!\n",
+       id + "data[\"ACCESS_KEY_ID\"]: not valid base64 (standard alphabet, padded with '='; plain "
+            "text belongs under stringData); the value is not shown"},
+      {"unpadded base64", md + "data: {k: TOPSECRETa}\n",
+       id + "data[\"k\"]: not valid base64 (standard alphabet, padded with '='; plain text belongs "
+            "under stringData); the value is not shown"},
+      {"data value not a string", md + "data: {k: [TOPSECRET]}\n",
+       id + "data[\"k\"]: expected a base64 string, got array"},
+      {"stringData value a boolean", md + "stringData: {k: yes}\n",
+       id + "stringData[\"k\"]: expected a string, got boolean"},
+      {"stringData value a number", md + "stringData: {k: 12345}\n",
+       id + "stringData[\"k\"]: expected a string, got number"},
+      {"annotation value a number", "metadata:\n  name: creds\n  annotations: {a: 1}\n",
+       id + "metadata.annotations[\"a\"]: expected a string, got number"},
+      {"data not a mapping", md + "data: TOPSECRET\n", id + "data: expected an object, got string"},
+      {"bad key", md + "stringData: {\"a/b\": TOPSECRET}\n",
+       id + "stringData: key \"a/b\" is not a valid Secret key (letters, digits, '-', '_' and '.', "
+            "not \".\" and not starting with \"..\", at most 253 characters)"},
+      {"dot-dot key", md + "data: {..a: QUE=}\n",
+       id + "data: key \"..a\" is not a valid Secret key"},
+      {"missing name", "metadata: {namespace: x}\nstringData: {k: TOPSECRET}\n",
+       "): Secret: metadata.name: missing"},
+      {"tag mismatch", md + "stringData: {k: !!int TOPSECRET}\n",
+       "): line 4, column 17: cannot decode !!str as a !!int"},
+      {"infinity", md + "stringData: {k: .inf}\n",
+       "): line 4, column 17: a value (infinity or NaN) cannot be represented in JSON"},
+      {"bad escape", md + "stringData: {k: \"TOPSECRET\\qTOPSECRET\"}\n",
+       "): line 4, column 29: unknown escape character (the text is not shown: the document may "
+       "be a Secret)"},
+      {"bad unicode escape", md + "stringData: {k: \"TOPSECRET\\ud800\"}\n",
+       "): line 4, column 33: invalid unicode (the text is not shown: the document may be a "
+       "Secret)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    LoadResult r = LoadManifestText("apiVersion: v1\nkind: Secret\n" + c.yaml, "s.yaml");
+    EXPECT_TRUE(r.secrets.empty());
+    ASSERT_EQ(r.errors.size(), 1u) << Dump(r);
+    const std::string want = "s.yaml (document 1" + c.error;
+    EXPECT_EQ(r.errors[0].substr(0, want.size()), want) << r.errors[0];
+    EXPECT_EQ(r.errors[0].find("TOPSECRET"), std::string::npos) << r.errors[0];
+    EXPECT_EQ(r.errors[0].find("12345"), std::string::npos) << r.errors[0];
+  }
+
+  const std::pair<std::string, std::string> api_cases[] = {
+      {"kind: Secret\nmetadata: {name: creds}\nstringData: {k: TOPSECRET}\n",
+       "s.yaml (document 1, Secret default/creds): apiVersion: missing (expected \"v1\")"},
+      {"apiVersion: sedna.io/v1alpha1\nkind: Secret\nmetadata: {name: creds}\n",
+       "s.yaml (document 1, Secret default/creds): apiVersion: \"sedna.io/v1alpha1\" is not the "
+       "Secret's API version (expected \"v1\")"},
+  };
+  for (const auto& [yaml, want] : api_cases) {
+    LoadResult r = LoadManifestText(yaml, "s.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << Dump(r);
+    EXPECT_EQ(r.errors[0], want);
+  }
+
+  // A duplicate names both sources; the first one stays.
+  const std::string secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\n";
+  LoadResult twice = LoadManifestText(
+      secret + "stringData: {k: TOPSECRET1}\n---\n" + secret + "stringData: {k: TOPSECRET2}\n",
+      "d.yaml");
+  ASSERT_EQ(twice.errors.size(), 1u) << Dump(twice);
+  EXPECT_EQ(
+      twice.errors[0],
+      "d.yaml (document 2, Secret default/creds): duplicate of Secret default/creds in d.yaml "
+      "(document 1)");
+  ASSERT_EQ(twice.secrets.size(), 1u);
+  EXPECT_EQ(twice.secrets[0].data.at("k"), "TOPSECRET1");
+
+  // Too big as a whole (the API server's 1 MiB).
+  LoadResult big = LoadManifestText(secret + "stringData:\n  a: " + std::string(600000, 'x') +
+                                        "\n  b: " + std::string(600000, 'y') + "\n",
+                                    "b.yaml");
+  ASSERT_EQ(big.errors.size(), 1u) << Dump(big);
+  EXPECT_EQ(big.errors[0],
+            "b.yaml (document 1, Secret default/creds): data: the Secret holds 1200002 bytes, more "
+            "than the 1048576 allowed");
 }
 
 TEST(Manifest, BrokenYamlNamesTheFileLineAndTheOtherDocumentsLoad) {
@@ -753,7 +925,7 @@ TEST(Manifest, RejectsDocumentsThatAreNotObjects) {
        "t.yaml (document 1): line 1, column 260: nested deeper than 256 levels"},
       // yaml-cpp 0.7's LoadAll would loop forever on these (jbeder/yaml-cpp#1040).
       {"{},\n", "t.yaml (document 1): line 1, column 3: invalid YAML: unexpected content here"},
-      {"kind: Secret\n---\n[1, 2],\n",
+      {"kind: ConfigMap\n---\n[1, 2],\n",
        "t.yaml (document 2): line 3, column 7: invalid YAML: unexpected content here"},
       {",", "t.yaml (document 1): line 1, column 1: invalid YAML: unexpected content here"},
       {"a: [1, 2\nb: 3\n", "t.yaml (document 1): line 2, column 2: end of sequence flow not found"},

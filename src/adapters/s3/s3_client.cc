@@ -1,6 +1,5 @@
 #include "adapters/s3/s3_client.h"
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,12 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <utility>
 
+#include "adapters/s3/lazy_libs.h"
 #include "adapters/s3/sigv4.h"
 
 namespace sedna::s3 {
@@ -24,11 +23,6 @@ namespace {
 constexpr size_t kMaxCollectedBody = 32u << 20;
 constexpr size_t kHashBufferSize = 256u << 10;
 constexpr long kDownloadBufferSize = 16 << 10;
-
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -245,6 +239,7 @@ struct Transfer {
   const Exchange* ex;
   Reply* reply;
   CURL* curl;
+  const CurlApi* lib;
   int64_t upload_pos = 0;
   Sha256 upload_hash;
 };
@@ -268,7 +263,7 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* p) {
 size_t WriteCallback(char* data, size_t size, size_t n, void* p) {
   auto* t = static_cast<Transfer*>(p);
   const size_t len = size * n;
-  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->reply->status);
+  t->lib->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->reply->status);
   if (t->reply->status >= 200 && t->reply->status < 300 && t->ex->on_data) {
     if (!t->ex->on_data(*t->reply, std::string_view(data, len))) {
       t->reply->consumer_stopped = true;
@@ -447,17 +442,19 @@ struct Client::Impl {
   SigningIdentity id;
   std::string base_url;  // "http://127.0.0.1:9000"
   CURL* curl = nullptr;
+  const CurlApi* lib = nullptr;
+  std::string load_error;  // libcurl or libcrypto could not be loaded
   char errbuf[CURL_ERROR_SIZE] = {};
   int64_t requests_sent = 0;
 
   Impl(Credentials c, ClientOptions o) : creds(std::move(c)), opts(o) {
-    GlobalInit();
     id = SigningIdentity{creds.access_key, creds.secret_key, creds.region, "s3"};
     base_url = (creds.use_https ? "https://" : "http://") + creds.endpoint;
-    curl = curl_easy_init();
+    lib = LoadCrypto(&load_error) ? LoadCurl(&load_error) : nullptr;
+    if (lib != nullptr) curl = lib->easy_init();
   }
   ~Impl() {
-    if (curl != nullptr) curl_easy_cleanup(curl);
+    if (curl != nullptr) lib->easy_cleanup(curl);
   }
 
   std::string Redact(std::string m) const {
@@ -472,12 +469,12 @@ struct Client::Impl {
     Reply reply;
     if (curl == nullptr) {
       reply.code = CURLE_FAILED_INIT;
-      reply.transport_error = "curl_easy_init failed";
+      reply.transport_error = lib == nullptr ? load_error : "curl_easy_init failed";
       return reply;
     }
-    curl_easy_reset(curl);  // keeps the connection cache
+    lib->easy_reset(curl);  // keeps the connection cache
     errbuf[0] = '\0';
-    Transfer t{&ex, &reply, curl};
+    Transfer t{&ex, &reply, curl, lib};
 
     std::string url = base_url + CanonicalUri(ex.path);
     const std::string query = CanonicalQueryString(ex.query);
@@ -487,48 +484,48 @@ struct Client::Impl {
         SignS3Request(std::move(to_sign), creds.endpoint, id, std::chrono::system_clock::now());
     curl_slist* list = nullptr;
     for (const auto& [name, value] : headers) {
-      list = curl_slist_append(list, (name + ": " + value).c_str());
+      list = lib->slist_append(list, (name + ": " + value).c_str());
     }
 
     const long timeout_ms = static_cast<long>(std::max<int64_t>(opts.timeout.count(), 1));
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (timeout_ms + 999) / 1000));
-    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kDownloadBufferSize);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, HeaderCallback);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteCallback);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    lib->easy_setopt(curl, CURLOPT_URL, url.c_str());
+    lib->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    lib->easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    lib->easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    lib->easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (timeout_ms + 999) / 1000));
+    lib->easy_setopt(curl, CURLOPT_BUFFERSIZE, kDownloadBufferSize);
+    lib->easy_setopt(curl, CURLOPT_HEADERFUNCTION, HeaderCallback);
+    lib->easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteCallback);
+    lib->easy_setopt(curl, CURLOPT_WRITEDATA, &t);
     if (ex.method == "HEAD") {
-      curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+      lib->easy_setopt(curl, CURLOPT_NOBODY, 1L);
     } else if (ex.method == "GET") {
-      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+      lib->easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     } else if (ex.method == "PUT") {
       const int64_t size = ex.fd >= 0 ? ex.fd_size : static_cast<int64_t>(ex.body.size());
-      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
-      curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadCallback);
-      curl_easy_setopt(curl, CURLOPT_READDATA, &t);
-      curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekCallback);
-      curl_easy_setopt(curl, CURLOPT_SEEKDATA, &t);
+      lib->easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+      lib->easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+      lib->easy_setopt(curl, CURLOPT_READFUNCTION, ReadCallback);
+      lib->easy_setopt(curl, CURLOPT_READDATA, &t);
+      lib->easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekCallback);
+      lib->easy_setopt(curl, CURLOPT_SEEKDATA, &t);
     } else {
-      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, ex.method.c_str());
+      lib->easy_setopt(curl, CURLOPT_CUSTOMREQUEST, ex.method.c_str());
     }
 
     ++requests_sent;
-    reply.code = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
+    reply.code = lib->easy_perform(curl);
+    lib->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
     if (reply.code != CURLE_OK) {
-      reply.transport_error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(reply.code);
+      reply.transport_error = errbuf[0] != '\0' ? errbuf : lib->easy_strerror(reply.code);
     }
-    curl_slist_free_all(list);
+    lib->slist_free_all(list);
     return reply;
   }
 

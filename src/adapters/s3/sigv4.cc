@@ -1,7 +1,6 @@
 #include "adapters/s3/sigv4.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "adapters/s3/lazy_libs.h"
 
 #include <algorithm>
 #include <ctime>
@@ -73,35 +72,40 @@ std::string Sha256Hex(std::string_view data) {
 std::string HmacSha256(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
+  const CryptoApi& c = Crypto();
+  c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()),
+         reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
   return std::string(reinterpret_cast<const char*>(out), len);
 }
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+Sha256::Sha256() : ctx_(Crypto().md_ctx_new()) {
+  Crypto().digest_init_ex(ctx_, Crypto().sha256(), nullptr);
+}
 
 Sha256::~Sha256() {
-  if (ctx_ != nullptr) EVP_MD_CTX_free(ctx_);
+  if (ctx_ != nullptr) Crypto().md_ctx_free(ctx_);
 }
 
 Sha256::Sha256(Sha256&& other) noexcept : ctx_(other.ctx_) { other.ctx_ = nullptr; }
 
 Sha256& Sha256::operator=(Sha256&& other) noexcept {
   if (this != &other) {
-    if (ctx_ != nullptr) EVP_MD_CTX_free(ctx_);
+    if (ctx_ != nullptr) Crypto().md_ctx_free(ctx_);
     ctx_ = other.ctx_;
     other.ctx_ = nullptr;
   }
   return *this;
 }
 
-void Sha256::Update(std::string_view data) { EVP_DigestUpdate(ctx_, data.data(), data.size()); }
+void Sha256::Update(std::string_view data) {
+  Crypto().digest_update(ctx_, data.data(), data.size());
+}
 
 std::string Sha256::FinalHex() {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx_, out, &len);
-  EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr);
+  Crypto().digest_final_ex(ctx_, out, &len);
+  Crypto().digest_init_ex(ctx_, Crypto().sha256(), nullptr);
   return HexEncode(std::string_view(reinterpret_cast<const char*>(out), len));
 }
 
