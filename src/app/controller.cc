@@ -57,8 +57,6 @@ constexpr int64_t kDefaultPollSeconds = 60;
 // the index changes (as a failed sample-file write is: core::il OnFileWritten).
 constexpr std::chrono::seconds kIngestRetry{10};
 constexpr size_t kOutboxBatch = 64;
-// How long a written frame may wait for a transaction to delete it along with its own writes.
-constexpr std::chrono::milliseconds kAckFlushDelay{2};
 
 core::il::Now MakeNow() {
   using namespace std::chrono;
@@ -225,8 +223,6 @@ struct Controller::Impl {
   bool outbox_full = false;
   std::deque<store::OutboxEntry> outbox_queue;  // read ahead from SQLite, not yet written
   int64_t outbox_queued_through = 0;
-  bool ack_flush_pending = false;
-  std::unique_ptr<asio::steady_timer> ack_flush_timer;
   bool stopped = false;
   int lock_fd = -1;
   Metrics metrics;
@@ -260,9 +256,9 @@ struct Controller::Impl {
     return full;
   }
 
-  // Sends the outbox in id order, one frame in flight. Frames are read from SQLite in batches;
-  // a written frame is acknowledged in memory and deleted inside the next transaction, or by a
-  // flush shortly after when no transaction comes (docs/durability.md: at-least-once window).
+  // Sends the outbox in id order, one frame in flight. Frames are read from SQLite in batches; a
+  // written frame is deleted at once (docs/durability.md: the at-least-once window is that one
+  // delete; a kill right after the GM got a frame can re-send it).
   void PumpOutbox() {
     if (stopped || !sink || !sink->connected() || outbox_inflight) return;
     if (outbox_queue.empty()) {
@@ -286,7 +282,7 @@ struct Controller::Impl {
       outbox_queue.pop_front();
       store->OutboxAck(id);
       metrics.frames_sent++;
-      ScheduleAckFlush();
+      FlushAcks();
       PumpOutbox();
     });
     if (!sent) {
@@ -299,18 +295,6 @@ struct Controller::Impl {
   void RequeueOutbox() {
     outbox_queue.clear();
     outbox_queued_through = store->OutboxAckedThrough();
-  }
-
-  void ScheduleAckFlush() {
-    if (ack_flush_pending) return;
-    ack_flush_pending = true;
-    if (!ack_flush_timer) ack_flush_timer = std::make_unique<asio::steady_timer>(io);
-    ack_flush_timer->expires_after(kAckFlushDelay);
-    ack_flush_timer->async_wait([this](const boost::system::error_code& ec) {
-      ack_flush_pending = false;
-      if (ec || stopped) return;
-      FlushAcks();
-    });
   }
 
   void FlushAcks() {
@@ -1481,7 +1465,6 @@ struct Controller::Impl {
     if (gm) gm->Stop();
     if (worker_server) worker_server->Stop();
     if (status_server) status_server->Stop();
-    if (ack_flush_timer) ack_flush_timer->cancel();
     if (store) FlushAcks();
     for (auto& [k, e] : jobs) {
       if (e->tick_timer) e->tick_timer->cancel();

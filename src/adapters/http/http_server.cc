@@ -35,6 +35,9 @@ constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::chrono::milliseconds kDrainTime{500};
 constexpr std::chrono::milliseconds kAcceptBackoff{100};
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// Header map nodes a connection keeps between requests, and the largest name or value kept.
+constexpr size_t kSpareHeaders = 32;
+constexpr size_t kSpareHeaderBytes = 256;
 
 char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -77,10 +80,14 @@ HttpResponse TextResponse(int status, std::string body) {
   return r;
 }
 
-// Feeds a Beast request parser straight into a (reused) HttpRequest.
+using HeaderMap = decltype(HttpRequest::headers);
+
+// Feeds a Beast request parser straight into a (reused) HttpRequest. Header map nodes come from
+// `spare` (the previous request's, with their strings' capacity) while it has any.
 class RequestParser final : public bhttp::basic_parser<true> {
  public:
-  explicit RequestParser(HttpRequest& req) : req_(req) {}
+  RequestParser(HttpRequest& req, std::vector<HeaderMap::node_type>& spare)
+      : req_(req), spare_(spare) {}
 
   int version() const { return version_; }
   bool expects_continue() const { return expect_continue_; }
@@ -98,12 +105,27 @@ class RequestParser final : public bhttp::basic_parser<true> {
     if (f == bhttp::field::expect && EqualsIgnoreCase(value, "100-continue")) {
       expect_continue_ = true;
     }
-    name_.resize(name.size());
-    std::transform(name.begin(), name.end(), name_.begin(), AsciiLower);
-    auto [it, inserted] = req_.headers.try_emplace(name_, value);
-    if (!inserted) {
-      it->second += ", ";
-      it->second += value;
+    if (spare_.empty()) {
+      name_.resize(name.size());
+      std::transform(name.begin(), name.end(), name_.begin(), AsciiLower);
+      auto [it, inserted] = req_.headers.try_emplace(name_, value);
+      if (!inserted) {
+        it->second += ", ";
+        it->second += value;
+      }
+      return;
+    }
+    HeaderMap::node_type node = std::move(spare_.back());
+    spare_.pop_back();
+    std::string& key = node.key();
+    key.resize(name.size());
+    std::transform(name.begin(), name.end(), key.begin(), AsciiLower);
+    node.mapped().assign(value);
+    auto result = req_.headers.insert(std::move(node));
+    if (!result.inserted) {  // a repeated field: joined, and the node goes back
+      result.position->second += ", ";
+      result.position->second += value;
+      spare_.push_back(std::move(result.node));
     }
   }
   void on_header_impl(error_code&) override {}
@@ -122,6 +144,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
   void on_finish_impl(error_code&) override {}
 
   HttpRequest& req_;
+  std::vector<HeaderMap::node_type>& spare_;
   std::string name_;
   int version_ = 11;
   bool expect_continue_ = false;
@@ -174,6 +197,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Start() {
     registration_ = core_->Register(this);
+    error_code ec;
+    socket_.non_blocking(true, ec);  // for the first, synchronous send of each reply
+    non_blocking_ = !ec;
     last_activity_ = Clock::now();
     head_.reserve(256);
     ArmTimer();
@@ -208,9 +234,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void NextRequest() {
     request_.method.clear();
     request_.target.clear();
+    // Keep the header nodes, unless large, for the next request (clients send the same fields
+    // each time).
+    while (!request_.headers.empty() && spare_headers_.size() < kSpareHeaders) {
+      auto node = request_.headers.extract(request_.headers.begin());
+      if (node.key().capacity() <= kSpareHeaderBytes &&
+          node.mapped().capacity() <= kSpareHeaderBytes) {
+        spare_headers_.push_back(std::move(node));
+      }
+    }
     request_.headers.clear();
     request_.body.clear();
-    parser_.emplace(request_);
+    parser_.emplace(request_, spare_headers_);
     parser_->eager(true);
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(core_->options.body_limit);
@@ -224,7 +259,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
         size_t used = parser_->put(buffer_.data(), ec);
         buffer_.consume(used);
         if (ec && ec != bhttp::error::need_more) return ParseError(ec);
-        if (!ec && parser_->is_done()) return HandleRequest();
+        if (!ec && parser_->is_done()) {
+          if (!HandleRequest()) return;  // the reply is still being written, or closing
+          // The reply went out at once and the next request has begun.
+          if (buffer_.size() > 0) return PostParse();  // pipelined: after other handlers
+          continue;
+        }
         if (!ec && used > 0 && buffer_.size() > 0) continue;
       }
       if (parser_->is_header_done() && parser_->expects_continue() && !continue_sent_ &&
@@ -234,6 +274,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       return Read();
     }
+  }
+
+  // ParseBuffered() from a fresh handler, as after an asynchronous write.
+  void PostParse() {
+    net::post(socket_.get_executor(), [self = shared_from_this()] {
+      self->Guard([&] {
+        if (!self->closed_) self->ParseBuffered();
+      });
+    });
   }
 
   void Read() {
@@ -265,28 +314,39 @@ class Connection : public std::enable_shared_from_this<Connection> {
       core_->options.on_rejected(status, target);
     }
     if (ec == bhttp::error::body_limit) {
-      return Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
+      Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
+      return;
     }
     if (ec == bhttp::error::header_limit) {
-      return Reply(TextResponse(431, "431: Request Header Fields Too Large"), false);
+      Reply(TextResponse(431, "431: Request Header Fields Too Large"), false);
+      return;
     }
     Reply(TextResponse(400, "400: Bad Request"), false);
   }
 
-  void HandleRequest() {
-    if (core_->stopped) return Close();
-    bool keep_alive = parser_->keep_alive();
-    HttpResponse response;
-    try {
-      response = core_->handler(request_);
-    } catch (...) {
-      response = TextResponse(500, "500: Internal Server Error");
+  // Answers the parsed request. True when the reply is already written and the next request
+  // has begun (see Reply()).
+  bool HandleRequest() {
+    if (core_->stopped) {
+      Close();
+      return false;
     }
-    if (closed_) return;  // the handler stopped the server
-    Reply(std::move(response), keep_alive);
+    bool keep_alive = parser_->keep_alive();
+    HttpResponse response = [&] {
+      try {
+        return core_->handler(request_);
+      } catch (...) {
+        return TextResponse(500, "500: Internal Server Error");
+      }
+    }();
+    if (closed_) return false;  // the handler stopped the server
+    return Reply(std::move(response), keep_alive);
   }
 
-  void Reply(HttpResponse response, bool keep_alive) {
+  // Sends the reply. True when it was written at once and the next request has begun: the
+  // caller continues with ParseBuffered(). Otherwise the write completes later (then parsing
+  // resumes from its handler) or the connection is closing.
+  bool Reply(HttpResponse response, bool keep_alive) {
     response_ = std::move(response);
     if (response_.status < 200 || response_.status > 999) {
       response_ = TextResponse(500, "500: Internal Server Error");
@@ -332,18 +392,47 @@ class Connection : public std::enable_shared_from_this<Connection> {
     close_after_write_ = !keep_alive;
     std::array<net::const_buffer, 2> buffers{
         net::buffer(head_), head_only ? net::const_buffer() : net::buffer(response_.body)};
+    // One non-blocking send first: a reply nearly always fits the socket buffer, and then no
+    // write operation, completion handler or reactor round trip is needed.
+    error_code write_ec;
+    size_t sent = 0;
+    if (non_blocking_) {
+      sent = socket_.write_some(buffers, write_ec);
+      if (write_ec == net::error::would_block || write_ec == net::error::try_again) {
+        write_ec = {};
+        sent = 0;
+      }
+      if (write_ec || sent == net::buffer_size(buffers)) return AfterWrite(write_ec);
+    }
+    if (sent < head_.size()) {
+      buffers[0] += sent;
+    } else {
+      buffers[1] += sent - head_.size();
+      buffers[0] = net::const_buffer();
+    }
     net::async_write(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t) {
-      self->Guard([&] { self->OnWrite(ec); });
+      self->Guard([&] {
+        if (self->closed_) return;
+        if (self->AfterWrite(ec)) self->ParseBuffered();
+      });
     });
+    return false;
   }
 
-  void OnWrite(const error_code& ec) {
-    if (closed_) return;
+  // The reply is written (or failed). True when the connection goes on with the next request,
+  // already begun, and the caller is to call ParseBuffered().
+  bool AfterWrite(const error_code& ec) {
     last_activity_ = Clock::now();
-    if (ec) return Close();
-    if (close_after_write_) return Drain();
+    if (ec) {
+      Close();
+      return false;
+    }
+    if (close_after_write_) {
+      Drain();
+      return false;
+    }
     NextRequest();
-    ParseBuffered();
+    return true;
   }
 
   void WriteContinue() {
@@ -395,12 +484,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::list<Connection*>::iterator registration_;
   boost::beast::flat_buffer buffer_;
   HttpRequest request_;
+  std::vector<HeaderMap::node_type> spare_headers_;
   std::optional<RequestParser> parser_;
   HttpResponse response_;
   std::string head_;
   Clock::time_point last_activity_;
   Clock::time_point drain_deadline_;
   bool closed_ = false;
+  bool non_blocking_ = false;  // the socket is in non-blocking mode (see Reply())
   bool draining_ = false;
   bool continue_sent_ = false;
   bool close_after_write_ = false;

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
@@ -510,6 +511,76 @@ TEST_F(HttpServerTest, ServesTheWorkerApi) {
   EXPECT_EQ(r->status_line, "HTTP/1.1 405 Method Not Allowed");
   EXPECT_EQ(r->headers["allow"], "POST");
   EXPECT_EQ(r->body, "405: Method Not Allowed");
+}
+
+// A reply larger than the socket buffer: the first send is partial, the rest is written
+// asynchronously, and the connection goes on (here with a pipelined request) in order.
+TEST_F(HttpServerTest, LargeReplyIsWrittenWholeAndTheConnectionGoesOn) {
+  std::string big(8 << 20, ' ');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + (i * 7 + i / 4093) % 26);
+  StartServer({}, [&](const HttpRequest& req) {
+    ++calls_;
+    HttpResponse r;
+    r.body = req.target == "/big" ? big : "small " + req.target;
+    return r;
+  });
+  Client c(port_);
+  ASSERT_TRUE(c.Send(Post("/big", "") + Post("/after", "")));
+  auto r = c.Read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->headers["content-length"], std::to_string(big.size()));
+  EXPECT_TRUE(r->body == big);
+  auto r2 = c.Read();
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->body, "small /after");
+  ASSERT_TRUE(c.Send(Post("/again", "")));
+  auto r3 = c.Read();
+  ASSERT_TRUE(r3);
+  EXPECT_EQ(r3->body, "small /again");
+  EXPECT_EQ(calls_, 3);
+}
+
+TEST_F(HttpServerTest, ManyPipelinedRequestsAreAnsweredInOrder) {
+  StartServer();
+  Client c(port_);
+  std::string batch;
+  for (int i = 0; i < 500; ++i) batch += Post("/p" + std::to_string(i), std::to_string(i));
+  ASSERT_TRUE(c.Send(batch));
+  for (int i = 0; i < 500; ++i) {
+    auto r = c.Read();
+    ASSERT_TRUE(r) << i;
+    EXPECT_EQ(r->body, "POST /p" + std::to_string(i) + " " + std::to_string(i));
+  }
+  EXPECT_EQ(calls_, 500);
+}
+
+// Each request sees exactly its own header fields, however the previous ones looked.
+TEST_F(HttpServerTest, HeadersOfOneRequestDoNotLeakIntoTheNext) {
+  std::vector<std::map<std::string, std::string>> seen;
+  StartServer({}, [&](const HttpRequest& req) {
+    seen.push_back(req.headers);
+    return HttpResponse{};
+  });
+  Client c(port_);
+  const std::string long_value(1000, 'v');
+  for (const std::string& request :
+       {std::string("POST /1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-Rep: p\r\nX-REP: q\r\n"
+                    "Content-Length: 0\r\n\r\n"),
+        "GET /2 HTTP/1.1\r\nhost: b\r\nX-Long: " + long_value + "\r\n\r\n",
+        std::string("GET /3 HTTP/1.1\r\nX-Rep: r\r\n\r\n"),
+        "GET /4 HTTP/1.1\r\nX-Long: " + long_value + "\r\nX-Long: w\r\n\r\n",
+        std::string("GET /5 HTTP/1.1\r\n\r\n")}) {
+    ASSERT_TRUE(c.Send(request));
+    ASSERT_TRUE(c.Read());
+  }
+  using Fields = std::map<std::string, std::string>;
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[0],
+            (Fields{{"host", "a"}, {"x-a", "1"}, {"x-rep", "p, q"}, {"content-length", "0"}}));
+  EXPECT_EQ(seen[1], (Fields{{"host", "b"}, {"x-long", long_value}}));
+  EXPECT_EQ(seen[2], (Fields{{"x-rep", "r"}}));
+  EXPECT_EQ(seen[3], (Fields{{"x-long", long_value + ", w"}}));
+  EXPECT_EQ(seen[4], Fields{});
 }
 
 }  // namespace

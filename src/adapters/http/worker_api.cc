@@ -61,11 +61,16 @@ std::optional<std::string> DecodePath(std::string_view in) {
   return out;
 }
 
-// The worker name addressed by `target`, or nullopt when the path is not the worker route.
-std::optional<std::string> WorkerName(std::string_view target) {
-  std::optional<std::string> path = DecodePath(target.substr(0, target.find('?')));
-  if (!path) return std::nullopt;
-  std::string_view p = *path;
+// The worker name addressed by `target`, or nullopt when the path is not the worker route. The
+// name views `target`, or `storage` when the path has %-escapes.
+std::optional<std::string_view> WorkerName(std::string_view target, std::string& storage) {
+  std::string_view p = target.substr(0, target.find('?'));
+  if (p.find('%') != std::string_view::npos) {
+    std::optional<std::string> path = DecodePath(p);
+    if (!path) return std::nullopt;
+    storage = std::move(*path);
+    p = storage;
+  }
   if (p.size() <= kPathPrefix.size() + kPathSuffix.size() || !p.starts_with(kPathPrefix) ||
       !p.ends_with(kPathSuffix)) {
     return std::nullopt;
@@ -73,7 +78,7 @@ std::optional<std::string> WorkerName(std::string_view target) {
   std::string_view name =
       p.substr(kPathPrefix.size(), p.size() - kPathPrefix.size() - kPathSuffix.size());
   if (name.find('/') != std::string_view::npos) return std::nullopt;
-  return std::string(name);
+  return name;
 }
 
 // Calls f(item) for each comma-separated item until f returns true; returns whether one did.
@@ -135,7 +140,8 @@ const std::string* FindHeader(const HttpRequest& req, const std::string& name) {
 
 HttpResponse RouteWorkerApi(const HttpRequest& req, const WorkerMessageHandler& on_message) {
   try {
-    std::optional<std::string> name = WorkerName(req.target);
+    std::string decoded;
+    std::optional<std::string_view> name = WorkerName(req.target, decoded);
     if (!name) return TextReply(404, "404: Page Not Found");
     if (req.method != "POST") {
       HttpResponse r = TextReply(405, "405: Method Not Allowed");

@@ -29,44 +29,68 @@ std::string DescribeByte(unsigned char c) {
 
 }  // namespace
 
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+void Base64Append(std::string& out, std::string_view bytes) {
+  const size_t start = out.size();
+  out.resize(start + (bytes.size() + 2) / 3 * 4);
+  char* d = out.data() + start;
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                 static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+    const uint32_t v = (uint32_t{s[i]} << 16) | (uint32_t{s[i + 1]} << 8) | s[i + 2];
+    d[0] = kAlphabet[(v >> 18) & 63];
+    d[1] = kAlphabet[(v >> 12) & 63];
+    d[2] = kAlphabet[(v >> 6) & 63];
+    d[3] = kAlphabet[v & 63];
+    d += 4;
   }
-  size_t rest = bytes.size() - i;
+  const size_t rest = bytes.size() - i;
   if (rest == 1) {
-    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
+    const uint32_t v = uint32_t{s[i]} << 16;
+    d[0] = kAlphabet[(v >> 18) & 63];
+    d[1] = kAlphabet[(v >> 12) & 63];
+    d[2] = '=';
+    d[3] = '=';
   } else if (rest == 2) {
-    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
+    const uint32_t v = (uint32_t{s[i]} << 16) | (uint32_t{s[i + 1]} << 8);
+    d[0] = kAlphabet[(v >> 18) & 63];
+    d[1] = kAlphabet[(v >> 12) & 63];
+    d[2] = kAlphabet[(v >> 6) & 63];
+    d[3] = '=';
   }
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  Base64Append(out, bytes);
   return out;
 }
 
 Result<std::string> Base64Decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
+  // Decoded in place: at most 3 bytes per 4 characters, line breaks included.
+  std::string out(text.size() / 4 * 3, '\0');
+  size_t w = 0;     // bytes written to out
   int values[4];    // the current quantum, '=' counted as 0
   int n = 0;        // characters collected in the current quantum
   int padding = 0;  // '=' seen in the current quantum
   size_t pos = 0;
   for (; pos < text.size(); ++pos) {
+    if (n == 0) {
+      // Whole quanta of alphabet characters, the common case, 4 at a time.
+      for (; pos + 4 <= text.size(); pos += 4) {
+        const int8_t a = kReverse[static_cast<unsigned char>(text[pos])];
+        const int8_t b = kReverse[static_cast<unsigned char>(text[pos + 1])];
+        const int8_t c = kReverse[static_cast<unsigned char>(text[pos + 2])];
+        const int8_t d = kReverse[static_cast<unsigned char>(text[pos + 3])];
+        if ((a | b | c | d) < 0) break;  // '=', a line break or an error: one at a time
+        const uint32_t v =
+            (uint32_t(a) << 18) | (uint32_t(b) << 12) | (uint32_t(c) << 6) | uint32_t(d);
+        out[w] = static_cast<char>((v >> 16) & 0xff);
+        out[w + 1] = static_cast<char>((v >> 8) & 0xff);
+        out[w + 2] = static_cast<char>(v & 0xff);
+        w += 3;
+      }
+      if (pos == text.size()) break;
+    }
     unsigned char c = static_cast<unsigned char>(text[pos]);
     if (c == '\r' || c == '\n') continue;
     if (padding > 0 && c != '=') {
@@ -93,9 +117,9 @@ Result<std::string> Base64Decode(std::string_view text) {
     }
     if (n == 4) {
       uint32_t v = (values[0] << 18) | (values[1] << 12) | (values[2] << 6) | values[3];
-      out += static_cast<char>((v >> 16) & 0xff);
-      if (padding < 2) out += static_cast<char>((v >> 8) & 0xff);
-      if (padding < 1) out += static_cast<char>(v & 0xff);
+      out[w++] = static_cast<char>((v >> 16) & 0xff);
+      if (padding < 2) out[w++] = static_cast<char>((v >> 8) & 0xff);
+      if (padding < 1) out[w++] = static_cast<char>(v & 0xff);
       if (padding > 0) {
         // Anything but line breaks after the padded quantum is an error.
         for (size_t k = pos + 1; k < text.size(); ++k) {
@@ -104,6 +128,7 @@ Result<std::string> Base64Decode(std::string_view text) {
           return Result<std::string>::Error("unexpected " + DescribeByte(t) +
                                             " after padding at offset " + std::to_string(k));
         }
+        out.resize(w);
         return out;
       }
       n = 0;
@@ -114,6 +139,7 @@ Result<std::string> Base64Decode(std::string_view text) {
                                       " trailing character(s) without '=' padding at offset " +
                                       std::to_string(text.size()));
   }
+  out.resize(w);
   return out;
 }
 

@@ -11,6 +11,8 @@ namespace sedna::json {
 
 // Standard alphabet, always padded to a multiple of 4 characters.
 std::string Base64Encode(std::string_view bytes);
+// Base64Encode(bytes) appended to `out`.
+void Base64Append(std::string& out, std::string_view bytes);
 
 // Inverse of Base64Encode, as Go's base64.StdEncoding.DecodeString: '\r' and '\n' anywhere are
 // ignored; everything else must be the standard alphabet, padded with '=' to a multiple of 4.

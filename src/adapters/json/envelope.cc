@@ -54,8 +54,10 @@ Result<Frame> DecodeFrame(std::string_view text) {
   return frame;
 }
 
-std::string EncodeBareHeader(const MessageHeader& header) {
-  std::string out = "{\"namespace\":";
+namespace {
+
+void AppendBareHeader(std::string& out, const MessageHeader& header) {
+  out += "{\"namespace\":";
   AppendGoString(out, header.ns);
   out += ",\"resourceKind\":";
   AppendGoString(out, header.resource_kind);
@@ -64,14 +66,25 @@ std::string EncodeBareHeader(const MessageHeader& header) {
   out += ",\"operation\":";
   AppendGoString(out, header.operation);
   out += '}';
+}
+
+}  // namespace
+
+std::string EncodeBareHeader(const MessageHeader& header) {
+  std::string out;
+  AppendBareHeader(out, header);
   return out;
 }
 
 std::string EncodeFrame(const MessageHeader& header, std::string_view content) {
-  std::string out = "{\"header\":";
-  out += EncodeBareHeader(header);
+  std::string out;
+  // Exact unless a header field needs escaping.
+  out.reserve(91 + header.ns.size() + header.resource_kind.size() + header.resource_name.size() +
+              header.operation.size() + (content.size() + 2) / 3 * 4);
+  out += "{\"header\":";
+  AppendBareHeader(out, header);
   out += ",\"content\":\"";
-  out += Base64Encode(content);  // base64 needs no escaping
+  Base64Append(out, content);  // base64 needs no escaping
   out += "\"}";
   return out;
 }

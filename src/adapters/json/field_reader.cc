@@ -102,6 +102,7 @@ core::Metrics DecodeMetrics(const RawJson& metrics) {
       if (auto d = v.AsDouble(); d.ok()) mv = core::MetricValue::Number(*d);
     } else if (v.is_array()) {
       std::vector<double> list;
+      list.reserve(v.size());
       bool all_numbers = true;
       for (size_t k = 0; k < v.size() && all_numbers; ++k) {
         auto d = v[k].AsDouble();

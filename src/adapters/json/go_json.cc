@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <exception>
-#include <iterator>
+#include <cstdint>
 #include <limits>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
+#include "adapters/json/go_json_internal.h"
 
 namespace sedna::json {
 
@@ -170,63 +169,40 @@ std::string FormatGoFloat(double v) {
 // ---------------------------------------------------------------------------------------------
 // RawJson tree
 
-struct RawJson::Node {
-  Type type = Type::kNull;
-  bool boolean = false;
-  std::string text;               // string value or number text
-  std::vector<RawJson> values;    // array elements / object member values
-  std::vector<std::string> keys;  // object member keys, parallel to values
-
-  Node() = default;
-  Node(const Node&) = delete;
-  Node& operator=(const Node&) = delete;
-  // Releases descendants without recursion: subtrees owned only by this node are flattened
-  // onto an explicit stack before their nodes die childless.
-  ~Node() {
-    if (values.empty()) return;
-    std::vector<std::shared_ptr<Node>> stack;
-    auto take_children = [&stack](Node& n) {
-      for (auto& v : n.values) {
-        if (v.node_ && !v.node_->values.empty()) stack.push_back(std::move(v.node_));
-      }
-      n.values.clear();
-    };
-    take_children(*this);
-    while (!stack.empty()) {
-      std::shared_ptr<Node> n = std::move(stack.back());
-      stack.pop_back();
-      if (n.use_count() == 1) take_children(*n);
-    }
-  }
-};
-
-class RawJsonAccess {
- public:
-  static const std::shared_ptr<RawJson::Node>& node(const RawJson& j) { return j.node_; }
-  static RawJson Make(std::shared_ptr<RawJson::Node> n) { return RawJson(std::move(n)); }
-};
-
 namespace {
+// Nesting of ~Node calls on this thread, to bound the recursion of the fast path.
+thread_local unsigned node_destruction_depth = 0;
+constexpr unsigned kMaxRecursiveDestructionDepth = 64;
+}  // namespace
 
-using Node = RawJson::Node;
-
-const std::string& EmptyString() {
-  static const std::string kEmpty;
-  return kEmpty;
+RawJson::Node::~Node() {
+  if (values.empty()) return;
+  if (node_destruction_depth < kMaxRecursiveDestructionDepth) {
+    // Shallow trees (every real message): children die by plain recursion, at most 64 deep.
+    ++node_destruction_depth;
+    values.clear();
+    --node_destruction_depth;
+    return;
+  }
+  // Deeper: subtrees owned only by this node are flattened onto an explicit stack before their
+  // nodes die childless, so depth costs no recursion.
+  std::vector<std::shared_ptr<Node>> stack;
+  auto take_children = [&stack](Node& n) {
+    for (auto& v : n.values) {
+      if (v.node_ && !v.node_->values.empty()) stack.push_back(std::move(v.node_));
+    }
+    n.values.clear();
+  };
+  take_children(*this);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    if (n.use_count() == 1) take_children(*n);
+  }
 }
 
-const RawJson& NullValue() {
-  static const RawJson kNull;
-  return kNull;
-}
+namespace internal {
 
-std::shared_ptr<Node> NewNode(RawJson::Type t) {
-  auto n = std::make_shared<Node>();
-  n->type = t;
-  return n;
-}
-
-// True when `s` matches the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
 bool IsJsonNumber(std::string_view s) {
   size_t i = 0;
   auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
@@ -251,8 +227,6 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
-// Decimal exponent of the leading significant digit of a valid JSON number ("0.0012e3" -> 0,
-// "250" -> 2), saturating; very negative for zero. Used only to tell overflow from underflow.
 long long LeadingExponent(std::string_view s) {
   constexpr long long kZero = std::numeric_limits<long long>::min() / 2;
   if (!s.empty() && s[0] == '-') s.remove_prefix(1);
@@ -283,158 +257,72 @@ long long LeadingExponent(std::string_view s) {
   return lead + exp;
 }
 
-// Input iterator over a char buffer that records the last position read, so the SAX handler can
-// recover the source text of integers (nlohmann only passes lexemes for floats).
-class TrackingIter {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
+}  // namespace internal
 
-  TrackingIter(const char* p, const char** last_read) : p_(p), last_read_(last_read) {}
-  reference operator*() const {
-    *last_read_ = p_;
-    return *p_;
-  }
-  TrackingIter& operator++() {
-    ++p_;
-    return *this;
-  }
-  TrackingIter operator++(int) {
-    TrackingIter t = *this;
-    ++p_;
-    return t;
-  }
-  bool operator==(const TrackingIter& o) const { return p_ == o.p_; }
-  bool operator!=(const TrackingIter& o) const { return p_ != o.p_; }
+namespace {
 
- private:
-  const char* p_;
-  const char** last_read_;
-};
+using Node = RawJson::Node;
+using internal::IsJsonNumber;
+using internal::LeadingExponent;
+using internal::NewNode;
 
-// Builds a RawJson tree from nlohmann SAX events. nlohmann's parser is iterative, and so is this.
-class Builder {
- public:
-  using json = nlohmann::json;
+const std::string& EmptyString() {
+  static const std::string kEmpty;
+  return kEmpty;
+}
 
-  Builder(const char* begin, const char* const* last_read) : begin_(begin), last_read_(last_read) {}
-
-  bool null() { return Add(RawJson()); }
-  bool boolean(bool v) { return Add(RawJson::Bool(v)); }
-  bool number_integer(json::number_integer_t v) {
-    if (v == 0 && IsNegativeZero()) return AddNumber("-0");
-    return AddNumber(std::to_string(v));
-  }
-  bool number_unsigned(json::number_unsigned_t v) { return AddNumber(std::to_string(v)); }
-  bool number_float(json::number_float_t, const json::string_t& lexeme) {
-    return AddNumber(lexeme);
-  }
-  bool string(json::string_t& v) {
-    auto n = NewNode(RawJson::Type::kString);
-    n->text = std::move(v);
-    return Add(RawJsonAccess::Make(std::move(n)));
-  }
-  bool binary(json::binary_t&) {
-    error_ = "unexpected binary value";
-    return false;
-  }
-  bool start_object(std::size_t) { return Open(RawJson::Type::kObject); }
-  bool key(json::string_t& k) {
-    stack_.back()->keys.push_back(std::move(k));
-    return true;
-  }
-  bool end_object() {
-    stack_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) { return Open(RawJson::Type::kArray); }
-  bool end_array() {
-    stack_.pop_back();
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
-    std::string what = ex.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag.
-    if (!what.empty() && what[0] == '[') {
-      size_t close = what.find("] ");
-      if (close != std::string::npos) what.erase(0, close + 2);
-    }
-    error_ = what;
-    return false;
-  }
-
-  RawJson TakeRoot() { return std::move(root_); }
-  const std::string& error() const { return error_; }
-
- private:
-  // The lexer has read the integer plus, unless at end of input, one look-ahead character.
-  bool IsNegativeZero() const {
-    const char* last = *last_read_;
-    if (last == nullptr) return false;
-    const char* end = (*last >= '0' && *last <= '9') ? last + 1 : last;
-    return end - begin_ >= 2 && end[-1] == '0' && end[-2] == '-';
-  }
-  bool AddNumber(std::string text) {
-    auto n = NewNode(RawJson::Type::kNumber);
-    n->text = std::move(text);
-    return Add(RawJsonAccess::Make(std::move(n)));
-  }
-  bool Open(RawJson::Type t) {
-    if (stack_.size() >= RawJson::kMaxDepth) {
-      error_ = "exceeded max depth " + std::to_string(RawJson::kMaxDepth);
-      return false;
-    }
-    auto n = NewNode(t);
-    Node* raw = n.get();
-    if (!Add(RawJsonAccess::Make(std::move(n)))) return false;
-    stack_.push_back(raw);
-    return true;
-  }
-  bool Add(RawJson v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-    } else {
-      stack_.back()->values.push_back(std::move(v));
-    }
-    return true;
-  }
-
-  const char* begin_;
-  const char* const* last_read_;
-  RawJson root_;
-  std::vector<Node*> stack_;  // open containers, owned through root_
-  std::string error_;
-};
+const RawJson& NullValue() {
+  static const RawJson kNull;
+  return kNull;
+}
 
 enum class DumpMode { kSorted, kInOrder, kFloat64 };
 
-// Member order for an object in sorted modes: keys ascending bytewise, only the last of equal
-// keys kept (Go map semantics).
-std::vector<size_t> SortedMembers(const Node& n) {
-  std::vector<size_t> order(n.keys.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return n.keys[a] < n.keys[b]; });
-  std::vector<size_t> out;
-  out.reserve(order.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (k + 1 < order.size() && n.keys[order[k + 1]] == n.keys[order[k]]) continue;
-    out.push_back(order[k]);
+// Appends the member order of object `n` for the sorted modes to `order`: keys ascending
+// bytewise, only the last of equal keys kept (Go map semantics).
+void AppendSortedMembers(const Node& n, std::vector<uint32_t>& order) {
+  const size_t base = order.size();
+  const size_t count = n.keys.size();
+  const auto less = [&n](uint32_t a, uint32_t b) { return n.keys[a] < n.keys[b]; };
+  for (size_t i = 0; i < count; ++i) order.push_back(static_cast<uint32_t>(i));
+  auto first = order.begin() + static_cast<std::ptrdiff_t>(base);
+  if (count <= 16) {
+    // Stable insertion sort: worker and GM objects are small.
+    for (auto it = first + 1; it < order.end(); ++it) {
+      const uint32_t v = *it;
+      auto hole = it;
+      while (hole != first && less(v, *(hole - 1))) {
+        *hole = *(hole - 1);
+        --hole;
+      }
+      *hole = v;
+    }
+  } else {
+    std::stable_sort(first, order.end(), less);
   }
-  return out;
+  // Keep the last of each run of equal keys.
+  size_t out = base;
+  for (size_t k = base; k < order.size(); ++k) {
+    if (k + 1 < order.size() && n.keys[order[k + 1]] == n.keys[order[k]]) continue;
+    order[out++] = order[k];
+  }
+  order.resize(out);
 }
 
 Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
   struct Frame {
     const Node* node;
-    std::vector<size_t> order;  // objects in sorted modes; empty = document order
-    size_t pos = 0;
-    size_t count = 0;
+    size_t order_begin;  // sorted objects: their member order in `order`
+    size_t pos;
+    size_t count;
+    bool sorted;
   };
   std::vector<Frame> stack;
+  std::vector<uint32_t> order;  // member orders of the open sorted objects, innermost last
+  if (root.size() > 0) {        // a non-empty container: enough for every real message at once
+    stack.reserve(8);
+    if (mode != DumpMode::kInOrder) order.reserve(32);
+  }
   // Writes a scalar, or the opening bracket of a container and pushes its frame.
   auto visit = [&](const RawJson& v) -> Status {
     const Node* n = RawJsonAccess::node(v).get();
@@ -462,17 +350,26 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
         AppendGoString(out, n->text);
         break;
       case RawJson::Type::kArray:
+        if (n->values.empty()) {
+          out += "[]";
+          break;
+        }
         out += '[';
-        stack.push_back(Frame{n, {}, 0, n->values.size()});
+        stack.push_back(Frame{n, 0, 0, n->values.size(), false});
         break;
       case RawJson::Type::kObject: {
-        out += '{';
-        Frame f{n, {}, 0, n->values.size()};
-        if (mode != DumpMode::kInOrder) {
-          f.order = SortedMembers(*n);
-          f.count = f.order.size();
+        if (n->values.empty()) {
+          out += "{}";
+          break;
         }
-        stack.push_back(std::move(f));
+        out += '{';
+        Frame f{n, order.size(), 0, n->values.size(), false};
+        if (mode != DumpMode::kInOrder) {
+          AppendSortedMembers(*n, order);
+          f.count = order.size() - f.order_begin;
+          f.sorted = true;
+        }
+        stack.push_back(f);
         break;
       }
     }
@@ -483,10 +380,11 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
     Frame& f = stack.back();
     if (f.pos == f.count) {
       out += f.node->type == RawJson::Type::kArray ? ']' : '}';
+      if (f.sorted) order.resize(f.order_begin);
       stack.pop_back();
       continue;
     }
-    size_t i = f.order.empty() ? f.pos : f.order[f.pos];
+    size_t i = f.sorted ? order[f.order_begin + f.pos] : f.pos;
     if (f.pos > 0) out += ',';
     ++f.pos;
     const Node* n = f.node;  // `f` may dangle after visit() pushes
@@ -502,28 +400,6 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
 }  // namespace
 
 RawJson::RawJson() = default;
-
-Result<RawJson> RawJson::Parse(std::string_view text) {
-  // nlohmann stops at a NUL byte as if at end of input; JSON allows none anywhere.
-  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
-    return Result<RawJson>::Error("invalid JSON: unexpected NUL byte at offset " +
-                                  std::to_string(nul));
-  }
-  try {
-    const char* last_read = nullptr;
-    Builder builder(text.data(), &last_read);
-    TrackingIter first(text.data(), &last_read);
-    TrackingIter last(text.data() + text.size(), &last_read);
-    bool ok = nlohmann::json::sax_parse(first, last, &builder);
-    if (!ok) {
-      std::string err = builder.error().empty() ? "parse failed" : builder.error();
-      return Result<RawJson>::Error("invalid JSON: " + err);
-    }
-    return builder.TakeRoot();
-  } catch (const std::exception& e) {
-    return Result<RawJson>::Error(std::string("invalid JSON: ") + e.what());
-  }
-}
 
 RawJson RawJson::Null() { return RawJson(); }
 
@@ -661,6 +537,10 @@ std::string RawJson::Dump() const {
   std::string out;
   (void)DumpTo(*this, DumpMode::kSorted, out);  // cannot fail in this mode
   return out;
+}
+
+void internal::AppendDump(const RawJson& v, std::string& out) {
+  (void)DumpTo(v, DumpMode::kSorted, out);  // cannot fail in this mode
 }
 
 std::string RawJson::DumpInOrder() const {

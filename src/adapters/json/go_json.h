@@ -34,8 +34,8 @@ std::string FormatGoFloat(double v);
 
 // An immutable JSON value. Numbers keep their source text (so `0.70` stays `0.70`), object
 // members keep their source order and duplicates. Copies share the tree (cheap, thread-safe to
-// read concurrently). Destruction and dumping are iterative, so depth is bounded only by memory
-// and by Parse's kMaxDepth.
+// read concurrently). Destruction (past 64 levels) and dumping are iterative, so depth is bounded
+// only by memory and by Parse's kMaxDepth.
 class RawJson {
  public:
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -46,7 +46,9 @@ class RawJson {
 
   // Strict RFC 8259 JSON (one value, surrounding whitespace allowed). Accepts \uXXXX escapes
   // including surrogate pairs; rejects invalid UTF-8, lone surrogates, numbers that overflow a
-  // float64, and nesting deeper than kMaxDepth. Never throws.
+  // float64, and nesting deeper than kMaxDepth. A UTF-8 byte order mark at the start is skipped.
+  // Syntax errors read "invalid JSON: parse error at line L, column C: ..." (nlohmann's wording,
+  // kept when this parser replaced nlohmann's). Never throws.
   static Result<RawJson> Parse(std::string_view text);
 
   static RawJson Null();

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "adapters/json/field_reader.h"
+#include "adapters/json/go_json_internal.h"
 
 namespace sedna::json {
 namespace {
@@ -89,16 +90,17 @@ Status AppendCondModels(const RawJson& holder, std::string_view path, std::strin
 
 // Fills `ref` from one result element; returns the first structural problem, "" when none.
 std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
-  std::string path = Index("results", i);
-  if (!r.is_object()) return path + ": expected an object, got " + r.type_name();
+  // The path is built only for a problem: most results have none.
+  const auto path = [i] { return Index("results", i); };
+  if (!r.is_object()) return path() + ": expected an object, got " + r.type_name();
   std::string problem;
   for (auto [key, field] : {std::pair{"format", &ref->format}, std::pair{"url", &ref->url}}) {
     const RawJson* v = Member(r, key);
     if (v != nullptr && v->is_string()) {
       *field = v->string_value();
     } else if (problem.empty()) {
-      problem = v == nullptr ? Join(path, key) + ": missing"
-                             : Join(path, key) + ": expected a string, got " + v->type_name();
+      problem = v == nullptr ? Join(path(), key) + ": missing"
+                             : Join(path(), key) + ": expected a string, got " + v->type_name();
     }
   }
   if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr) {
@@ -106,7 +108,7 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
       ref->metrics = internal::DecodeMetrics(*metrics);
     } else if (!metrics->is_null() && problem.empty()) {
       // The GM decodes metrics as a map; anything else would make it drop the condition.
-      problem = Join(path, "metrics") + ": expected an object, got " + metrics->type_name();
+      problem = Join(path(), "metrics") + ": expected an object, got " + metrics->type_name();
     }
   }
   return problem;
@@ -178,14 +180,24 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
 }
 
 std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg) {
-  std::string out = "{\"phase\":";
+  std::string out;
+  out.reserve(512);  // a typical eval report's forward is ~350 bytes
+  out += "{\"phase\":";
   AppendGoString(out, msg.report.kind);
   out += ",\"status\":";
   AppendGoString(out, msg.report.status);
   out += ",\"output\":{\"models\":";
-  out += msg.results.is_array() ? msg.results.Dump() : "null";
+  if (msg.results.is_array()) {
+    internal::AppendDump(msg.results, out);
+  } else {
+    out += "null";
+  }
   out += ",\"ownerInfo\":";
-  out += (msg.owner_info && msg.owner_info->is_object()) ? msg.owner_info->Dump() : "null";
+  if (msg.owner_info && msg.owner_info->is_object()) {
+    internal::AppendDump(*msg.owner_info, out);
+  } else {
+    out += "null";
+  }
   out += "}}";
   return out;
 }
