@@ -6,7 +6,7 @@
 #   bench/run_all.sh                      # build/release (cmake --preset release), full runs
 #   QUICK=1 bench/run_all.sh              # shorter runs (50 trials, 1e6 lines only, 5 s wrk)
 #   BUILD_DIR=build/h-bench bench/run_all.sh   # your own build dir (same flags as the preset)
-#   LATENCY_ARGS=... RSS_ARGS=... POST_ARGS=... RESTART_ARGS=... STORE_ARGS=...
+#   LATENCY_ARGS=... RSS_ARGS=... POST_ARGS=... RESTART_ARGS=... STORE_ARGS=... S3_ARGS=...
 #                                         extra flags for each bench (see each source)
 #
 # Output of every bench goes to $OUT_DIR (default: a new /tmp/sedna-bench-run.XXXXXX).
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DIR=${BUILD_DIR:-build/release}
-TARGETS=(sedna-lc latency_bench rss_bench worker_post_bench restart_bench store_bench)
+TARGETS=(sedna-lc latency_bench rss_bench worker_post_bench restart_bench store_bench s3_bench)
 if [[ "$BUILD_DIR" == build/release ]]; then
   cmake --preset release >/dev/null
   cmake --build --preset release -j2 --target "${TARGETS[@]}"
@@ -35,12 +35,14 @@ if [[ -n "${QUICK:-}" ]]; then
   POST_DEFAULT="--duration=5"
   RESTART_DEFAULT="--reps=3"
   STORE_DEFAULT="--iters=1000 --full-iters=100"
+  S3_DEFAULT="--polls=5 --model-mib=256"
 else
   LATENCY_DEFAULT="--trials=200"
   RSS_DEFAULT="--sizes=1e6,1e7 --idle-seconds=10"
   POST_DEFAULT="--duration=10"
   RESTART_DEFAULT="--reps=7"
   STORE_DEFAULT="--iters=5000 --full-iters=300"
+  S3_DEFAULT="--polls=10 --model-mib=1024"  # ~30 s; needs moto_server (pip install 'moto[server]')
 fi
 
 OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/sedna-bench-run.XXXXXX)}
@@ -76,6 +78,8 @@ run worker_post "$BUILD_DIR/bench/worker_post_bench" --lc="$LC" $POST_DEFAULT ${
 run restart "$BUILD_DIR/bench/restart_bench" --lc="$LC" $RESTART_DEFAULT ${RESTART_ARGS:-}
 # shellcheck disable=SC2086
 run store "$BUILD_DIR/bench/store_bench" $STORE_DEFAULT ${STORE_ARGS:-}
+# shellcheck disable=SC2086
+run s3 "$BUILD_DIR/bench/s3_bench" --lc="$LC" $S3_DEFAULT ${S3_ARGS:-}
 
 echo
 echo "==== summary (targets from design.md §2; figures, not pass/fail)"
@@ -84,7 +88,8 @@ cat <<'EOF'
 targets: Train Ready p50 <= 20 ms, p99 <= 100 ms | idle RSS <= 6 MB (0 jobs), <= 10 MB (100 jobs)
          RSS <= 12 MB (1e6-line index), <= 16 MB (1e7) | idle CPU ~0 | worker POSTs >= 30 k/s
          restart-to-resumed, 100 jobs <= 1 s | store: durability cost per transition / message
+         unchanged S3 index poll: 1 HEAD, 0 bytes | LC memory while uploading a 1 GiB model: flat
 EOF
 grep -h '^RESULT' "$OUT_DIR"/latency.txt "$OUT_DIR"/rss.txt "$OUT_DIR"/worker_post.txt \
-  "$OUT_DIR"/restart.txt "$OUT_DIR"/store.txt | sed 's/^RESULT /  /'
+  "$OUT_DIR"/restart.txt "$OUT_DIR"/store.txt "$OUT_DIR"/s3.txt | sed 's/^RESULT /  /'
 echo "full output: $OUT_DIR"

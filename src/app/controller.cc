@@ -378,11 +378,11 @@ struct Controller::Impl {
       });
       if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
     }
-    e.decoded = std::move(d);
+    e.decoded = std::move(d);  // `ds` refers into `d`: use e.ds below
     if (fresh) {
       if (e.s3) {
-        spdlog::info("{}: polling {} every {} s (mirrored in {})", who, ds.spec.url, PollSeconds(e),
-                     e.local_path);
+        spdlog::info("{}: polling {} every {} s (mirrored in {})", who, e.ds.spec.url,
+                     PollSeconds(e), e.local_path);
       } else {
         spdlog::info("{}: watching {}", who, e.local_path);
       }
@@ -395,7 +395,7 @@ struct Controller::Impl {
       PostRead(e, false);
     }
     for (auto& [k, j] : jobs) {
-      if (j->meta().ns == ds.meta.ns && j->dataset_name() == ds.meta.name) {
+      if (j->meta().ns == e.ds.meta.ns && j->dataset_name() == e.ds.meta.name) {
         StepJob(*j, core::il::JobChanged{});
       }
     }
