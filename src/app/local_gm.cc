@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <vector>
 
 #include "adapters/json/envelope.h"
 #include "adapters/json/go_json.h"
@@ -114,6 +115,15 @@ std::pair<std::string, std::string> CredentialRef(const NJ& obj) {
   return ref;
 }
 
+// spec.<part>.name of an object ("" when absent), e.g. the job's spec.dataset.name.
+std::string SpecRefName(const NJ& obj, const char* part) {
+  if (!obj.is_object() || !obj.contains("spec") || !obj["spec"].is_object()) return "";
+  const NJ& spec = obj["spec"];
+  if (!spec.contains(part) || !spec[part].is_object()) return "";
+  auto name = spec[part].find("name");
+  return name != spec[part].end() && name->is_string() ? name->get<std::string>() : "";
+}
+
 // "dataset" -> "Dataset", ..., for messages.
 std::string KindName(const std::string& kind_lower) {
   if (kind_lower == core::kKindDataset) return "Dataset";
@@ -156,6 +166,89 @@ CredentialInjection InjectCredential(const std::string& object_json, const Secre
   if (!annotations.is_object()) annotations = NJ::object();
   annotations[core::kCredentialAnnotation] = CredentialJson(it->second);
   r.object_json = obj.dump(-1, ' ', false, NJ::error_handler_t::replace);
+  return r;
+}
+
+namespace {
+
+bool IsS3Url(const std::string& url) {
+  return url.size() >= 5 && Lower(url.substr(0, 5)) == "s3://";
+}
+
+}  // namespace
+
+WorkerS3Env S3EnvForWorker(const std::vector<WorkerUrl>& urls, const SecretMap& secrets) {
+  WorkerS3Env r;
+  // Why URLs got no credentials of their own: (owner, cause) -> their variables, first seen first.
+  struct Problem {
+    std::string owner, cause;
+    std::vector<std::string> vars;
+  };
+  std::vector<Problem> problems;
+  auto note = [&](const WorkerUrl& u, const std::string& cause) {
+    for (auto& p : problems) {
+      if (p.owner != u.owner || p.cause != cause) continue;
+      if (std::find(p.vars.begin(), p.vars.end(), u.var) == p.vars.end()) p.vars.push_back(u.var);
+      return;
+    }
+    problems.push_back({u.owner, cause, {u.var}});
+  };
+  for (const auto& u : urls) {
+    if (!IsS3Url(u.url)) continue;
+    const bool fallback = u.credential_name.empty() && !u.fallback_credential_name.empty();
+    const std::string& name = fallback ? u.fallback_credential_name : u.credential_name;
+    if (name.empty()) {
+      note(u, u.fallback_owner.empty()
+                  ? "it sets no spec.credentialName"
+                  : "it sets no spec.credentialName, nor does " + u.fallback_owner);
+      continue;
+    }
+    const std::string ref = u.ns + "/" + name;
+    const std::string whose = fallback ? "the Secret of " + u.fallback_owner + ", " : "its Secret ";
+    auto it = secrets.find({u.ns, name});
+    if (it == secrets.end()) {
+      note(u, whose + ref + " (spec.credentialName) is not in the manifests");
+      continue;
+    }
+    // The sedna.io/credential map (§2.5): annotations, then data over them.
+    std::map<std::string, std::string> merged = it->second.annotations;
+    for (const auto& [k, v] : it->second.data) merged[k] = v;
+    auto get = [&](const char* key) {
+      auto f = merged.find(key);
+      return f == merged.end() ? std::string() : f->second;
+    };
+    const std::string endpoint = get("s3-endpoint");
+    if (endpoint.empty()) {
+      note(u, whose + ref + " has no s3-endpoint");
+      continue;
+    }
+    std::map<std::string, std::string> env{
+        {"S3_ENDPOINT_URL", (get("s3-usehttps") == "0" ? "http://" : "https://") + endpoint},
+        {"ACCESS_KEY_ID", get("ACCESS_KEY_ID")},
+        {"SECRET_ACCESS_KEY", get("SECRET_ACCESS_KEY")}};
+    if (r.env.empty()) {
+      r.env = std::move(env);
+      r.secret = ref;
+      for (const char* key : {"ACCESS_KEY_ID", "SECRET_ACCESS_KEY"}) {
+        if (!merged.count(key)) {
+          r.warnings.push_back("Secret " + ref + " has no " + key + "; the worker gets " + key +
+                               " empty");
+        }
+      }
+    } else if (env != r.env) {
+      note(u, whose + ref + " differs from Secret " + r.secret);
+    }
+  }
+  const std::string outcome =
+      r.env.empty() ? "the worker gets no S3 variables (S3_ENDPOINT_URL, ACCESS_KEY_ID, "
+                      "SECRET_ACCESS_KEY; a container env may set them)"
+                    : "the worker gets the S3 variables of Secret " + r.secret;
+  for (const auto& p : problems) {
+    std::string vars;
+    for (const auto& v : p.vars) vars += (vars.empty() ? "" : ", ") + v;
+    r.warnings.push_back(vars + ": s3:// URL" + (p.vars.size() > 1 ? "s" : "") + " of " + p.owner +
+                         ": " + p.cause + "; " + outcome);
+  }
   return r;
 }
 
@@ -398,6 +491,74 @@ struct LocalGm::Impl {
     return NJ::parse(it->second)["spec"].value("url", "");
   }
 
+  // ------------------------------------------------------------------ S3 env of workers
+
+  // spec.credentialName of the Dataset or Model `name` of the job's namespace ("" when unset).
+  std::string ObjectCredentialName(const GmJob& j, const char* kind_lower,
+                                   const std::string& name) {
+    auto it = plain.find(core::ResourceKey(j.ns, kind_lower, name));
+    if (it == plain.end()) return "";
+    return CredentialRef(NJ::parse(it->second, nullptr, false)).second;
+  }
+
+  // A URL of the job's own (outputDir, the round's data, trained models): the job's Secret, else
+  // the Dataset's.
+  WorkerUrl JobUrl(const GmJob& j, const std::string& var, const std::string& url) {
+    const std::string ds = SpecRefName(j.object, "dataset");
+    return {var,
+            url,
+            j.kind + " " + j.ns + "/" + j.name,
+            j.ns,
+            CredentialRef(j.object).second,
+            "Dataset " + j.ns + "/" + ds,
+            ObjectCredentialName(j, core::kKindDataset, ds)};
+  }
+
+  // A URL of the Dataset or Model `name` of the job's namespace: that object's Secret, else the
+  // job's.
+  WorkerUrl ObjectUrl(const GmJob& j, const char* kind_lower, const std::string& name,
+                      const std::string& var, const std::string& url) {
+    return {var,
+            url,
+            KindName(kind_lower) + " " + j.ns + "/" + name,
+            j.ns,
+            ObjectCredentialName(j, kind_lower, name),
+            j.kind + " " + j.ns + "/" + j.name,
+            CredentialRef(j.object).second};
+  }
+
+  WorkerUrl DatasetOwned(const GmJob& j, const std::string& var, const std::string& url) {
+    return ObjectUrl(j, core::kKindDataset, SpecRefName(j.object, "dataset"), var, url);
+  }
+
+  // A model URL a train or eval worker gets (§4.4): the initial Model's Secret when it is that
+  // Model's URL, else the job's.
+  WorkerUrl InputModelUrl(const GmJob& j, const std::string& var, const std::string& url) {
+    const std::string initial = SpecRefName(j.object, "initialModel");
+    auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, initial));
+    if (!initial.empty() && it != plain.end()) {
+      NJ m = NJ::parse(it->second, nullptr, false);
+      if (m.is_object() && m["spec"].value("url", "") == url) {
+        return ObjectUrl(j, core::kKindModel, initial, var, url);
+      }
+    }
+    return JobUrl(j, var, url);
+  }
+
+  // Adds the S3 env of the worker's s3:// URLs to `env` (S3EnvForWorker). Logs the Secret's name
+  // and the endpoint, never a key.
+  void AddS3Env(const GmJob& j, const std::string& worker, const std::vector<WorkerUrl>& urls,
+                std::map<std::string, std::string>& env) {
+    WorkerS3Env s3 = S3EnvForWorker(urls, secrets);
+    for (const auto& w : s3.warnings) spdlog::warn("standalone: {}: {}: {}", j.key, worker, w);
+    if (s3.env.empty()) return;
+    spdlog::info(
+        "standalone: {}: {} gets S3_ENDPOINT_URL={}, ACCESS_KEY_ID and SECRET_ACCESS_KEY of "
+        "Secret {}",
+        j.key, worker, s3.env["S3_ENDPOINT_URL"], s3.secret);
+    for (auto& [k, v] : s3.env) env[k] = std::move(v);
+  }
+
   // Builds argv, env and working dir from the template's first container (image ignored).
   Result<process::ProcessSpec> WorkerSpec(const GmJob& j, const core::PodTemplate& t,
                                           const std::string& worker,
@@ -439,25 +600,39 @@ struct LocalGm::Impl {
     std::map<std::string, std::string> env;
     std::string urls;
     for (const auto& m : d.input_models) urls += (urls.empty() ? "" : ";") + m.url;
+    // The worker's URLs with the object whose Secret applies, in the GM's mount order (§4.4).
+    std::vector<WorkerUrl> owned;
     if (stage == Stage::kTrain) {
       env["TRAIN_DATASET_URL"] = d.data_url;
       env["ORIGINAL_DATASET_URL"] = original;
       if (il) {
         env["BASE_MODEL_URL"] = d.input_models.empty() ? "" : d.input_models[0].url;
         env["MODEL_URL"] = d.output_dir;
+        owned.push_back(InputModelUrl(j, "BASE_MODEL_URL", env["BASE_MODEL_URL"]));
+        owned.push_back(JobUrl(j, "MODEL_URL", d.output_dir));
       } else {
         env["KB_SERVER"] = "http://localhost:9020";
         env["OUTPUT_URL"] = d.output_dir;
+        owned.push_back(JobUrl(j, "OUTPUT_URL", d.output_dir));
       }
+      owned.push_back(JobUrl(j, "TRAIN_DATASET_URL", d.data_url));
     } else {
       env["MODEL_URLS"] = urls;
       env["TEST_DATASET_URL"] = d.data_url;
       env["ORIGINAL_DATASET_URL"] = original;
+      for (const auto& m : d.input_models) {
+        owned.push_back(il ? InputModelUrl(j, "MODEL_URLS", m.url)
+                           : JobUrl(j, "MODEL_URLS", m.url));
+      }
       if (!il) {
         env["KB_SERVER"] = "http://localhost:9020";
         env["OUTPUT_URL"] = d.output_dir;
+        owned.push_back(JobUrl(j, "OUTPUT_URL", d.output_dir));
       }
+      owned.push_back(DatasetOwned(j, "TEST_DATASET_URL", d.data_url));
     }
+    owned.push_back(DatasetOwned(j, "ORIGINAL_DATASET_URL", original));
+    AddS3Env(j, worker, owned, env);
     auto spec = WorkerSpec(j, Template(j, stage == Stage::kTrain ? "train" : "eval"), worker, env);
     j.reported[stage] = false;
     if (!spec.ok()) {
@@ -521,6 +696,8 @@ struct LocalGm::Impl {
     }
     std::map<std::string, std::string> env;
     const NJ& spec = j.object["spec"];
+    const std::string worker = "inferworker-" + RandomSuffix();
+    std::vector<WorkerUrl> owned;
     if (j.gm_kind == core::gm::JobKind::kIncremental) {
       std::string model = spec["deploySpec"]["model"].value("name", "");
       auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, model));
@@ -528,12 +705,15 @@ struct LocalGm::Impl {
       const NJ& hem = spec["deploySpec"].value("hardExampleMining", NJ::object());
       env["HEM_NAME"] = hem.value("name", "");
       env["HEM_PARAMETERS"] = hem.contains("parameters") ? hem["parameters"].dump() : "null";
+      owned.push_back(ObjectUrl(j, core::kKindModel, model, "MODEL_URL", env["MODEL_URL"]));
     } else {
       std::string out = spec.value("outputDir", "");
       while (out.size() > 1 && out.back() == '/') out.pop_back();
       env["MODEL_URLS"] = out + "/deploy/index.pkl";
+      owned.push_back(JobUrl(j, "MODEL_URLS", env["MODEL_URLS"]));
     }
-    auto ps = WorkerSpec(j, t, "inferworker-" + RandomSuffix(), env);
+    AddS3Env(j, worker, owned, env);
+    auto ps = WorkerSpec(j, t, worker, env);
     if (!ps.ok()) {
       spdlog::error("standalone: {}: inference worker: {}", j.key, ps.message());
       SetPod(j, Stage::kDeploy, PodPhase::kFailed);

@@ -1,5 +1,6 @@
 // Standalone mode's credential injection (sedna-protocol.md §2.5): the sedna.io/credential
-// annotation the local GM puts on the objects it sends, byte for byte as Sedna's GM makes it.
+// annotation the local GM puts on the objects it sends, byte for byte as Sedna's GM makes it; and
+// the S3 variables its local workers get for their s3:// URLs (§4.4, §4.5).
 #include "app/local_gm.h"
 
 #include <gtest/gtest.h>
@@ -166,6 +167,240 @@ TEST(Credential, NotSetOrMissing) {
   EXPECT_EQ(c.object_json, unknown);
   EXPECT_EQ(c.secret, "default/nope");
   EXPECT_TRUE(c.missing);
+}
+
+// ------------------------------------------------------------------ S3 env of local workers
+
+constexpr const char* kJob = "IncrementalLearningJob default/j";
+constexpr const char* kDataset = "Dataset default/ds";
+
+WorkerUrl Url(const std::string& var, const std::string& url, const std::string& owner,
+              const std::string& credential_name, const std::string& ns = "default",
+              const std::string& fallback_owner = "",
+              const std::string& fallback_credential_name = "") {
+  return WorkerUrl{var, url, owner, ns, credential_name, fallback_owner, fallback_credential_name};
+}
+
+// The README's Secret (annotations + data) and a MinIO-style one with s3-usehttps "0".
+SecretMap S3Secrets() {
+  SecretMap secrets;
+  secrets[{"default", "mysecret"}] =
+      MakeSecret("default", "mysecret", {{"s3-endpoint", "s3.amazonaws.com"}, {"s3-usehttps", "1"}},
+                 {{"ACCESS_KEY_ID", "XXXX"}, {"SECRET_ACCESS_KEY", "XXXXXXXX"}});
+  secrets[{"default", "minio"}] =
+      MakeSecret("default", "minio", {{"s3-endpoint", "127.0.0.1:9000"}, {"s3-usehttps", "0"}},
+                 {{"ACCESS_KEY_ID", "AKIA-MINIO"}, {"SECRET_ACCESS_KEY", "minio-secret-value"}});
+  return secrets;
+}
+
+// No warning ever holds a key of any Secret.
+void ExpectNoValueIn(const WorkerS3Env& r) {
+  for (const auto& w : r.warnings) {
+    for (const char* v : {"XXXX", "AKIA-MINIO", "minio-secret-value"}) {
+      EXPECT_EQ(w.find(v), std::string::npos) << w;
+    }
+  }
+}
+
+// An IL train worker whose outputDir (MODEL_URL) and round data are on S3, with the job's
+// Secret: exactly the three variables of the GM's buildS3SecretEnvs.
+TEST(WorkerS3Env, S3UrlsWithTheJobSecretGetTheGmVariables) {
+  const SecretMap secrets = S3Secrets();
+  WorkerS3Env r = S3EnvForWorker(
+      {Url("BASE_MODEL_URL", "/models/base/model.bin", kJob, "mysecret"),
+       Url("MODEL_URL", "s3://kubeedge/out/j", kJob, "mysecret"),
+       Url("TRAIN_DATASET_URL", "s3://kubeedge/out/j/data/train/1.txt", kJob, "mysecret"),
+       Url("ORIGINAL_DATASET_URL", "/data/index.txt", kDataset, "")},
+      secrets);
+  EXPECT_EQ(r.env,
+            (std::map<std::string, std::string>{{"S3_ENDPOINT_URL", "https://s3.amazonaws.com"},
+                                                {"ACCESS_KEY_ID", "XXXX"},
+                                                {"SECRET_ACCESS_KEY", "XXXXXXXX"}}));
+  EXPECT_EQ(r.secret, "default/mysecret");
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+
+  // s3-usehttps "0" is plain HTTP; the scheme is case-insensitive (Go lower-cases it); a dataset
+  // URL takes the Dataset's Secret.
+  r = S3EnvForWorker({Url("MODEL_URL", "/out/j", kJob, "mysecret"),
+                      Url("ORIGINAL_DATASET_URL", "S3://bucket/index.txt", kDataset, "minio")},
+                     secrets);
+  EXPECT_EQ(r.env,
+            (std::map<std::string, std::string>{{"S3_ENDPOINT_URL", "http://127.0.0.1:9000"},
+                                                {"ACCESS_KEY_ID", "AKIA-MINIO"},
+                                                {"SECRET_ACCESS_KEY", "minio-secret-value"}}));
+  EXPECT_EQ(r.secret, "default/minio");
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+// s3-usehttps absent: HTTPS. Keys in the data or the annotations (the credential map, data over
+// annotations), s3-endpoint in stringData too; other Secret entries ignored.
+TEST(WorkerS3Env, SecretKeysReadLikeTheCredentialAnnotation) {
+  SecretMap secrets;
+  secrets[{"team", "s"}] = MakeSecret(
+      "team", "s", {{"s3-endpoint", "old.example:1"}, {"kubectl.kubernetes.io/x", "{}"}},
+      {{"s3-endpoint", "s3.example:9000"}, {"ACCESS_KEY_ID", "A"}, {"SECRET_ACCESS_KEY", "B"}});
+  WorkerS3Env r = S3EnvForWorker(
+      {Url("OUTPUT_URL", "s3://b/o", "LifelongLearningJob team/ll", "s", "team")}, secrets);
+  EXPECT_EQ(r.env,
+            (std::map<std::string, std::string>{{"S3_ENDPOINT_URL", "https://s3.example:9000"},
+                                                {"ACCESS_KEY_ID", "A"},
+                                                {"SECRET_ACCESS_KEY", "B"}}));
+  EXPECT_EQ(r.secret, "team/s");
+}
+
+// Host paths and http(s) URLs need no S3 variables, whatever Secret their owner names.
+TEST(WorkerS3Env, HostPathsGetNone) {
+  const SecretMap secrets = S3Secrets();
+  WorkerS3Env r = S3EnvForWorker(
+      {Url("BASE_MODEL_URL", "/models/base/model.bin", "Model default/base", "mysecret"),
+       Url("MODEL_URL", "/out/j", kJob, "mysecret"),
+       Url("TRAIN_DATASET_URL", "/out/j/data/train/1.txt", kJob, ""),
+       Url("ORIGINAL_DATASET_URL", "https://example.com/index.txt", kDataset, "nope"),
+       Url("TEST_DATASET_URL", "", kDataset, "nope"),
+       Url("MODEL_URLS", "relative/s3://not-a-scheme", kJob, "")},
+      secrets);
+  EXPECT_TRUE(r.env.empty());
+  EXPECT_EQ(r.secret, "");
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+}
+
+// s3:// URLs without a usable Secret: no variables, and a warning naming the variables, the
+// owner and why (no credentialName; a Secret not in the manifests; one without s3-endpoint).
+TEST(WorkerS3Env, MissingSecretGetsNoneAndAWarning) {
+  SecretMap secrets = S3Secrets();
+  WorkerS3Env r = S3EnvForWorker(
+      {Url("MODEL_URL", "s3://kubeedge/out/j", kJob, "creds"),
+       Url("TRAIN_DATASET_URL", "s3://kubeedge/out/j/data/train/1.txt", kJob, "creds")},
+      secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "MODEL_URL, TRAIN_DATASET_URL: s3:// URLs of IncrementalLearningJob default/j: its "
+            "Secret default/creds (spec.credentialName) is not in the manifests; the worker gets "
+            "no S3 variables (S3_ENDPOINT_URL, ACCESS_KEY_ID, SECRET_ACCESS_KEY; a container env "
+            "may set them)");
+
+  r = S3EnvForWorker({Url("MODEL_URL", "s3://kubeedge/out/j", kJob, ""),
+                      Url("ORIGINAL_DATASET_URL", "s3://kubeedge/index.txt", kDataset, "")},
+                     secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_EQ(r.warnings[0],
+            "MODEL_URL: s3:// URL of IncrementalLearningJob default/j: it sets no "
+            "spec.credentialName; the worker gets no S3 variables (S3_ENDPOINT_URL, ACCESS_KEY_ID, "
+            "SECRET_ACCESS_KEY; a container env may set them)");
+  EXPECT_NE(r.warnings[1].find("ORIGINAL_DATASET_URL: s3:// URL of Dataset default/ds: it sets no "
+                               "spec.credentialName"),
+            std::string::npos)
+      << r.warnings[1];
+
+  // The Secret is in another namespace than the owner: missing, as the GM's lookup is.
+  r = S3EnvForWorker(
+      {Url("MODEL_URL", "s3://b/o", "IncrementalLearningJob team/j", "mysecret", "team")}, secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("its Secret team/mysecret (spec.credentialName) is not in the "
+                               "manifests"),
+            std::string::npos);
+
+  secrets[{"default", "noendpoint"}] = MakeSecret(
+      "default", "noendpoint", {}, {{"ACCESS_KEY_ID", "XXXX"}, {"SECRET_ACCESS_KEY", "XXXXXXXX"}});
+  r = S3EnvForWorker({Url("MODEL_URL", "s3://b/o", kJob, "noendpoint")}, secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "MODEL_URL: s3:// URL of IncrementalLearningJob default/j: its Secret "
+            "default/noendpoint has no s3-endpoint; the worker gets no S3 variables "
+            "(S3_ENDPOINT_URL, ACCESS_KEY_ID, SECRET_ACCESS_KEY; a container env may set them)");
+  ExpectNoValueIn(r);
+}
+
+// One set of variables per worker, as the GM merges them: the first usable Secret in mount order
+// wins; a URL whose Secret differs is warned about (names only), one without a Secret too.
+TEST(WorkerS3Env, FirstUsableSecretWins) {
+  const SecretMap secrets = S3Secrets();
+  WorkerS3Env r =
+      S3EnvForWorker({Url("MODEL_URLS", "s3://kubeedge/out/j/model.bin", kJob, "nope"),
+                      Url("OUTPUT_URL", "s3://kubeedge/out/j", kJob, "mysecret"),
+                      Url("TEST_DATASET_URL", "s3://data/eval.txt", kDataset, "minio"),
+                      Url("ORIGINAL_DATASET_URL", "s3://data/index.txt", kDataset, "minio")},
+                     secrets);
+  EXPECT_EQ(r.secret, "default/mysecret");
+  EXPECT_EQ(r.env.at("S3_ENDPOINT_URL"), "https://s3.amazonaws.com");
+  EXPECT_EQ(r.env.at("SECRET_ACCESS_KEY"), "XXXXXXXX");
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_EQ(r.warnings[0],
+            "MODEL_URLS: s3:// URL of IncrementalLearningJob default/j: its Secret default/nope "
+            "(spec.credentialName) is not in the manifests; the worker gets the S3 variables of "
+            "Secret default/mysecret");
+  EXPECT_EQ(r.warnings[1],
+            "TEST_DATASET_URL, ORIGINAL_DATASET_URL: s3:// URLs of Dataset default/ds: its Secret "
+            "default/minio differs from Secret default/mysecret; the worker gets the S3 variables "
+            "of Secret default/mysecret");
+  ExpectNoValueIn(r);
+
+  // The same Secret for the job and the dataset: no warning.
+  r = S3EnvForWorker({Url("OUTPUT_URL", "s3://kubeedge/out/j", kJob, "mysecret"),
+                      Url("TEST_DATASET_URL", "s3://data/eval.txt", kDataset, "mysecret")},
+                     secrets);
+  EXPECT_EQ(r.secret, "default/mysecret");
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+// An owner that sets no credentialName: its fallback's Secret applies (the eval worker's
+// TEST_DATASET_URL, a file under the job's s3:// outputDir, of a Dataset without a Secret). An
+// owner that names a Secret does not fall back, even when that Secret is missing.
+TEST(WorkerS3Env, FallbackSecretWhenTheOwnerNamesNone) {
+  const SecretMap secrets = S3Secrets();
+  WorkerS3Env r =
+      S3EnvForWorker({Url("TEST_DATASET_URL", "s3://kubeedge/out/j/data/eval/2/data.txt", kDataset,
+                          "", "default", kJob, "minio")},
+                     secrets);
+  EXPECT_EQ(r.secret, "default/minio");
+  EXPECT_EQ(r.env.at("S3_ENDPOINT_URL"), "http://127.0.0.1:9000");
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+
+  r = S3EnvForWorker(
+      {Url("TEST_DATASET_URL", "s3://b/eval.txt", kDataset, "", "default", kJob, "")}, secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "TEST_DATASET_URL: s3:// URL of Dataset default/ds: it sets no spec.credentialName, "
+            "nor does IncrementalLearningJob default/j; the worker gets no S3 variables "
+            "(S3_ENDPOINT_URL, ACCESS_KEY_ID, SECRET_ACCESS_KEY; a container env may set them)");
+
+  r = S3EnvForWorker(
+      {Url("TEST_DATASET_URL", "s3://b/eval.txt", kDataset, "", "default", kJob, "gone")}, secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("s3:// URL of Dataset default/ds: the Secret of "
+                               "IncrementalLearningJob default/j, default/gone "
+                               "(spec.credentialName) is not in the manifests"),
+            std::string::npos)
+      << r.warnings[0];
+
+  r = S3EnvForWorker(
+      {Url("TEST_DATASET_URL", "s3://b/eval.txt", kDataset, "gone", "default", kJob, "minio")},
+      secrets);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("its Secret default/gone"), std::string::npos) << r.warnings[0];
+}
+
+// A Secret without the keys: the GM gives them empty; the warning says which is missing.
+TEST(WorkerS3Env, MissingKeysAreEmptyWithAWarning) {
+  SecretMap secrets;
+  secrets[{"default", "half"}] =
+      MakeSecret("default", "half", {{"s3-endpoint", "s3.local"}}, {{"ACCESS_KEY_ID", "XXXX"}});
+  WorkerS3Env r = S3EnvForWorker({Url("MODEL_URL", "s3://b/o", kJob, "half")}, secrets);
+  EXPECT_EQ(r.env, (std::map<std::string, std::string>{{"S3_ENDPOINT_URL", "https://s3.local"},
+                                                       {"ACCESS_KEY_ID", "XXXX"},
+                                                       {"SECRET_ACCESS_KEY", ""}}));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(
+      r.warnings[0],
+      "Secret default/half has no SECRET_ACCESS_KEY; the worker gets SECRET_ACCESS_KEY empty");
+  ExpectNoValueIn(r);
 }
 
 }  // namespace

@@ -22,7 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/s3/s3_client.h"
 #include "lc_process.h"
+#include "moto_server.h"
 
 namespace sedna::testing {
 namespace {
@@ -79,6 +81,8 @@ struct JobOpts {
   std::vector<std::pair<std::string, std::string>> train_env;
   std::vector<std::pair<std::string, std::string>> eval_env;
   std::string dataset = "ds";
+  std::string output_dir;       // ../out/<name> unless set
+  std::string credential_name;  // spec.credentialName, unset when empty
 };
 
 class StandaloneTest : public ::testing::Test {
@@ -425,7 +429,8 @@ class StandaloneTest : public ::testing::Test {
     s += "        metric: precision_delta\n";
     s += "    hardExampleMining:\n      name: IBT\n";
     s += Container("infer-worker", {kWorker, o.infer_mode}, o.name, {});
-    s += "  outputDir: ../out/" + o.name + "\n";
+    s += "  outputDir: " + (o.output_dir.empty() ? "../out/" + o.name : o.output_dir) + "\n";
+    if (!o.credential_name.empty()) s += "  credentialName: " + o.credential_name + "\n";
     return Doc("IncrementalLearningJob", o.name, s);
   }
 
@@ -1283,6 +1288,141 @@ TEST_F(StandaloneTest, CredentialSecretMissingThenAddedThenRemoved) {
   }
   EXPECT_GT(files, 3);
   EXPECT_TRUE(stdfs::exists(db));
+}
+
+// Standalone mode against a real S3 server (moto_server, SigV4 signature checking on).
+class StandaloneS3Test : public StandaloneTest {
+ protected:
+  static void SetUpTestSuite() {
+    moto_ = new MotoServer();
+    problem_ = moto_->Start(&skip_);
+  }
+  static void TearDownTestSuite() {
+    moto_->Stop();
+    if (problem_.empty()) moto_->RemoveLog();
+    delete moto_;
+    moto_ = nullptr;
+  }
+  void SetUp() override {
+    if (skip_) GTEST_SKIP() << problem_;
+    ASSERT_TRUE(problem_.empty()) << problem_;
+    StandaloneTest::SetUp();
+  }
+
+  static inline MotoServer* moto_ = nullptr;
+  static inline std::string problem_;
+  static inline bool skip_ = false;
+};
+
+// sha256sum of `value`, through a file (no shell quoting); the file is removed.
+std::string Sha256Hex(const std::string& value, const std::string& dir) {
+  const std::string file = dir + "/.sha256-input";
+  WriteFile(file, value);
+  FILE* f = ::popen(("sha256sum " + file).c_str(), "r");
+  std::string out;
+  if (f) {
+    char buf[256] = {};
+    if (std::fgets(buf, sizeof buf, f)) out = std::string(buf).substr(0, 64);
+    ::pclose(f);
+  }
+  stdfs::remove(file);
+  return out;
+}
+
+// §4.4/§4.5 in standalone mode: a job whose outputDir is on S3 and whose credentialName names a
+// Secret. The train and eval workers get the URLs unchanged and S3_ENDPOINT_URL ("http://" +
+// s3-endpoint, s3-usehttps "0"), ACCESS_KEY_ID and SECRET_ACCESS_KEY exactly as Sedna's GM
+// injects them; with them the train worker PUTs its model to S3 itself (signature checked), and
+// the round completes through the S3 copy to the deploy model. The inference worker (its Model is
+// a host path, no Secret) gets none. The workers print only hashes of the keys; no key reaches
+// the daemon's log, its database or any file under the test directory.
+TEST_F(StandaloneS3Test, WorkersGetTheS3EnvOfTheJobSecret) {
+  ASSERT_TRUE(moto_->CreateBucket("kubeedge").ok());
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s3creds\n"
+                "  annotations:\n    s3-endpoint: " +
+                    moto_->endpoint() + "\n    s3-usehttps: \"0\"\nstringData:\n  ACCESS_KEY_ID: " +
+                    Q(moto_->access_key()) + "\n  SECRET_ACCESS_KEY: " + Q(moto_->secret_key()) +
+                    "\n");
+  WriteManifest("job.yaml", JobYaml({.name = "s3env",
+                                     .output_dir = "s3://kubeedge/out/s3env",
+                                     .credential_name = "s3creds"}));
+  StartLc();
+  auto infer0 = WaitMarks("s3env", "infer", 1);
+  ASSERT_EQ(infer0.size(), 1u);
+  for (const char* k : {"S3_ENDPOINT_URL", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY"}) {
+    EXPECT_FALSE(infer0[0]["env"].contains(k)) << k << ": the deploy Model is a host path";
+  }
+
+  FeedRound();
+  auto done = WaitJob("s3env", "round 1 deployed and back at Train/Waiting", [](const Json& j) {
+    return j["decisions"] == 1 && j["stage"] == "Train/Waiting" && j["work"] == "none" &&
+           !j["deployedUrl"].get<std::string>().empty();
+  });
+  ASSERT_TRUE(done);
+
+  const std::string endpoint_url = "http://" + moto_->endpoint();
+  const std::string access_hash = "sha256:" + Sha256Hex(moto_->access_key(), tmp);
+  const std::string secret_hash = "sha256:" + Sha256Hex(moto_->secret_key(), tmp);
+  ASSERT_EQ(secret_hash.size(), 7u + 64u);
+  auto train = Marks("s3env", "train");
+  auto eval = Marks("s3env", "eval");
+  ASSERT_EQ(train.size(), 1u);
+  ASSERT_EQ(eval.size(), 1u);
+  for (const Json* m : {&train[0], &eval[0]}) {
+    const Json& env = (*m)["env"];
+    EXPECT_EQ(env.value("S3_ENDPOINT_URL", ""), endpoint_url) << (*m)["mode"];
+    EXPECT_EQ(env.value("ACCESS_KEY_ID", ""), access_hash) << (*m)["mode"];
+    EXPECT_EQ(env.value("SECRET_ACCESS_KEY", ""), secret_hash) << (*m)["mode"];
+  }
+  // URLs unchanged (no storage initializer in standalone mode).
+  EXPECT_EQ(train[0]["env"].value("MODEL_URL", ""), "s3://kubeedge/out/s3env/train/1");
+  EXPECT_EQ(train[0]["env"].value("TRAIN_DATASET_URL", ""),
+            "s3://kubeedge/out/s3env/data/train/1/data.txt");
+  EXPECT_EQ(train[0]["env"].value("BASE_MODEL_URL", ""), base_model);
+  const std::string trained_url = "s3://kubeedge/out/s3env/train/1/model.bin";
+  EXPECT_EQ(train[0].value("model", ""), trained_url);
+  EXPECT_EQ(eval[0]["env"].value("MODEL_URLS", ""), trained_url + ";" + deploy_model);
+
+  // The model the train worker uploaded with the injected env, read back with the server's key.
+  s3::Client client(moto_->credentials());
+  auto url = s3::ParseS3Url(trained_url);
+  ASSERT_TRUE(url.ok()) << url.message();
+  std::string got;
+  sedna::Status get = client.Get(*url, 0, -1, [&](std::string_view chunk) {
+    got.append(chunk);
+    return sedna::Status::Ok();
+  });
+  ASSERT_TRUE(get.ok()) << get.message();
+  const std::string trained = "trained s3://kubeedge/out/s3env/train/1 from [BASE-MODEL]";
+  EXPECT_EQ(got, trained);
+  EXPECT_EQ((*done)["deployedUrl"], trained_url);
+  EXPECT_EQ(ReadFile(deploy_model), trained);
+
+  const std::string train_log = ReadFile(WorkerLogs("s3env", "train-worker-").at(0));
+  EXPECT_NE(train_log.find("S3 env: S3_ENDPOINT_URL=" + endpoint_url +
+                           " ACCESS_KEY_ID=" + access_hash + " SECRET_ACCESS_KEY=" + secret_hash),
+            std::string::npos)
+      << train_log;
+  EXPECT_EQ(Log().find("s3:// URL"), std::string::npos)
+      << "no warning: the Dataset's URLs under the job's outputDir take the job's Secret";
+  EXPECT_NE(Log().find("gets S3_ENDPOINT_URL=" + endpoint_url +
+                       ", ACCESS_KEY_ID and SECRET_ACCESS_KEY of Secret default/s3creds"),
+            std::string::npos);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+
+  int files = 0;
+  for (auto it = stdfs::recursive_directory_iterator(tmp);
+       it != stdfs::recursive_directory_iterator(); ++it) {
+    if (!it->is_regular_file() || it->path().parent_path() == mdir) continue;
+    ++files;
+    const std::string content = ReadFile(it->path().string());
+    for (const std::string& value : {moto_->access_key(), moto_->secret_key()}) {
+      EXPECT_EQ(content.find(value), std::string::npos) << "a key in " << it->path();
+    }
+  }
+  EXPECT_GT(files, 3);
 }
 
 // Start-up errors name their cause and exit 2: no -f, a bad --worker-timeout, manifests with

@@ -4,11 +4,14 @@ usage: worker.py MODE    (python3 standard library only)
 
 Every mode first writes $MARK_DIR/<MODE>-<WORKER_NAME>-<pid>.json with the pid, the working
 directory and the environment it was given, so the test can check the env contract and find the
-process. Reports go to LC_SERVER through sedna_report.py (examples/incremental_learning/digits,
+process; ACCESS_KEY_ID and SECRET_ACCESS_KEY appear there (and in the log line every worker
+prints about its S3 env) only as "sha256:<hex>" of their values, never as the values. Reports go to LC_SERVER through sedna_report.py (examples/incremental_learning/digits,
 reached through PYTHONPATH from the container env), exactly as lib/sedna posts them.
 
 MODE:
-  train     writes $MODEL_URL/model.bin ("trained <MODEL_URL> from <base content>") and reports it
+  train     writes $MODEL_URL/model.bin ("trained <MODEL_URL> from <base content>") and reports it;
+            an s3:// MODEL_URL is written with a SigV4-signed PUT (path style) to
+            $S3_ENDPOINT_URL with $ACCESS_KEY_ID / $SECRET_ACCESS_KEY, as a lib/sedna worker would
   eval      reports [trained, deployed] with precision [$EVAL_NEW] and [$EVAL_OLD]
   infer     records the content of $MODEL_URL in its mark, then serves (sleeps) until killed
   crash     exits with 3 without reporting
@@ -16,12 +19,62 @@ MODE:
   sleep     sleeps 100 s (default SIGTERM handling)
   stubborn  ignores SIGTERM, starts a `sleep 100` grandchild (pid in the mark), sleeps 100 s
 """
+import datetime
+import hashlib
+import hmac
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
+
+S3_KEY_VARS = ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY")
+
+
+def digest(value):
+    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def redacted_env():
+    env = dict(os.environ)
+    for k in S3_KEY_VARS:
+        if k in env:
+            env[k] = digest(env[k])
+    return env
+
+
+def s3_put(url, body):
+    """PUT body at s3://bucket/key, signed with AWS SigV4 (region us-east-1, path style)."""
+    endpoint = os.environ["S3_ENDPOINT_URL"].rstrip("/")
+    access_key = os.environ["ACCESS_KEY_ID"]
+    secret_key = os.environ["SECRET_ACCESS_KEY"]
+    bucket, _, key = url[len("s3://"):].partition("/")
+    host = urllib.parse.urlparse(endpoint).netloc
+    path = "/" + bucket + "/" + urllib.parse.quote(key, safe="/~")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    amz_date, day, region = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d"), "us-east-1"
+    payload = hashlib.sha256(body).hexdigest()
+    signed = "host;x-amz-content-sha256;x-amz-date"
+    canonical = "\n".join(["PUT", path, "", "host:%s\nx-amz-content-sha256:%s\nx-amz-date:%s\n"
+                           % (host, payload, amz_date), signed, payload])
+    scope = "%s/%s/s3/aws4_request" % (day, region)
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                         hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
+    k = ("AWS4" + secret_key).encode("utf-8")
+    for part in (day, region, "s3", "aws4_request"):
+        k = hmac.new(k, part.encode("utf-8"), hashlib.sha256).digest()
+    signature = hmac.new(k, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+    auth = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
+        access_key, scope, signed, signature)
+    req = urllib.request.Request(endpoint + path, data=body, method="PUT", headers={
+        "x-amz-date": amz_date, "x-amz-content-sha256": payload, "Authorization": auth,
+        # not urllib's default form type, which a server may parse (and empty) as a form
+        "Content-Type": "application/octet-stream"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        r.read()
 
 
 def read(path):
@@ -38,7 +91,7 @@ def mark(mode, extra=None):
         return
     os.makedirs(d, exist_ok=True)
     rec = {"mode": mode, "pid": os.getpid(), "time": time.time(), "cwd": os.getcwd(),
-           "env": dict(os.environ)}
+           "env": redacted_env()}
     rec.update(extra or {})
     name = "%s-%s-%d.json" % (mode, os.environ.get("WORKER_NAME", "none"), os.getpid())
     tmp = os.path.join(d, "." + name + ".tmp")
@@ -51,15 +104,24 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "train"
     print("worker %s mode %s pid %d" % (os.environ.get("WORKER_NAME"), mode, os.getpid()),
           flush=True)
+    s3 = redacted_env()
+    print("S3 env: S3_ENDPOINT_URL=%s ACCESS_KEY_ID=%s SECRET_ACCESS_KEY=%s" % tuple(
+        s3.get(k, "<unset>") for k in ("S3_ENDPOINT_URL",) + S3_KEY_VARS), flush=True)
     if mode == "train":
         import sedna_report
         out_dir = os.environ["MODEL_URL"]
         base = os.environ.get("BASE_MODEL_URL", "")
         base_path = os.path.join(base, "model.bin") if os.path.isdir(base) else base
-        os.makedirs(out_dir, exist_ok=True)
-        out = os.path.join(out_dir, "model.bin")
-        with open(out, "w") as f:
-            f.write("trained %s from [%s]" % (out_dir, read(base_path)))
+        content = "trained %s from [%s]" % (out_dir, read(base_path))
+        if out_dir.lower().startswith("s3://"):
+            out = out_dir.rstrip("/") + "/model.bin"
+            s3_put(out, content.encode("utf-8"))
+            print("uploaded %s" % out, flush=True)
+        else:
+            os.makedirs(out_dir, exist_ok=True)
+            out = os.path.join(out_dir, "model.bin")
+            with open(out, "w") as f:
+                f.write(content)
         mark(mode, {"model": out})
         sedna_report.report("train", [{"format": "bin", "url": out,
                                        "metrics": {"accuracy": 0.9}}])
