@@ -244,6 +244,15 @@ TEST_F(PassthroughTest, DeletedResourceIsNoLongerForwarded) {
   lc->Kill();
   AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
   StartLc();
+  // At-least-once (docs/durability.md): killed right after the GM got the last frame, the LC may
+  // not have deleted it from its outbox yet and sends it again first. At most that one.
+  Barrier();
+  int repeats = 0;
+  while (auto f = gm->Next(kFl, std::chrono::milliseconds(0))) {
+    EXPECT_EQ(f->content, kFlContent) << "only the last frame may be repeated";
+    ++repeats;
+  }
+  EXPECT_LE(repeats, 1);
   Post("trainworker-0edg1",
        WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
   ExpectForwarded(kFl, kFlName, kFlContent);

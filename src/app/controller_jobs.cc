@@ -1,0 +1,518 @@
+// Controller::Impl, IL and LL jobs: validation and upsert/delete, ingesting the dataset index into
+// the job's spools, StepJob (core::{il,ll}::Step -> one SQLite transaction -> actions), the
+// actions' blocking work on the pool, and the job's timers (tick, retry, ingest retry).
+#include "app/controller_impl.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <variant>
+
+#include "adapters/dataset/index_reader.h"
+#include "adapters/dataset/spool.h"
+#include "adapters/fs/files.h"
+#include "adapters/json/envelope.h"
+#include "adapters/json/upstream_codec.h"
+#include "adapters/s3/s3_client.h"
+#include "adapters/storage/storage.h"
+#include "core/il_job.h"
+#include "core/ll_job.h"
+#include "core/split.h"
+#include "core/trigger.h"
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+using core::il::Action;
+using core::il::Event;
+
+namespace {
+
+// A failed ingest (e.g. the spool's disk is full) is tried again after this long, whether or not
+// the index changes (as a failed sample-file write is: core::il OnFileWritten).
+constexpr std::chrono::seconds kIngestRetry{10};
+
+core::il::Now MakeNow() {
+  using namespace std::chrono;
+  core::il::Now n;
+  n.unix_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  std::time_t t = static_cast<std::time_t>(n.unix_ms / 1000);
+  std::tm lt{}, ut{};
+  localtime_r(&t, &lt);
+  gmtime_r(&t, &ut);
+  n.minute_of_day = lt.tm_hour * 60 + lt.tm_min;
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+  n.rfc3339 = buf;
+  return n;
+}
+
+Status ValidateCommon(const std::string& dataset, double train_prob,
+                      const std::string& output_dir) {
+  if (Status s = core::ValidateTrainProb(train_prob); !s.ok()) {
+    return Status::Error("spec.dataset." + s.message());
+  }
+  if (dataset.empty()) return Status::Error("spec.dataset.name: empty");
+  if (output_dir.empty()) return Status::Error("spec.outputDir: empty");
+  if (fs::IsS3Url(output_dir)) {
+    auto u = s3::ParseS3Url(output_dir);
+    if (!u.ok()) return Status::Error("spec.outputDir: \"" + output_dir + "\": " + u.message());
+    return Status::Ok();
+  }
+  if (output_dir.find("://") != std::string::npos) {
+    return Status::Error("spec.outputDir: \"" + output_dir +
+                         "\": unsupported scheme (host paths and s3:// only)");
+  }
+  if (output_dir[0] != '/') {
+    return Status::Error("spec.outputDir: \"" + output_dir + "\" is not absolute");
+  }
+  return Status::Ok();
+}
+
+const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
+
+}  // namespace
+
+std::string Controller::Impl::JobFrame(const JobEntry& e, const std::string& content) {
+  return json::EncodeFrame({e.meta().ns, e.object_kind(), e.meta().name, "status"}, content);
+}
+
+storage::Context Controller::Impl::StorageContext(const JobEntry& e) const {
+  storage::Context c;
+  c.rootfs = cfg.rootfs;
+  c.staging_dir = cfg.spool_dir + "/staging";
+  c.credentials = e.creds;
+  c.s3_options = S3Options();
+  return c;
+}
+
+// ---------------------------------------------------------------- upsert / delete
+
+Status Controller::Impl::ValidateJob(JobEntry& probe, core::Trigger& train, core::Trigger& deploy) {
+  if (probe.is_il()) {
+    const auto& job = probe.il.object;
+    auto t = core::CompileTrigger(job.spec.train_trigger);
+    if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
+    auto d = core::CompileTrigger(job.spec.deploy_trigger);
+    if (!d.ok()) return Status::Error("spec.deploySpec.trigger." + d.message());
+    train = *t;
+    deploy = *d;
+    return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
+  }
+  const auto& job = probe.ll.object;
+  auto t = core::CompileTrigger(job.spec.train_trigger);
+  if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
+  train = *t;
+  return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
+}
+
+std::string Controller::Impl::SpoolPath(const JobEntry& e, const char* which) {
+  return cfg.spool_dir + "/" + SanitizeKey(e.key) + "." + which;
+}
+
+void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
+  const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
+  const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
+  const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
+  core::Trigger train, deploy;
+  auto creds =
+      CredentialsOf(incoming.is_il() ? incoming.il.credential_json : incoming.ll.credential_json);
+  if (Status s = creds.ok() ? ValidateJob(incoming, train, deploy) : creds.status(); !s.ok()) {
+    spdlog::error("{}: rejected: {}; {}", who, s.message(),
+                  jobs.count(key) ? "keeping its previous version" : "job not started");
+    metrics.rejected_objects++;
+    return;
+  }
+  auto& slot = jobs[key];
+  const bool fresh = !slot;
+  if (fresh) {
+    slot = std::make_unique<JobEntry>();
+    slot->kind = incoming.kind;
+    slot->key = key;
+    slot->incarnation = next_incarnation++;
+    if (auto rec = store->GetState(ScopeOf(slot->kind), key); rec.ok() && rec->has_value()) {
+      if (slot->is_il()) {
+        auto r = DecodeIlRecord(**rec);
+        if (r.ok()) {
+          slot->il_state = r->state;
+          slot->cursor = r->cursor;
+          spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
+                       r->state.samples_seen, core::il::WorkName(r->state.work));
+        } else {
+          spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+        }
+      } else {
+        auto r = DecodeLlRecord(**rec);
+        if (r.ok()) {
+          slot->ll_state = r->state;
+          slot->cursor = r->cursor;
+          spdlog::info("{}: resumed at version {} phase {} ({} samples seen)", who,
+                       r->state.version, core::ll::PhaseName(r->state.phase),
+                       r->state.samples_seen);
+        } else {
+          spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
+        }
+      }
+    }
+  } else if (slot->kind != incoming.kind) {
+    spdlog::error("{}: rejected: kind changed", who);
+    return;
+  }
+  JobEntry& e = *slot;
+  e.train_trigger = train;
+  e.deploy_trigger = deploy;
+  if (*creds || persist) e.creds = *creds;  // stored objects carry none (B23)
+  if (e.is_il()) {
+    e.il = std::move(incoming.il);
+  } else {
+    e.ll = std::move(incoming.ll);
+  }
+  if (fresh) {
+    // Output directories exist before any Ready is sent (§4.5); S3 has no directories.
+    const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(e.output_dir()));
+    std::vector<std::string> subs;
+    if (!fs::IsS3Url(e.output_dir())) subs = {"", "/data/train", "/data/eval", "/train", "/eval"};
+    if (!subs.empty() && !e.is_il()) subs.push_back("/deploy");
+    for (const auto& sub : subs) {
+      if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
+    }
+    auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
+    auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
+    if (!ts.ok() || !es.ok()) {
+      spdlog::error("{}: spool: {}{}", who, ts.message(), es.message());
+      jobs.erase(key);
+      return;
+    }
+    e.train_spool = std::move(*ts);
+    e.eval_spool = std::move(*es);
+    if (e.is_il()) {
+      spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
+                   deploy.text);
+    } else {
+      spdlog::info("{}: loaded (train trigger: {})", who, train.text);
+    }
+  }
+  if (persist) {
+    const std::string type_meta = e.is_il() ? e.il.type_meta_json : e.ll.type_meta_json;
+    const std::string object_meta = e.is_il() ? e.il.object_meta_json : e.ll.object_meta_json;
+    const std::string spec = e.is_il() ? e.il.spec_json : e.ll.spec_json;
+    const std::string status = e.is_il() ? e.il.status_json : e.ll.status_json;
+    Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+      if (Status st = tx.UpsertResource({key, type_meta, object_meta, spec}); !st.ok()) return st;
+      if (Status st = tx.PutState(kScopeStatus, key, status); !st.ok()) return st;
+      return tx.PutState(ScopeOf(e.kind), key, e.EncodeRecord(e.cursor));
+    });
+    if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
+  }
+  ScheduleTick(e);
+  if (fresh) StepJob(e, core::il::Resume{});
+  if (DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
+    SchedulePoll(*ds);
+    Ingest(e, *ds, false);
+  }
+  StepJob(e, core::il::JobChanged{});
+}
+
+void Controller::Impl::ScheduleTick(JobEntry& e) {
+  if (!e.tick_timer) e.tick_timer = std::make_unique<asio::steady_timer>(io);
+  e.tick_timer->expires_after(std::chrono::seconds(e.train_trigger.check_period_seconds));
+  const std::string key = e.key;
+  const uint64_t inc = e.incarnation;
+  e.tick_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+    if (ec || stopped) return;
+    JobEntry* j = FindJob(key, inc);
+    if (!j) return;
+    if (DatasetEntry* ds = FindDataset(j->meta().ns, j->dataset_name())) {
+      Ingest(*j, *ds, false);
+    }
+    StepJob(*j, core::il::Tick{});
+    ScheduleTick(*j);
+  });
+}
+
+JobEntry* Controller::Impl::FindJob(const std::string& key, uint64_t incarnation) {
+  auto it = jobs.find(key);
+  if (it == jobs.end() || it->second->incarnation != incarnation) return nullptr;
+  return it->second.get();
+}
+
+void Controller::Impl::DeleteJob(const std::string& key, JobKind kind) {
+  auto it = jobs.find(key);
+  if (it != jobs.end()) {
+    JobEntry& e = *it->second;
+    if (e.tick_timer) e.tick_timer->cancel();
+    if (e.retry_timer) e.retry_timer->cancel();
+    if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
+    ::unlink(SpoolPath(e, "train").c_str());
+    ::unlink(SpoolPath(e, "eval").c_str());
+    jobs.erase(it);
+  }
+  Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+    if (Status st = tx.DeleteResource(key); !st.ok()) return st;
+    if (Status st = tx.DeleteState(kScopeStatus, key); !st.ok()) return st;
+    return tx.DeleteState(ScopeOf(kind), key);
+  });
+  if (!s.ok()) spdlog::error("{}: deleting: {}", key, s.message());
+  spdlog::info("{}: deleted", key);
+}
+
+// ---------------------------------------------------------------- ingest
+
+void Controller::Impl::Ingest(JobEntry& e, DatasetEntry& ds, bool take_unterminated) {
+  if (OutboxFull()) return;
+  const double p = e.train_prob();
+  dataset::IndexCursor cursor = e.cursor;
+  if (cursor.path != ds.local_path) {
+    // B26/B28: the Dataset now names another index (url changed, or deleted and re-created
+    // elsewhere). It is a new source: read it from its start; the split's running total
+    // (samples_seen) continues.
+    if (!cursor.path.empty()) {
+      spdlog::info(
+          "{} {}: dataset index changed from {} to {}; reading the new index from "
+          "its start",
+          e.object_kind(), e.name(), cursor.path, ds.local_path);
+    }
+    std::string header = cursor.header;
+    cursor = dataset::IndexCursor{};
+    cursor.path = ds.local_path;
+    cursor.header = header;  // kept for csv files until the new header is read
+  }
+  int64_t seen = e.samples_seen(), train_added = 0, eval_added = 0;
+  auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, take_unterminated,
+                                   kIngestSliceBytes, [&](std::string_view line) -> Status {
+                                     ++seen;
+                                     if (core::IsTrainSample(p, seen)) {
+                                       ++train_added;
+                                       return e.train_spool->Append(line);
+                                     }
+                                     ++eval_added;
+                                     return e.eval_spool->Append(line);
+                                   });
+  Status st = r.ok() ? Status::Ok() : r.status();
+  if (st.ok() && train_added + eval_added > 0) {
+    Status a = e.train_spool->Flush();
+    Status b = e.eval_spool->Flush();
+    st = !a.ok() ? a : b;
+  }
+  if (!st.ok()) {
+    spdlog::error("{} {}: ingesting {}: {}; retrying in {} s", e.object_kind(), e.name(),
+                  ds.local_path, st.message(), kIngestRetry.count());
+    ResetSpools(e);
+    ScheduleIngestRetry(e);
+    return;
+  }
+  if (r->missing) {
+    if (cursor.path != e.cursor.path) StepJob(e, core::il::JobChanged{}, {}, &cursor);
+    return;
+  }
+  if (train_added + eval_added == 0) {
+    if (cursor.path != e.cursor.path) {
+      StepJob(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
+    } else {
+      e.cursor = cursor;  // header/tail bookkeeping only
+    }
+    return;
+  }
+  metrics.samples_ingested += train_added + eval_added;
+  core::il::SamplesIngested ev{seen, train_added, e.train_spool->size(), eval_added,
+                               e.eval_spool->size()};
+  if (!StepJob(e, ev, {}, &cursor)) {
+    ResetSpools(e);
+    return;
+  }
+  if (r->bytes_read >= kIngestSliceBytes && !e.ingest_posted) {
+    e.ingest_posted = true;
+    const std::string key = e.key;
+    const uint64_t inc = e.incarnation;
+    asio::post(io, [this, key, inc, take_unterminated] {
+      JobEntry* j = FindJob(key, inc);
+      if (!j) return;
+      j->ingest_posted = false;
+      if (DatasetEntry* d = FindDataset(j->meta().ns, j->dataset_name())) {
+        Ingest(*j, *d, take_unterminated);
+      }
+    });
+  }
+}
+
+void Controller::Impl::ScheduleIngestRetry(JobEntry& e) {
+  if (e.ingest_retry_pending) return;
+  e.ingest_retry_pending = true;
+  if (!e.ingest_retry_timer) e.ingest_retry_timer = std::make_unique<asio::steady_timer>(io);
+  e.ingest_retry_timer->expires_after(kIngestRetry);
+  const std::string key = e.key;
+  const uint64_t inc = e.incarnation;
+  e.ingest_retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+    if (ec || stopped) return;
+    JobEntry* j = FindJob(key, inc);
+    if (!j) return;
+    j->ingest_retry_pending = false;
+    if (DatasetEntry* d = FindDataset(j->meta().ns, j->dataset_name())) Ingest(*j, *d, false);
+  });
+}
+
+void Controller::Impl::ResetSpools(JobEntry& e) {
+  auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
+  auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
+  if (ts.ok()) e.train_spool = std::move(*ts);
+  if (es.ok()) e.eval_spool = std::move(*es);
+}
+
+// ---------------------------------------------------------------- steps and actions
+
+core::il::Spec Controller::Impl::MakeIlSpec(const JobEntry& e) {
+  core::il::Spec spec;
+  spec.job = &e.il.object;
+  spec.train_trigger = &e.train_trigger;
+  spec.deploy_trigger = &e.deploy_trigger;
+  spec.initial_model = ModelRefFor(e.meta().ns, e.il.object.spec.initial_model_name);
+  spec.deploy_model = ModelRefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
+  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  spec.dataset_known = ds != nullptr;
+  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+  spec.dataset_s3 = ds && ds->s3;
+  return spec;
+}
+
+core::ll::Spec Controller::Impl::MakeLlSpec(const JobEntry& e) {
+  core::ll::Spec spec;
+  spec.job = &e.ll.object;
+  spec.train_trigger = &e.train_trigger;
+  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  spec.dataset_known = ds != nullptr;
+  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+  spec.dataset_s3 = ds && ds->s3;
+  return spec;
+}
+
+bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
+                               const dataset::IndexCursor* new_cursor) {
+  const core::il::Now now = MakeNow();
+  std::vector<Action> actions;
+  bool state_changed = false;
+  core::il::State il_next;
+  core::ll::State ll_next;
+  if (e.is_il()) {
+    core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
+    state_changed = !(out.state == e.il_state);
+    il_next = std::move(out.state);
+    actions = std::move(out.actions);
+  } else {
+    core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
+    state_changed = !(out.state == e.ll_state);
+    ll_next = std::move(out.state);
+    actions = std::move(out.actions);
+  }
+  std::vector<std::string> frames = std::move(pre_frames);
+  for (const Action& a : actions) {
+    if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+      frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
+    }
+  }
+  const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
+  if (state_changed || new_cursor || !frames.empty()) {
+    const bool write_record = state_changed || new_cursor;  // a forward alone needs no record
+    const std::string rec = !write_record ? std::string()
+                            : e.is_il()   ? EncodeIlRecord({il_next, cursor})
+                                          : EncodeLlRecord({ll_next, cursor});
+    Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
+      for (const auto& f : frames) {
+        if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+      }
+      return write_record ? tx.PutState(ScopeOf(e.kind), e.key, rec) : Status::Ok();
+    });
+    if (!s.ok()) {
+      spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),
+                    s.message());
+      return false;
+    }
+  }
+  if (e.is_il()) {
+    e.il_state = std::move(il_next);
+  } else {
+    e.ll_state = std::move(ll_next);
+  }
+  if (new_cursor) e.cursor = *new_cursor;
+  for (const Action& a : actions) RunAction(e, a);
+  if (!frames.empty()) PumpOutbox();
+  ScheduleRetry(e, now.unix_ms);
+  return true;
+}
+
+void Controller::Impl::ScheduleRetry(JobEntry& e, int64_t now_ms) {
+  const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
+  if (at <= now_ms || at == e.retry_scheduled_at) return;
+  e.retry_scheduled_at = at;
+  if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(io);
+  e.retry_timer->expires_after(std::chrono::milliseconds(at - now_ms + 5));
+  const std::string key = e.key;
+  const uint64_t inc = e.incarnation;
+  e.retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+    if (ec || stopped) return;
+    if (JobEntry* j = FindJob(key, inc)) {
+      j->retry_scheduled_at = 0;
+      StepJob(*j, core::il::Tick{});
+    }
+  });
+}
+
+void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
+  const std::string key = e.key;
+  const std::string who = std::string(e.object_kind()) + " " + e.name();
+  const uint64_t inc = e.incarnation;
+  if (auto* log = std::get_if<core::il::Log>(&a)) {
+    switch (log->level) {
+      case core::il::Log::Level::kInfo:
+        spdlog::info("{}: {}", who, log->text);
+        break;
+      case core::il::Log::Level::kWarn:
+        spdlog::warn("{}: {}", who, log->text);
+        break;
+      case core::il::Log::Level::kError:
+        spdlog::error("{}: {}", who, log->text);
+        break;
+    }
+  } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+    spdlog::info("{}: reported {} {}", who, r->report.phase, r->report.status);
+  } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
+    std::vector<fs::FileRange> ranges;
+    const std::string spool =
+        SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
+    for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
+    storage::SampleFile file;
+    file.url = w->url;
+    if (w->csv_header) file.prefix = e.cursor.header + "\n";
+    file.ranges = std::move(ranges);
+    file.index_url = w->index_url;
+    if (const DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
+      file.index_prefix = storage::UrlPrefix(ds->ds.spec.url);
+    }
+    const core::il::Work work =
+        w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
+    const int64_t round = w->round;
+    asio::post(pool,
+               [this, key, inc, ctx = StorageContext(e), file = std::move(file), work, round] {
+                 Status s = storage::WriteSampleFile(ctx, file);
+                 asio::post(io, [this, key, inc, work, round, s] {
+                   if (JobEntry* j = FindJob(key, inc)) {
+                     StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+                   }
+                 });
+               });
+  } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
+    asio::post(pool, [this, key, inc, ctx = StorageContext(e), src = c->src_url, dst = c->dst_url] {
+      Status s = storage::CopyModel(ctx, src, dst);
+      asio::post(io, [this, key, inc, s] {
+        if (JobEntry* j = FindJob(key, inc)) {
+          StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
+        }
+      });
+    });
+  }
+}
+
+}  // namespace sedna::app
