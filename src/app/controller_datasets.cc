@@ -85,8 +85,10 @@ void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persis
     }
     creds = *c;
   } else if (ds.spec.url.find("://") != std::string::npos) {
-    spdlog::error("{}: spec.url: \"{}\": unsupported scheme (host paths and s3:// only)", who,
-                  ds.spec.url);
+    spdlog::error(
+        "{}: spec.url: \"{}\": unsupported scheme (host paths and s3:// only); keeping the "
+        "previous version",
+        who, ds.spec.url);
     return;
   }
   auto& slot = datasets[key];

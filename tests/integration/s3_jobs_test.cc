@@ -805,5 +805,47 @@ TEST_F(S3JobsTest, PollLogNamesTheIndex) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// Bad S3 fields and credentials are rejected with the object and field named; the previous good
+// version keeps running and nothing else stops.
+TEST_F(S3JobsTest, BadS3FieldsAreRejectedWithTheFieldNamed) {
+  StartLc();
+  Put("data/helmet/train_data.txt", Lines(1, 10));
+  GmJob good(core::gm::JobKind::kIncremental, IlJobObject(Url("output"), 1e9));
+  gm->Send("insert", good.Object());  // checkPeriodSeconds 1: the Dataset is polled every second
+  gm->Send("insert", DatasetObject());
+  WaitSampleCount(10);
+  auto with = [&](const std::string& field, const Json& value) {
+    Json d = DatasetObject();
+    if (field == "url") {
+      d["spec"]["url"] = value;
+    } else {
+      d["metadata"]["annotations"]["sedna.io/credential"] = value;
+    }
+    return d;
+  };
+  const std::string who = "Dataset default/s3-dataset: ";
+  gm->Send("insert", with("credential", "not json"));
+  EXPECT_TRUE(WaitLog(who + "metadata.annotations[sedna.io/credential]: ")) << lc->Log();
+  gm->Send("insert", with("credential", R"({"ACCESS_KEY_ID":"a","s3-endpoint":"h:1"})"));
+  EXPECT_TRUE(WaitLog("\"SECRET_ACCESS_KEY\"")) << lc->Log();
+  gm->Send("insert", with("url", "s3://"));
+  EXPECT_TRUE(WaitLog(who + "spec.url: \"s3://\": ")) << lc->Log();
+  gm->Send("insert", with("url", "s3://only-a-bucket"));
+  EXPECT_TRUE(WaitLog("names a bucket, not an index object")) << lc->Log();
+  gm->Send("insert", with("url", "ftp://h/index.txt"));
+  EXPECT_TRUE(WaitLog(who + "spec.url: \"ftp://h/index.txt\": unsupported scheme")) << lc->Log();
+  GmJob bad(core::gm::JobKind::kIncremental, IlJobObject("s3:///no-bucket"));
+  gm->Send("insert", bad.Object());
+  EXPECT_TRUE(
+      WaitLog("IncrementalLearningJob default/helmet: rejected: spec.outputDir: "
+              "\"s3:///no-bucket\""))
+      << lc->Log();
+  EXPECT_EQ(lc->Log().find("ACCESS_KEY_ID\":\"a"), std::string::npos) << "credential logged";
+  // The previous good Dataset is still polled with its credential, for the previous good job.
+  Put("data/helmet/train_data.txt", Lines(1, 25));
+  WaitSampleCount(25);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 }  // namespace
 }  // namespace sedna::testing
