@@ -690,6 +690,7 @@ Status Client::PutFile(const S3Url& url, const std::string& local_path) {
   if (!S_ISREG(st.st_mode)) {
     return Status::Error(what + ": " + local_path + " is not a regular file");
   }
+  if (impl_->lib == nullptr) return Status::Error(what + ": " + impl_->load_error);
   Sha256 hash;
   std::string buf(kHashBufferSize, '\0');
   for (int64_t pos = 0; pos < st.st_size;) {
@@ -717,6 +718,7 @@ Status Client::PutFile(const S3Url& url, const std::string& local_path) {
 Status Client::PutBytes(const S3Url& url, std::string_view data) {
   const std::string what = "PUT " + ToString(url);
   if (Status s = CheckObjectUrl(what, url); !s.ok()) return s;
+  if (impl_->lib == nullptr) return Status::Error(what + ": " + impl_->load_error);
   Exchange ex{"PUT", ObjectPath(url)};
   ex.payload_sha256 = Sha256Hex(data);
   ex.body = data;
@@ -796,6 +798,7 @@ Status Client::CreateBucket(const std::string& bucket) {
         "<LocationConstraint>" +
         impl_->creds.region + "</LocationConstraint></CreateBucketConfiguration>";
   }
+  if (impl_->lib == nullptr) return Status::Error("PUT s3://" + bucket + ": " + impl_->load_error);
   Exchange ex{"PUT", "/" + bucket};
   ex.payload_sha256 = Sha256Hex(body);
   ex.body = body;
