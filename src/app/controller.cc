@@ -30,13 +30,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string Dirname(const std::string& p) {
-  auto pos = p.rfind('/');
-  if (pos == std::string::npos) return ".";
-  if (pos == 0) return "/";
-  return p.substr(0, pos);
-}
-
 // "<ns>/<kind>/<name> " from a frame's header when it is readable, for error messages.
 std::string FrameObjectName(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
@@ -184,7 +177,8 @@ Status Controller::Impl::Start() {
     ::tzset();
   }
   // One daemon per database: a second one would answer the same jobs twice.
-  if (Status s = fs::MakeDirs(Dirname(cfg.db_path)); !s.ok()) return s.With("database directory");
+  if (Status s = fs::MakeDirs(fs::Dirname(cfg.db_path)); !s.ok())
+    return s.With("database directory");
   lock_fd = ::open((cfg.db_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     return Status::Error("database " + cfg.db_path + " is in use by another sedna-lc (lock " +

@@ -78,7 +78,6 @@ struct DatasetEntry {
   std::string last_sync_problem;  // logged once until it changes
   bool watching = false;
   bool read_posted = false;
-  bool poll_pending_unterminated = false;
   std::unique_ptr<boost::asio::steady_timer> poll_timer;
 };
 

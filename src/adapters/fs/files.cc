@@ -15,6 +15,15 @@
 #include <system_error>
 
 namespace sedna::fs {
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  size_t end = path.find_last_not_of('/', slash);
+  if (end == std::string::npos) return "/";
+  return path.substr(0, end + 1);
+}
+
 namespace {
 
 constexpr size_t kCopyChunk = 128 * 1024;
@@ -59,14 +68,6 @@ class Fd {
  private:
   int fd_;
 };
-
-std::string Dirname(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  size_t end = path.find_last_not_of('/', slash);
-  if (end == std::string::npos) return "/";
-  return path.substr(0, end + 1);
-}
 
 std::string Basename(const std::string& path) {
   size_t slash = path.find_last_of('/');

@@ -15,6 +15,9 @@
 
 namespace sedna::fs {
 
+// The directory part of a path: "/a/b" -> "/a", "/a" -> "/", "a" -> ".", "/a//b" -> "/a".
+std::string Dirname(const std::string& path);
+
 // mkdir -p with mode 0755 (before umask). An existing directory is fine; an existing
 // non-directory component is an error. Error: "mkdir /a/b: Permission denied".
 Status MakeDirs(const std::string& path);

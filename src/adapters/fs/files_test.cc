@@ -356,3 +356,17 @@ TEST(StaleTempTest, DeadWritersTempsAreRemovedLiveOnesKept) {
 
 }  // namespace
 }  // namespace sedna::fs
+
+namespace sedna::fs {
+namespace {
+
+TEST(DirnameTest, DirectoryPartOfAPath) {
+  EXPECT_EQ(Dirname("/a/b/data.txt"), "/a/b");
+  EXPECT_EQ(Dirname("/a//data.txt"), "/a");
+  EXPECT_EQ(Dirname("/data.txt"), "/");
+  EXPECT_EQ(Dirname("data.txt"), ".");
+  EXPECT_EQ(Dirname("a/b"), "a");
+}
+
+}  // namespace
+}  // namespace sedna::fs

@@ -15,13 +15,6 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 std::string Basename(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
-std::string Dirname(const std::string& p) {
-  auto pos = p.rfind('/');
-  if (pos == std::string::npos) return ".";
-  if (pos == 0) return "/";
-  return p.substr(0, pos);
-}
-
 // A file in staging_dir that is removed when this goes out of scope.
 class StagingFile {
  public:
@@ -125,7 +118,7 @@ Status WriteOne(const Context& ctx, const std::string& url, const std::string& p
                 const std::vector<fs::FileRange>& ranges, bool index) {
   if (!fs::IsS3Url(url)) {
     const std::string path = fs::JoinRootfs(ctx.rootfs, url);
-    if (Status s = fs::MakeDirs(Dirname(path)); !s.ok()) return s;
+    if (Status s = fs::MakeDirs(fs::Dirname(path)); !s.ok()) return s;
     if (!index) return fs::WriteFileFromRanges(path, prefix, ranges);
     auto tmp = StagingFile::Make(ctx, url);
     if (!tmp.ok()) return tmp.status();
