@@ -3,9 +3,11 @@
 //   transition            Transact{PutState("il", job, record)}         a state change alone
 //   transition + frame    Transact{OutboxAppend(frame); PutState(..)}   a step that reports
 //   frame only            Transact{OutboxAppend(frame)}                 a forwarded worker report
-//   delete sent frame     OutboxDelete(id)                              after the websocket write
-//   ack + flush           OutboxAck(id); OutboxFlushAcks()              the same, acknowledged
-//   ack batch 64 (/frame) 64 x OutboxAck, 1 x OutboxFlushAcks           a drained backlog
+//   ack                   OutboxAck(id, bytes)                          after each websocket write
+//                                                                       (the sent mark: a store)
+//   ack + flush           OutboxAck; OutboxFlushAcks()                  ack and delete at once
+//   ack batch 64 (/frame) 64 x OutboxAck, 1 x OutboxFlushAcks           what sedna-lc does: deletes
+//                                                                       ride on a later commit
 // Each operation is timed on its own (steady_clock around the call); p50/p99/max in microseconds.
 // A record is ~600 bytes (an IL job record), a frame ~450 bytes (a forwarded eval report); 100
 // jobs are written round robin. Run per directory (--dirs, default /tmp and /dev/shm: ext4 where
@@ -30,7 +32,7 @@ namespace stdfs = std::filesystem;
 namespace {
 
 struct Figures {
-  std::vector<double> transition, transition_frame, frame, del, ack_flush, ack_batch;
+  std::vector<double> transition, transition_frame, frame, ack, ack_flush, ack_batch;
 };
 
 std::string Filler(size_t n, char c) {
@@ -97,17 +99,18 @@ Figures Run(const std::string& dir, bool full, int iters) {
               "frame");
       });
     }
-    // Removing sent frames, three ways: the first half one OutboxDelete each; the next quarter
-    // OutboxAck + OutboxFlushAcks each (what sedna-lc does when nothing else commits within
-    // kAckFlushDelay); the last quarter acknowledged in batches of 64 with one flush per batch
-    // (a drained backlog), timed per batch and counted per frame.
+    // Removing sent frames, three ways: the first half OutboxAck alone each (then one flush,
+    // untimed); the next quarter OutboxAck + OutboxFlushAcks each (a delete commit per frame); the
+    // last quarter acknowledged in batches of 64 with one flush per batch, timed per batch and
+    // counted per frame.
     const size_t half = ids.size() / 2, three_q = ids.size() * 3 / 4;
     for (size_t i = 0; i < half; ++i) {
-      timed(f.del, [&] { Check(st.OutboxDelete(ids[i]), "delete"); });
+      timed(f.ack, [&] { st.OutboxAck(ids[i], static_cast<int64_t>(frame.size())); });
     }
+    Check(st.OutboxFlushAcks(), "flush");
     for (size_t i = half; i < three_q; ++i) {
       timed(f.ack_flush, [&] {
-        st.OutboxAck(ids[i]);
+        st.OutboxAck(ids[i], static_cast<int64_t>(frame.size()));
         Check(st.OutboxFlushAcks(), "ack + flush");
       });
     }
@@ -115,7 +118,7 @@ Figures Run(const std::string& dir, bool full, int iters) {
       const size_t end = std::min(ids.size(), i + 64);
       std::vector<double> one;
       timed(one, [&] {
-        for (size_t k = i; k < end; ++k) st.OutboxAck(ids[k]);
+        for (size_t k = i; k < end; ++k) st.OutboxAck(ids[k], static_cast<int64_t>(frame.size()));
         Check(st.OutboxFlushAcks(), "ack batch + flush");
       });
       f.ack_batch.push_back(one[0] / static_cast<double>(end - i));
@@ -170,7 +173,7 @@ int main(int argc, char** argv) try {
       Print(label, "transition", f.transition);
       Print(label, "transition + frame", f.transition_frame);
       Print(label, "frame only", f.frame);
-      Print(label, "delete sent frame", f.del);
+      Print(label, "ack (sent mark)", f.ack);
       Print(label, "ack + flush", f.ack_flush);
       Print(label, "ack batch 64 (/frame)", f.ack_batch);
       std::fflush(stdout);
@@ -182,7 +185,7 @@ int main(int argc, char** argv) try {
     PrintResult(label, "transition", f.transition);
     PrintResult(label, "transition+frame", f.transition_frame);
     PrintResult(label, "frame", f.frame);
-    PrintResult(label, "delete", f.del);
+    PrintResult(label, "ack", f.ack);
     PrintResult(label, "ack+flush", f.ack_flush);
     PrintResult(label, "ack_batch64_per_frame", f.ack_batch);
   }

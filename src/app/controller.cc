@@ -299,6 +299,7 @@ void Controller::Impl::Stop() {
   if (gm) gm->Stop();
   if (worker_server) worker_server->Stop();
   if (status_server) status_server->Stop();
+  if (ack_flush_timer) ack_flush_timer->cancel();
   if (store) FlushAcks();
   for (auto& [k, e] : jobs) {
     if (e->tick_timer) e->tick_timer->cancel();

@@ -111,7 +111,7 @@ http::HttpResponse Controller::Impl::OnWorkerMessage(std::string_view path_name,
                 json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
                 {}};
       }
-      PumpOutbox();
+      PostPump();
     }
   } else {
     WarnKindOnce("worker:" + rep.owner_kind,

@@ -155,6 +155,8 @@ struct Controller::Impl {
   std::set<std::string> passthrough;  // JI/FL resource keys
   uint64_t next_incarnation = 1;
   bool outbox_inflight = false;
+  bool pump_posted = false;                                    // a PumpOutbox is queued on io
+  std::unique_ptr<boost::asio::steady_timer> ack_flush_timer;  // armed while acks wait deletion
   bool outbox_full = false;
   std::deque<store::OutboxEntry> outbox_queue;  // read ahead from SQLite, not yet written
   int64_t outbox_queued_through = 0;
@@ -199,6 +201,9 @@ struct Controller::Impl {
   // Unsent frames are read again from SQLite, from the first unacknowledged one.
   void RequeueOutbox();
   void FlushAcks();
+  void ScheduleAckFlush();
+  // PumpOutbox after the current handler (a worker's HTTP reply goes out first); coalesced.
+  void PostPump();
 
   // ---------------------------------------------------------------- datasets and models
   // (controller_datasets.cc)

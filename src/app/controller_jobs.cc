@@ -438,7 +438,7 @@ bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::st
   }
   if (new_cursor) e.cursor = *new_cursor;
   for (const Action& a : actions) RunAction(e, a);
-  if (!frames.empty()) PumpOutbox();
+  if (!frames.empty()) PostPump();
   ScheduleRetry(e, now.unix_ms);
   return true;
 }

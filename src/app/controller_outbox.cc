@@ -1,9 +1,12 @@
 // Controller::Impl, the outbox: frames committed with each step are sent upstream (GM link or
-// local manager) in id order, one in flight, and deleted once written; its size bound pauses
-// ingestion and worker reports (docs/durability.md).
+// local manager) in id order, one in flight; each written frame is recorded in the store's sent
+// mark at once and deleted by the next transaction or, at the latest, kAckFlushDelay later; its
+// size bound pauses ingestion and worker reports (docs/durability.md).
 #include "app/controller_impl.h"
 
 #include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
 
 #include <cstddef>
 
@@ -12,6 +15,10 @@ namespace sedna::app {
 namespace {
 
 constexpr size_t kOutboxBatch = 64;
+// Written frames are already recorded as sent (Store::OutboxAck); deleting them is housekeeping,
+// done by the next transaction or after this delay, or at once past kAckFlushPending of them.
+constexpr auto kAckFlushDelay = std::chrono::milliseconds(50);
+constexpr int64_t kAckFlushPending = 1024;
 
 }  // namespace
 
@@ -33,6 +40,15 @@ bool Controller::Impl::OutboxFull() {
   return full;
 }
 
+void Controller::Impl::PostPump() {
+  if (pump_posted) return;
+  pump_posted = true;
+  boost::asio::post(io, [this] {
+    pump_posted = false;
+    PumpOutbox();
+  });
+}
+
 void Controller::Impl::PumpOutbox() {
   if (stopped || !sink || !sink->connected() || outbox_inflight) return;
   if (outbox_queue.empty()) {
@@ -46,17 +62,18 @@ void Controller::Impl::PumpOutbox() {
     for (auto& e : *peek) outbox_queue.push_back(std::move(e));
   }
   const int64_t id = outbox_queue.front().id;
+  const int64_t bytes = static_cast<int64_t>(outbox_queue.front().frame.size());
   outbox_inflight = true;
-  bool sent = sink->Send(std::move(outbox_queue.front().frame), [this, id](bool written) {
+  bool sent = sink->Send(std::move(outbox_queue.front().frame), [this, id, bytes](bool written) {
     outbox_inflight = false;
     if (!written) {
       RequeueOutbox();
       return;  // the link calls PumpOutbox again when it reconnects
     }
     outbox_queue.pop_front();
-    store->OutboxAck(id);
+    store->OutboxAck(id, bytes);
     metrics.frames_sent++;
-    FlushAcks();
+    ScheduleAckFlush();
     PumpOutbox();
   });
   if (!sent) {
@@ -68,6 +85,19 @@ void Controller::Impl::PumpOutbox() {
 void Controller::Impl::RequeueOutbox() {
   outbox_queue.clear();
   outbox_queued_through = store->OutboxAckedThrough();
+}
+
+void Controller::Impl::ScheduleAckFlush() {
+  if (outbox_full || store->OutboxAckedPending() >= kAckFlushPending) {
+    FlushAcks();
+    return;
+  }
+  if (!ack_flush_timer) ack_flush_timer = std::make_unique<boost::asio::steady_timer>(io);
+  if (ack_flush_timer->expiry() > std::chrono::steady_clock::now()) return;  // already armed
+  ack_flush_timer->expires_after(kAckFlushDelay);
+  ack_flush_timer->async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !stopped) FlushAcks();
+  });
 }
 
 void Controller::Impl::FlushAcks() {

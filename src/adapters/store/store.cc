@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "adapters/store/sent_mark.h"
+
 namespace sedna::store {
 
 namespace {
@@ -32,6 +34,9 @@ constexpr const char* kOutboxDdl =
     "CREATE TABLE IF NOT EXISTS lc_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "frame TEXT NOT NULL, created_at TEXT NOT NULL)";
 
+// Transact() deletes acknowledged outbox entries once this many are pending.
+constexpr int64_t kDeleteBatch = 64;
+
 // Columns of `resources` this code reads or writes; an adopted table must have all of them.
 constexpr std::array<const char*, 8> kResourceColumns = {
     "id", "created_at", "updated_at", "deleted_at", "name", "type_meta", "object_meta", "spec"};
@@ -46,7 +51,6 @@ enum StmtId {
   kStatePut,
   kStateDelete,
   kOutboxAppend,
-  kOutboxDelete,
   kResourcesLoad,
   kStateGet,
   kStatesLoad,
@@ -70,7 +74,6 @@ constexpr std::array<const char*, kStmtCount> kSql = {
     "updated_at = excluded.updated_at",
     "DELETE FROM lc_state WHERE scope = ?1 AND key = ?2",
     "INSERT INTO lc_outbox (frame, created_at) VALUES (?1, ?2)",
-    "DELETE FROM lc_outbox WHERE id = ?1 RETURNING length(CAST(frame AS BLOB))",
     "SELECT name, type_meta, object_meta, spec FROM resources WHERE deleted_at IS NULL "
     "ORDER BY id",
     "SELECT value FROM lc_state WHERE scope = ?1 AND key = ?2",
@@ -140,8 +143,11 @@ struct Store::Impl {
   sqlite3* db = nullptr;
   bool in_tx = false;
   OutboxStats stats;
-  int64_t acked_through = 0;    // OutboxAck: entries <= this were written upstream
-  int64_t deleted_through = 0;  // acked entries <= this are deleted (committed)
+  int64_t acked_through = 0;       // OutboxAck: entries <= this were written upstream
+  std::unique_ptr<SentMark> sent;  // acked_through, surviving a crash (null when read-only)
+  bool force_trim = false;         // OutboxFlushAcks: delete even below kDeleteBatch
+  OutboxStats acked;               // acknowledged (OutboxAck) since the last delete
+  int64_t deleted_through = 0;     // acked entries <= this are deleted (committed)
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
 
   explicit Impl(const std::string& p) : path(p) {}
@@ -237,6 +243,7 @@ struct Store::Impl {
   }
 
   Status Migrate(bool read_only);
+  Status OpenSentMark();
   Status AdoptResources();
 };
 
@@ -376,7 +383,32 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions
     std::sscanf((*stats)->c_str(), "%lld %lld", &count, &bytes);
     im.stats = OutboxStats{count, bytes};
   }
+  if (!options.read_only) {
+    if (Status s = im.OpenSentMark(); !s.ok()) return s;
+    if (Status s = store->OutboxFlushAcks(); !s.ok()) return s;
+  }
   return store;
+}
+
+// Loads the sent mark; a mark above the outbox's AUTOINCREMENT sequence (the WAL lost its newest
+// commits in a power loss) is clamped to it, so ids handed out from here on are never taken as
+// sent.
+Status Store::Impl::OpenSentMark() {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::Error("database " + path + ": cannot stat: " + std::strerror(errno));
+  }
+  const uint64_t identity = (static_cast<uint64_t>(st.st_dev) << 40) ^ st.st_ino;
+  auto mark = SentMark::Open(path + "-sent", identity);
+  if (!mark.ok()) return Status::Error("database " + path + ": " + mark.message());
+  sent = std::move(*mark);
+  auto seq =
+      QueryInt("SELECT seq FROM sqlite_sequence WHERE name = 'lc_outbox'", "read outbox sequence");
+  if (!seq) return seq.status();
+  const int64_t through = std::clamp<int64_t>(sent->Get(), 0, *seq);
+  if (through != sent->Get()) sent->Set(through);
+  acked_through = through;
+  return Status::Ok();
 }
 
 Status Store::Transact(const std::function<Status(Tx&)>& fn) {
@@ -406,9 +438,12 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
     }
   } guard{im, tx};
 
+  // Written frames are deleted in batches: they are already recorded as sent (the sent mark), so
+  // each one need not cost a DELETE of its own; OutboxFlushAcks deletes any number.
   const int64_t ack = im.acked_through;
+  const bool trim = ack - im.deleted_through >= (im.force_trim ? 1 : kDeleteBatch);
   OutboxStats removed;
-  Status s = ack > im.deleted_through ? im.DeleteThrough(ack, removed) : Status::Ok();
+  Status s = trim ? im.DeleteThrough(ack, removed) : Status::Ok();
   if (s.ok()) s = fn(tx);
   tx.active_ = false;
   if (s.ok()) s = tx.failed_;
@@ -420,7 +455,10 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
   }
   im.stats.count += tx.added_count_ - removed.count;
   im.stats.bytes += tx.added_bytes_ - removed.bytes;
-  im.deleted_through = std::max(im.deleted_through, ack);
+  if (trim) {
+    im.deleted_through = std::max(im.deleted_through, ack);
+    im.acked = OutboxStats{};
+  }
   return s;
 }
 
@@ -584,41 +622,31 @@ Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit, int64_t after_i
   return out;
 }
 
-Status Store::OutboxDelete(int64_t id) {
+void Store::OutboxAck(int64_t id, int64_t bytes) {
   Impl& im = *impl_;
-  if (options_.read_only) return Status::Error("database " + path_ + " is opened read-only");
-  if (im.in_tx) {
-    return Status::Error("database " + path_ + ": OutboxDelete called inside a transaction");
-  }
-  auto s = im.Stmt(kOutboxDelete);
-  if (!s) return s.status();
-  int64_t bytes = -1;
-  int rc;
-  {
-    StmtReset reset(*s);
-    sqlite3_bind_int64(*s, 1, id);
-    while ((rc = sqlite3_step(*s)) == SQLITE_ROW) bytes = sqlite3_column_int64(*s, 0);
-  }
-  if (rc != SQLITE_DONE) {
-    im.RollbackIfOpen();
-    return im.Err("delete outbox entry " + std::to_string(id), rc);
-  }
-  if (bytes >= 0) {
-    im.stats.count -= 1;
-    im.stats.bytes -= bytes;
-  }
-  return Status::Ok();
+  if (id <= im.acked_through) return;
+  im.acked_through = id;
+  if (im.sent) im.sent->Set(id);
+  im.acked.count += 1;
+  im.acked.bytes += bytes;
 }
 
-void Store::OutboxAck(int64_t id) { impl_->acked_through = std::max(impl_->acked_through, id); }
+int64_t Store::OutboxAckedPending() const { return impl_->acked_through - impl_->deleted_through; }
 
 int64_t Store::OutboxAckedThrough() const { return impl_->acked_through; }
 
 Status Store::OutboxFlushAcks() {
   if (impl_->acked_through <= impl_->deleted_through) return Status::Ok();
-  return Transact([](Tx&) { return Status::Ok(); });
+  impl_->force_trim = true;
+  Status s = Transact([](Tx&) { return Status::Ok(); });
+  impl_->force_trim = false;
+  return s;
 }
 
-Result<OutboxStats> Store::GetOutboxStats() const { return impl_->stats; }
+Result<OutboxStats> Store::GetOutboxStats() const {
+  const Impl& im = *impl_;
+  return OutboxStats{std::max<int64_t>(0, im.stats.count - im.acked.count),
+                     std::max<int64_t>(0, im.stats.bytes - im.acked.bytes)};
+}
 
 }  // namespace sedna::store

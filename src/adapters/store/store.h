@@ -52,7 +52,7 @@ struct OutboxStats {
 
 struct StoreOptions {
   // Opens an existing, already migrated database for reading only; never creates or changes
-  // anything. Transact() and OutboxDelete() then fail.
+  // anything. Transact() then fails.
   bool read_only = false;
   // false: synchronous=NORMAL (WAL; a commit is durable against a process crash, not power loss).
   // true: synchronous=FULL (every commit is fsynced).
@@ -114,7 +114,7 @@ class Store {
 
   // Runs fn inside one write transaction (BEGIN IMMEDIATE) and commits it. Rolls back, and returns
   // the error, if fn returns an error, a Tx call fails, or the commit fails; never leaves a
-  // transaction open. Not re-entrant: calling Transact() or OutboxDelete() from inside fn fails.
+  // transaction open. Not re-entrant: calling Transact() from inside fn fails.
   Status Transact(const std::function<Status(Tx&)>& fn);
 
   // Live (not soft-deleted) resources, in insertion order.
@@ -128,17 +128,22 @@ class Store {
   // Up to `limit` entries with an id above `after_id` and above every acknowledged id (OutboxAck),
   // oldest first.
   Result<std::vector<OutboxEntry>> OutboxPeek(size_t limit, int64_t after_id = 0) const;
-  // Removes an entry once its frame was written upstream; commits on its own. Ok if already gone.
-  Status OutboxDelete(int64_t id);
-  // Marks every entry with an id <= `id` as written upstream (in memory only). Acknowledged
-  // entries are no longer returned by OutboxPeek; they are deleted inside the next Transact()
-  // (whatever else it writes) or by OutboxFlushAcks(), and count in GetOutboxStats() until then.
-  // A crash before that deletion re-sends them after the restart (at-least-once delivery).
-  void OutboxAck(int64_t id);
+  // Marks every entry with an id <= `id` as written upstream, in the sent mark (sent_mark.h: one
+  // store to a mapped page, durable against a process crash, no commit). Acknowledged entries are
+  // no longer returned by OutboxPeek, also after a restart; they are deleted inside a later
+  // Transact() (whatever else it writes) once 64 are pending, or by OutboxFlushAcks();
+  // GetOutboxStats() no longer counts them. Only a crash between the write upstream and this call
+  // re-sends a frame (at-least-once delivery). Read-only stores keep the mark in memory. `bytes` is
+  // the size of entry `id`'s frame: acks come one entry at a time, in id order (the outbox is sent
+  // one frame at a time), so GetOutboxStats() can count only unsent entries.
+  void OutboxAck(int64_t id, int64_t bytes);
   int64_t OutboxAckedThrough() const;
+  // How many ids are acknowledged but not yet deleted (an upper bound on such entries).
+  int64_t OutboxAckedPending() const;
   // Deletes the acknowledged entries in a transaction of its own; Ok when there are none.
   Status OutboxFlushAcks();
-  // O(1): counters kept in memory, loaded at Open and updated on every commit.
+  // Entries not yet acknowledged. O(1): counters kept in memory, loaded at Open and updated on
+  // every commit and acknowledgement.
   Result<OutboxStats> GetOutboxStats() const;
 
   const std::string& path() const { return path_; }

@@ -95,6 +95,11 @@ Status PutAndAppend(Store& s, const std::string& key, const std::string& value) 
   });
 }
 
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 // mattn/go-sqlite3's rendering of time.Time: fraction without trailing zeros, UTC offset.
 const std::regex kGormTime(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{0,8}[1-9])?\+00:00)");
 
@@ -243,17 +248,19 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   EXPECT_EQ(*peek, (std::vector<OutboxEntry>{{ids[0], "one"}, {ids[1], "three"}}));
   EXPECT_TRUE(s->OutboxPeek(0)->empty());
 
-  ASSERT_TRUE(s->OutboxDelete(ids[1]).ok());
-  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 3 + 5}));
-  ASSERT_TRUE(s->OutboxDelete(ids[1]).ok());  // already gone: no-op
-  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 3 + 5}));
+  // Sent and deleted: the entries leave the stats at once, the table at the flush.
+  s->OutboxAck(ids[0], 3);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 5 + 5}));
+  s->OutboxAck(ids[0], 3);  // already acknowledged: no-op
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 5 + 5}));
   peek = s->OutboxPeek(10);
   ASSERT_TRUE(peek.ok());
-  EXPECT_EQ(*peek, (std::vector<OutboxEntry>{{ids[0], "one"}, {ids[2], "fiver"}}));
+  EXPECT_EQ(*peek, (std::vector<OutboxEntry>{{ids[1], "three"}, {ids[2], "fiver"}}));
 
   // Deleting the newest entry does not let its id be reused.
-  ASSERT_TRUE(s->OutboxDelete(ids[2]).ok());
-  ASSERT_TRUE(s->OutboxDelete(ids[0]).ok());
+  s->OutboxAck(ids[1], 5);
+  s->OutboxAck(ids[2], 5);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
   int64_t next = 0;
   ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
@@ -268,7 +275,8 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   s = MustOpen(t.path() / "db.sqlite");
   ASSERT_TRUE(s);
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 5}));
-  ASSERT_TRUE(s->OutboxDelete(next).ok());
+  s->OutboxAck(next, 5);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
   int64_t after_reopen = 0;
   ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
                  auto id = tx.OutboxAppend("x");
@@ -278,9 +286,9 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   EXPECT_GT(after_reopen, next);
 }
 
-// Written frames are acknowledged in memory and deleted inside the next transaction (or by
-// OutboxFlushAcks), so a busy LC does not pay one commit per frame sent.
-TEST(StoreTest, OutboxAckDeletesInsideTheNextTransaction) {
+// Written frames are acknowledged in the sent mark and deleted in batches by a later transaction
+// (or by OutboxFlushAcks), so a busy LC does not pay a DELETE, let alone a commit, per frame sent.
+TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
   ASSERT_TRUE(s);
@@ -294,44 +302,155 @@ TEST(StoreTest, OutboxAckDeletesInsideTheNextTransaction) {
                  return Status::Ok();
                }).ok());
   EXPECT_EQ(s->OutboxAckedThrough(), 0);
-  s->OutboxAck(ids[1]);
+  s->OutboxAck(ids[0], 2);
+  s->OutboxAck(ids[1], 3);
   EXPECT_EQ(s->OutboxAckedThrough(), ids[1]);
-  // Acknowledged entries are no longer peeked, but stay counted until deleted.
+  EXPECT_EQ(s->OutboxAckedPending(), ids[1]);
+  // Acknowledged entries are neither peeked nor counted, though not deleted yet.
   EXPECT_EQ(*s->OutboxPeek(10), (std::vector<OutboxEntry>{{ids[2], "cccc"}}));
   EXPECT_EQ(*s->OutboxPeek(10, ids[2]), std::vector<OutboxEntry>{});
-  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 2 + 3 + 4}));
-  s->OutboxAck(ids[0]);  // acknowledgements never move back
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 4}));
+  s->OutboxAck(ids[0], 2);  // acknowledgements never move back
   EXPECT_EQ(s->OutboxAckedThrough(), ids[1]);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 4}));
 
-  // A failed transaction deletes nothing; the next one that commits does.
-  EXPECT_FALSE(s->Transact([](Store::Tx&) { return Status::Error("no"); }).ok());
-  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 9}));
+  // Fewer than a batch pending: a transaction leaves them in the table.
   ASSERT_TRUE(PutAndAppend(*s, "k", "v").ok());
-  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 4 + 7}));  // "cccc", "frame-k"
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 4 + 7}));
+  {
+    RawDb raw(t.path() / "db.sqlite");
+    EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "4");
+  }
+  // A batch pending: the next transaction that commits deletes them all, a failed one nothing.
+  std::vector<int64_t> more;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (int i = 0; i < 70; ++i) {
+                   auto id = tx.OutboxAppend("f");
+                   if (!id.ok()) return id.status();
+                   more.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  s->OutboxAck(ids[2], 4);
+  auto frame_k = s->OutboxPeek(1);
+  ASSERT_EQ(frame_k->size(), 1u);
+  s->OutboxAck(frame_k->front().id, 7);
+  for (int i = 0; i <= 60; ++i) s->OutboxAck(more[i], 1);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{9, 9}));  // more[61..69]
+  EXPECT_FALSE(s->Transact([](Store::Tx&) { return Status::Error("no"); }).ok());
+  {
+    RawDb raw(t.path() / "db.sqlite");
+    EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "74");
+  }
+  ASSERT_TRUE(s->Transact([](Store::Tx&) { return Status::Ok(); }).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{9, 9}));
+  EXPECT_EQ(s->OutboxAckedPending(), 0);
+  {
+    RawDb raw(t.path() / "db.sqlite");
+    EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "9");
+  }
+  // OutboxFlushAcks deletes even one.
+  s->OutboxAck(more[61], 1);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{8, 8}));
   s.reset();
   RawDb raw(t.path() / "db.sqlite");
-  EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox WHERE id <= " + std::to_string(ids[1])), "0");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox WHERE id <= " + std::to_string(more[61])), "0");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "8");
 }
 
-TEST(StoreTest, OutboxFlushAcksAndCrashBeforeTheDeleteResends) {
+// The sent mark is a store to a shared mapping: a process that dies right after OutboxAck (no
+// destructor, no commit) has still recorded it; the restarted store neither re-sends nor counts
+// those entries.
+TEST(StoreTest, OutboxAckSurvivesAProcessCrash) {
   TempDir t;
-  auto s = MustOpen(t.path() / "db.sqlite");
-  ASSERT_TRUE(s);
-  ASSERT_TRUE(PutAndAppend(*s, "k", "v").ok());
-  ASSERT_TRUE(PutAndAppend(*s, "k", "w").ok());
-  auto all = *s->OutboxPeek(10);
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_TRUE(s->OutboxFlushAcks().ok());  // nothing acknowledged: no-op
-  s->OutboxAck(all[0].id);
-  ASSERT_TRUE(s->OutboxFlushAcks().ok());
-  EXPECT_EQ(s->GetOutboxStats()->count, 1);
-  // Acknowledged but not yet deleted when the process ends: the frame is still there on reopen.
-  s->OutboxAck(all[1].id);
+  const fs::path db = t.path() / "db.sqlite";
+  for (int how : {0, 1}) {
+    SCOPED_TRACE(how == 0 ? "_exit" : "SIGKILL");
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto r = Store::Open(db.string());
+      if (!r.ok()) _exit(10);
+      Store& s = **r;
+      if (!PutAndAppend(s, "a", "1").ok() || !PutAndAppend(s, "b", "2").ok()) _exit(11);
+      auto peek = s.OutboxPeek(10);
+      if (!peek.ok() || peek->size() != 2) _exit(12);
+      s.OutboxAck(peek->front().id, 7);
+      if (how == 1) kill(getpid(), SIGKILL);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(how == 0 ? WIFEXITED(status) && WEXITSTATUS(status) == 0 : WIFSIGNALED(status))
+        << status;
+    auto s = MustOpen(db);
+    ASSERT_TRUE(s);
+    auto left = *s->OutboxPeek(10);
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0].frame, "frame-b");
+    EXPECT_EQ(s->OutboxAckedThrough(), left[0].id - 1);
+    EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 7}));  // the acked one deleted at open
+    s->OutboxAck(left[0].id, 7);
+    ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  }
+  // Without an acknowledgement, everything is re-sent (at-least-once).
+  auto s = MustOpen(db);
+  ASSERT_TRUE(PutAndAppend(*s, "c", "3").ok());
   s.reset();
-  s = MustOpen(t.path() / "db.sqlite");
-  ASSERT_TRUE(s);
+  s = MustOpen(db);
+  EXPECT_EQ(s->OutboxPeek(10)->size(), 1u);
+}
+
+// A mark above the outbox's AUTOINCREMENT sequence (the WAL lost its newest commits in a power
+// loss, the mark did not) is clamped, so the ids handed out next are not taken as sent.
+TEST(StoreTest, SentMarkAboveTheOutboxSequenceIsClamped) {
+  TempDir t;
+  const fs::path db = t.path() / "db.sqlite";
+  auto s = MustOpen(db);
+  ASSERT_TRUE(PutAndAppend(*s, "a", "1").ok());
+  ASSERT_TRUE(PutAndAppend(*s, "b", "2").ok());
+  auto all = *s->OutboxPeek(10);
+  s->OutboxAck(all[0].id, 7);
+  s->OutboxAck(all[1].id, 7);
+  s.reset();
+  {
+    RawDb raw(db);
+    ASSERT_EQ(raw.Exec("DELETE FROM lc_outbox; UPDATE sqlite_sequence SET seq = " +
+                       std::to_string(all[0].id) + " WHERE name = 'lc_outbox'"),
+              SQLITE_OK);
+  }
+  s = MustOpen(db);
+  EXPECT_EQ(s->OutboxAckedThrough(), all[0].id);
+  ASSERT_TRUE(PutAndAppend(*s, "c", "3").ok());
+  auto next = *s->OutboxPeek(10);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].id, all[1].id) << "the id reused after the lost commit is not skipped";
+  EXPECT_EQ(next[0].frame, "frame-c");
+}
+
+// The mark names the database file it belongs to: another file at the same path (restored from a
+// copy, re-created) does not inherit it.
+TEST(StoreTest, SentMarkOfAnotherDatabaseFileIsIgnored) {
+  TempDir t;
+  const fs::path db = t.path() / "db.sqlite";
+  const fs::path other = t.path() / "other.sqlite";
+  {
+    auto o = MustOpen(other);
+    for (const char* k : {"x", "y", "z"}) ASSERT_TRUE(PutAndAppend(*o, k, "1").ok());
+  }
+  auto s = MustOpen(db);
+  for (const char* k : {"a", "b", "c"}) ASSERT_TRUE(PutAndAppend(*s, k, "1").ok());
+  for (const auto& e : *s->OutboxPeek(10)) s->OutboxAck(e.id, 7);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  s.reset();
+  // The old file stays alive under another name, so the copy cannot get its inode.
+  fs::rename(db, t.path() / "old.sqlite");
+  fs::remove(t.path() / "db.sqlite-wal");
+  fs::copy_file(other, db);
+  s = MustOpen(db);
   EXPECT_EQ(s->OutboxAckedThrough(), 0);
-  EXPECT_EQ(*s->OutboxPeek(10), (std::vector<OutboxEntry>{all[1]}));
+  EXPECT_EQ(s->OutboxPeek(10)->size(), 3u) << "the copy's unsent frames are all still to send";
 }
 
 TEST(StoreTest, TransactRollsBackWhenFnFails) {
@@ -395,8 +514,6 @@ TEST(StoreTest, TxIsOnlyValidInsideTransactAndTransactIsNotReentrant) {
     leaked = &tx;
     Status nested = s->Transact([](Store::Tx&) { return Status::Ok(); });
     EXPECT_THAT(nested.message(), HasSubstr("inside a transaction"));
-    Status del = s->OutboxDelete(1);
-    EXPECT_THAT(del.message(), HasSubstr("inside a transaction"));
     return tx.PutState("a", "b", "c");
   });
   EXPECT_TRUE(st.ok()) << st.message();
@@ -635,7 +752,10 @@ TEST(StoreTest, ReadOnly) {
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 7}));
   EXPECT_EQ(PutAndAppend(*s, "k2", "v").message(),
             "database " + p.string() + " is opened read-only");
-  EXPECT_EQ(s->OutboxDelete(1).message(), "database " + p.string() + " is opened read-only");
+  const std::string mark_before = ReadBytes(p.string() + "-sent");
+  s->OutboxAck(1, 7);
+  EXPECT_EQ(s->OutboxFlushAcks().message(), "database " + p.string() + " is opened read-only");
+  EXPECT_EQ(ReadBytes(p.string() + "-sent"), mark_before) << "a read-only store writes nothing";
 
   // A Go LC database (schema version 0) is not migrated by a read-only open.
   fs::path go = t.path() / "go.db";
