@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <system_error>
 
@@ -36,6 +37,9 @@ constexpr const char* kOutboxDdl =
 
 // Transact() deletes acknowledged outbox entries once this many are pending.
 constexpr int64_t kDeleteBatch = 64;
+// The in-memory outbox tail (Impl::tail) keeps at most this much.
+constexpr size_t kTailMaxEntries = 256;
+constexpr int64_t kTailMaxBytes = 1 << 20;
 
 // Columns of `resources` this code reads or writes; an adopted table must have all of them.
 constexpr std::array<const char*, 8> kResourceColumns = {
@@ -147,7 +151,13 @@ struct Store::Impl {
   std::unique_ptr<SentMark> sent;  // acked_through, surviving a crash (null when read-only)
   bool force_trim = false;         // OutboxFlushAcks: delete even below kDeleteBatch
   OutboxStats acked;               // acknowledged (OutboxAck) since the last delete
-  int64_t deleted_through = 0;     // acked entries <= this are deleted (committed)
+  // The outbox tail this process committed, so that OutboxPeek of what was just committed needs
+  // no SELECT: every committed entry with an id above tail_floor is in tail, in id order.
+  std::deque<OutboxEntry> tail;
+  int64_t tail_floor = 0;
+  int64_t tail_bytes = 0;
+  std::vector<OutboxEntry> appended;  // by the open transaction; joins `tail` at its commit
+  int64_t deleted_through = 0;        // acked entries <= this are deleted (committed)
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
 
   explicit Impl(const std::string& p) : path(p) {}
@@ -244,6 +254,22 @@ struct Store::Impl {
 
   Status Migrate(bool read_only);
   Status OpenSentMark();
+
+  // After a commit: the transaction's appends join the tail; acknowledged entries leave it, and
+  // the oldest leave it (raising tail_floor) past kTailMaxEntries or kTailMaxBytes.
+  void KeepTail() {
+    for (auto& e : appended) {
+      tail_bytes += static_cast<int64_t>(e.frame.size());
+      tail.push_back(std::move(e));
+    }
+    appended.clear();
+    while (!tail.empty() && (tail.front().id <= acked_through || tail.size() > kTailMaxEntries ||
+                             tail_bytes > kTailMaxBytes)) {
+      tail_floor = std::max(tail_floor, tail.front().id);
+      tail_bytes -= static_cast<int64_t>(tail.front().frame.size());
+      tail.pop_front();
+    }
+  }
   Status AdoptResources();
 };
 
@@ -408,6 +434,7 @@ Status Store::Impl::OpenSentMark() {
   const int64_t through = std::clamp<int64_t>(sent->Get(), 0, *seq);
   if (through != sent->Get()) sent->Set(through);
   acked_through = through;
+  tail_floor = *seq;  // nothing committed by this process yet
   return Status::Ok();
 }
 
@@ -427,6 +454,7 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
   tx.failed_ = Status::Ok();
   tx.added_count_ = 0;
   tx.added_bytes_ = 0;
+  im.appended.clear();
   // Closes the transaction however fn exits, including by an exception.
   struct Guard {
     Impl& im;
@@ -455,6 +483,7 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
   }
   im.stats.count += tx.added_count_ - removed.count;
   im.stats.bytes += tx.added_bytes_ - removed.bytes;
+  im.KeepTail();
   if (trim) {
     im.deleted_through = std::max(im.deleted_through, ack);
     im.acked = OutboxStats{};
@@ -558,7 +587,9 @@ Result<int64_t> Store::Tx::OutboxAppend(const std::string& frame) {
   if (rc != SQLITE_DONE) return Fail(im.Err("append to outbox", rc));
   added_count_ += 1;
   added_bytes_ += static_cast<int64_t>(frame.size());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(im.db));
+  const auto id = static_cast<int64_t>(sqlite3_last_insert_rowid(im.db));
+  im.appended.push_back(OutboxEntry{id, frame});
+  return id;
 }
 
 Result<std::vector<ResourceRow>> Store::LoadResources() const {
@@ -609,11 +640,19 @@ Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit, int64_t after_i
   Impl& im = *impl_;
   std::vector<OutboxEntry> out;
   if (limit == 0) return out;
+  const int64_t after = std::max(after_id, im.acked_through);
+  if (!options_.read_only && after >= im.tail_floor) {
+    for (const auto& e : im.tail) {
+      if (out.size() == limit) break;
+      if (e.id > after) out.push_back(e);
+    }
+    return out;
+  }
   auto s = im.Stmt(kOutboxPeek);
   if (!s) return s.status();
   StmtReset reset(*s);
   sqlite3_bind_int64(*s, 1, limit > INT64_MAX ? INT64_MAX : static_cast<sqlite3_int64>(limit));
-  sqlite3_bind_int64(*s, 2, std::max(after_id, impl_->acked_through));
+  sqlite3_bind_int64(*s, 2, after);
   int rc;
   while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
     out.push_back(OutboxEntry{sqlite3_column_int64(*s, 0), ColumnText(*s, 1)});

@@ -453,6 +453,59 @@ TEST(StoreTest, SentMarkOfAnotherDatabaseFileIsIgnored) {
   EXPECT_EQ(s->OutboxPeek(10)->size(), 3u) << "the copy's unsent frames are all still to send";
 }
 
+// OutboxPeek serves what this process just committed from memory (no SELECT); whatever the mix
+// of commits, failed transactions, acknowledgements, batch deletes and tail evictions, it returns
+// exactly what SQL returns (a read-only store on the same file always reads SQL).
+TEST(StoreTest, OutboxPeekFromMemoryMatchesSql) {
+  TempDir t;
+  const fs::path db = t.path() / "db.sqlite";
+  auto s = MustOpen(db);
+  ASSERT_TRUE(PutAndAppend(*s, "before", "1").ok());  // committed before the reopen: SQL only
+  s.reset();
+  s = MustOpen(db);
+  StoreOptions ro_opts;
+  ro_opts.read_only = true;
+  auto ro = MustOpen(db, ro_opts);
+  ASSERT_TRUE(s && ro);
+  uint32_t rng = 12345;
+  auto next = [&](uint32_t n) {
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 8) % n;
+  };
+  int64_t last_id = 0, checks = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const uint32_t op = next(10);
+    if (op < 5) {  // a transaction with 0-3 frames (big ones now and then), sometimes failing
+      const bool fail = next(8) == 0;
+      const int n = static_cast<int>(next(4));
+      Status st = s->Transact([&](Store::Tx& tx) -> Status {
+        for (int i = 0; i < n; ++i) {
+          const size_t len = next(50) == 0 ? 300000 : 1 + next(40);
+          auto id = tx.OutboxAppend(std::string(len, static_cast<char>('a' + next(26))));
+          if (!id.ok()) return id.status();
+          if (!fail) last_id = std::max(last_id, *id);
+        }
+        return fail ? Status::Error("rolled back") : Status::Ok();
+      });
+      ASSERT_EQ(st.ok(), !fail) << st.message();
+    } else if (op < 8) {  // acknowledge the next unsent entries, one at a time
+      auto peek = s->OutboxPeek(1 + next(4));
+      ASSERT_TRUE(peek.ok());
+      for (const auto& e : *peek) s->OutboxAck(e.id, static_cast<int64_t>(e.frame.size()));
+    } else if (op == 8) {
+      ASSERT_TRUE(s->OutboxFlushAcks().ok());
+    }
+    const int64_t after = next(3) == 0 ? 0 : std::max<int64_t>(0, last_id - next(300));
+    const size_t limit = 1 + next(70);
+    auto mem = s->OutboxPeek(limit, after);
+    auto sql = ro->OutboxPeek(limit, std::max(after, s->OutboxAckedThrough()));
+    ASSERT_TRUE(mem.ok() && sql.ok());
+    ASSERT_EQ(*mem, *sql) << "step " << step << " after " << after << " limit " << limit;
+    checks += static_cast<int64_t>(mem->size());
+  }
+  EXPECT_GT(checks, 10000) << "the comparison saw too few entries to mean much";
+}
+
 TEST(StoreTest, TransactRollsBackWhenFnFails) {
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
