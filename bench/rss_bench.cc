@@ -3,6 +3,10 @@
 //   RSS after ingesting a 1e6 / 1e7-line index     target <= 12 MB / <= 16 MB (Go LC 142 MB / 1.07
 //   GB) CPU while nothing changes, after the ingest    target ~0 (Go LC 3 s CPU/min at 1e7 lines)
 //
+// "Settle" is --settle-seconds (3 s): longer than the 2 s after which sedna-lc hands the heap
+// pages a burst freed back to the OS (malloc_trim, Controller::Impl::ScheduleTrim), so the figure
+// is the idle state, not the tail of start-up. VmHWM keeps the peak.
+//
 // Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator, so
 // VmHWM (peak RSS, /proc/<pid>/status) belongs to that scenario alone:
 //   idle-0      no objects; settle, read VmRSS/VmHWM.
@@ -14,7 +18,7 @@
 //               numberOfSamples == N and /status shows samplesSeen == N. Then settle, read
 //               VmRSS/VmHWM, and sample utime+stime over --idle-seconds.
 //
-//   rss_bench [--sizes=1e6,1e7] [--idle-seconds=10] [--settle-seconds=2] [--jobs=100]
+//   rss_bench [--sizes=1e6,1e7] [--idle-seconds=10] [--settle-seconds=3] [--jobs=100]
 //             [--shared-dataset] [--skip-idle] [--log-level=info] [--tmp-root=/tmp]
 //             [--lc=<sedna-lc>]
 // (--sizes= with an empty list skips the index scenarios; --skip-idle the two idle ones.)
@@ -66,7 +70,7 @@ Cluster::Options Opts(const Args& args, const std::string& scenario) {
 Row Idle0(const Args& args) {
   Cluster c(Opts(args, "idle0"));
   Row r{"idle, 0 jobs"};
-  Sleep(args.GetDouble("settle-seconds", 2));
+  Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
   c.Stop();
   return r;
@@ -94,7 +98,7 @@ Row IdleJobs(const Args& args) {
                     std::chrono::seconds(60), std::chrono::milliseconds(20))) {
     throw std::runtime_error("not all jobs listed in /status");
   }
-  Sleep(args.GetDouble("settle-seconds", 2));
+  Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
   r.idle_cpu_s_per_min = IdleCpu(c, args.GetDouble("idle-seconds", 10));
   c.Stop();
@@ -158,7 +162,7 @@ Row Index(const Args& args, int64_t n) {
   r.note =
       ready ? Fmt("train round fired; dataset count at GM after %.2f s", Seconds(counted->at - t0))
             : "train round did NOT fire";
-  Sleep(args.GetDouble("settle-seconds", 2));
+  Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
   r.idle_cpu_s_per_min = IdleCpu(c, args.GetDouble("idle-seconds", 10));
   c.Stop();

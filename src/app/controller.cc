@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -84,8 +85,21 @@ void Controller::Impl::WarnKindOnce(const std::string& kind, const std::string& 
   if (warned_kinds.insert(kind).second) spdlog::warn("{}", text);
 }
 
+void Controller::Impl::ScheduleTrim() {
+  constexpr auto kTrimDelay = std::chrono::seconds(2);
+  if (trim_armed || stopped) return;
+  if (!trim_timer) trim_timer = std::make_unique<boost::asio::steady_timer>(io);
+  trim_armed = true;
+  trim_timer->expires_after(kTrimDelay);
+  trim_timer->async_wait([this](const boost::system::error_code& ec) {
+    trim_armed = false;
+    if (!ec && !stopped) ::malloc_trim(0);
+  });
+}
+
 void Controller::Impl::OnGmFrame(const std::string& text) {
   metrics.frames_received++;
+  ScheduleTrim();
   auto f = json::DecodeFrame(text);
   if (!f.ok()) {
     spdlog::warn("GM frame {}skipped: {}", FrameObjectName(text), f.message());
@@ -226,6 +240,7 @@ Status Controller::Impl::Start() {
   }
   spdlog::info("sedna-lc started: node {}, worker API :{}, status :{}, database {}", cfg.node_name,
                worker_server->port(), status_server ? status_server->port() : 0, cfg.db_path);
+  ScheduleTrim();
   return Status::Ok();
 }
 
@@ -300,6 +315,7 @@ void Controller::Impl::Stop() {
   if (worker_server) worker_server->Stop();
   if (status_server) status_server->Stop();
   if (ack_flush_timer) ack_flush_timer->cancel();
+  if (trim_timer) trim_timer->cancel();
   if (store) FlushAcks();
   for (auto& [k, e] : jobs) {
     if (e->tick_timer) e->tick_timer->cancel();

@@ -157,6 +157,8 @@ struct Controller::Impl {
   bool outbox_inflight = false;
   bool pump_posted = false;                                    // a PumpOutbox is queued on io
   std::unique_ptr<boost::asio::steady_timer> ack_flush_timer;  // armed while acks wait deletion
+  std::unique_ptr<boost::asio::steady_timer> trim_timer;       // see ScheduleTrim
+  bool trim_armed = false;
   bool outbox_full = false;
   std::deque<store::OutboxEntry> outbox_queue;  // read ahead from SQLite, not yet written
   int64_t outbox_queued_through = 0;
@@ -202,6 +204,10 @@ struct Controller::Impl {
   void RequeueOutbox();
   void FlushAcks();
   void ScheduleAckFlush();
+  // Returns the heap pages a burst of work freed (start-up, GM frames, steps) to the OS
+  // (malloc_trim) a few seconds after the burst began. Armed by events only, so an idle LC never
+  // wakes for it.
+  void ScheduleTrim();
   // PumpOutbox after the current handler (a worker's HTTP reply goes out first); coalesced.
   void PostPump();
 

@@ -392,6 +392,7 @@ core::ll::Spec Controller::Impl::MakeLlSpec(const JobEntry& e) {
 bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                                const dataset::IndexCursor* new_cursor) {
   const core::il::Now now = MakeNow();
+  ScheduleTrim();
   std::vector<Action> actions;
   bool state_changed = false;
   core::il::State il_next;

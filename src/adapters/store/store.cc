@@ -255,14 +255,18 @@ struct Store::Impl {
   Status Migrate(bool read_only);
   Status OpenSentMark();
 
-  // After a commit: the transaction's appends join the tail; acknowledged entries leave it, and
-  // the oldest leave it (raising tail_floor) past kTailMaxEntries or kTailMaxBytes.
+  // After a commit: the transaction's appends join the tail. TrimTail (also after each
+  // acknowledgement): acknowledged entries leave it, and the oldest leave it (raising tail_floor)
+  // past kTailMaxEntries or kTailMaxBytes.
   void KeepTail() {
     for (auto& e : appended) {
       tail_bytes += static_cast<int64_t>(e.frame.size());
       tail.push_back(std::move(e));
     }
     appended.clear();
+    TrimTail();
+  }
+  void TrimTail() {
     while (!tail.empty() && (tail.front().id <= acked_through || tail.size() > kTailMaxEntries ||
                              tail_bytes > kTailMaxBytes)) {
       tail_floor = std::max(tail_floor, tail.front().id);
@@ -394,7 +398,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions
   // checkpoints.
   std::string pragmas = std::string("PRAGMA synchronous = ") +
                         (options.synchronous_full ? "FULL" : "NORMAL") +
-                        "; PRAGMA foreign_keys = OFF; PRAGMA cache_size = -512;"
+                        "; PRAGMA foreign_keys = OFF; PRAGMA cache_size = -256;"
                         " PRAGMA mmap_size = 0;";
   if (!options.read_only) pragmas += " PRAGMA journal_size_limit = 4194304;";
   if (Status s = im.Exec(pragmas.c_str(), "configure"); !s.ok()) return s;
@@ -668,6 +672,7 @@ void Store::OutboxAck(int64_t id, int64_t bytes) {
   if (im.sent) im.sent->Set(id);
   im.acked.count += 1;
   im.acked.bytes += bytes;
+  im.TrimTail();  // sent entries leave the in-memory tail at once
 }
 
 int64_t Store::OutboxAckedPending() const { return impl_->acked_through - impl_->deleted_through; }
