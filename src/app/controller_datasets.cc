@@ -148,6 +148,8 @@ void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persis
 }
 
 void Controller::Impl::DeleteDataset(const std::string& key) {
+  // "<ns>/dataset/<name>" -> "<ns>/<name>", as the other Dataset log lines name it.
+  const std::string name = key.substr(0, key.find('/')) + "/" + key.substr(key.rfind('/') + 1);
   auto it = datasets.find(key);
   if (it != datasets.end()) {
     if (it->second->watching) watcher->Unwatch(it->second->local_path);
@@ -159,7 +161,7 @@ void Controller::Impl::DeleteDataset(const std::string& key) {
     if (Status st = tx.DeleteResource(key); !st.ok()) return st;
     return tx.DeleteState(kScopeDataset, key);
   });
-  spdlog::info("Dataset {}: deleted", key);
+  spdlog::info("Dataset {}: deleted", name);
 }
 
 std::string Controller::Impl::MirrorPath(const std::string& key, const std::string& url) const {
@@ -172,7 +174,7 @@ void Controller::Impl::EnsureWatch(DatasetEntry& e) {
   if (s.ok()) {
     e.watching = true;
   } else {
-    spdlog::warn("Dataset {}: {} (polling every {} s until it appears)", e.key, s.message(),
+    spdlog::warn("Dataset {}: {} (polling every {} s until it appears)", e.name(), s.message(),
                  PollSeconds(e));
   }
 }
@@ -262,17 +264,17 @@ void Controller::Impl::OnS3Synced(const std::string& key, const std::string& mir
     return;
   }
   if (!e.last_sync_problem.empty()) {
-    spdlog::info("Dataset {}: S3 index readable again", e.key);
+    spdlog::info("Dataset {}: S3 index readable again", e.name());
     e.last_sync_problem.clear();
   }
-  if (r->rewritten) spdlog::info("Dataset {}: S3 index object was replaced", e.key);
+  if (r->rewritten) spdlog::info("Dataset {}: S3 index object was replaced", e.name());
   ReadDataset(e, !r->changed);
 }
 
 void Controller::Impl::NoteSyncProblem(DatasetEntry& e, const std::string& problem) {
   if (problem == e.last_sync_problem) return;
   e.last_sync_problem = problem;
-  spdlog::error("Dataset {}: {}", e.key, problem);
+  spdlog::error("Dataset {}: {}", e.name(), problem);
 }
 
 s3::ClientOptions Controller::Impl::S3Options() const {
@@ -297,10 +299,10 @@ void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
       dataset::ReadNewSamples(e.local_path, e.format, rec.cursor, take_unterminated,
                               kIngestSliceBytes, [](std::string_view) { return Status::Ok(); });
   if (!r.ok()) {
-    spdlog::error("Dataset {}: reading {}: {}", e.key, e.local_path, r.message());
+    spdlog::error("Dataset {}: reading {}: {}", e.name(), e.local_path, r.message());
   } else if (!r->missing) {
     more = r->bytes_read >= kIngestSliceBytes;
-    if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.key);
+    if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.name());
     const int64_t n = rec.cursor.samples;
     std::vector<std::string> frames;
     if (n != rec.reported) {
@@ -324,7 +326,7 @@ void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
         e.record = rec;
         PumpOutbox();
       } else {
-        spdlog::error("Dataset {}: persisting count: {}", e.key, s.message());
+        spdlog::error("Dataset {}: persisting count: {}", e.name(), s.message());
       }
     }
   }

@@ -77,6 +77,9 @@ struct DatasetEntry {
   bool sync_inflight = false;
   std::string last_sync_problem;  // logged once until it changes
   bool watching = false;
+
+  // "<ns>/<name>", as log lines name a Dataset ("Dataset default/d1: ...").
+  std::string name() const { return ds.meta.ns + "/" + ds.meta.name; }
   bool read_posted = false;
   std::unique_ptr<boost::asio::steady_timer> poll_timer;
 };

@@ -28,7 +28,7 @@ namespace stdfs = std::filesystem;
 
 constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kBucket = "kubeedge";
-constexpr const char* kDatasetKey = "default/dataset/s3-dataset";  // as the LC logs it
+constexpr const char* kDatasetName = "default/s3-dataset";  // as every LC log line names it
 constexpr const char* kCsvHeader =
     "Sample,Season,Cooling startegy_building level,Air temperature (C),Thermal preference";
 
@@ -603,7 +603,7 @@ TEST_F(S3JobsTest, WrongSecretIsReportedAndRetried) {
 
   ASSERT_TRUE(WaitLog("SignatureDoesNotMatch")) << "no signature error logged";
   const std::string line = LogLine("SignatureDoesNotMatch");
-  EXPECT_NE(line.find(std::string("Dataset ") + kDatasetKey + ": HEAD " +
+  EXPECT_NE(line.find(std::string("Dataset ") + kDatasetName + ": HEAD " +
                       Url("data/helmet/train_data.txt") + ": 403"),
             std::string::npos)
       << line;
@@ -625,7 +625,7 @@ TEST_F(S3JobsTest, WrongSecretIsReportedAndRetried) {
   const SplitFiles r1 = Split(1, 1000, 0.8);
   EXPECT_EQ(Get("output/data/train/1/data.txt"), r1.train);
   EXPECT_EQ(Get("output/data/train/1/dataIndex.txt"), Url("data/helmet/") + "\n" + r1.train_index);
-  EXPECT_TRUE(WaitLog(std::string("Dataset ") + kDatasetKey + ": S3 index readable again"));
+  EXPECT_TRUE(WaitLog(std::string("Dataset ") + kDatasetName + ": S3 index readable again"));
   Barrier();
   auto again = NextDataset("s3-dataset", 1500ms);
   EXPECT_FALSE(again) << "count sent twice: " << again->content;
@@ -698,7 +698,7 @@ TEST_F(S3JobsTest, DroppedConnectionLosesNothing) {
   StartLc(/*with_status=*/true);
   const std::string out = Url("output");
   const std::string index = Url("data/helmet/train_data.txt");
-  const std::string who = std::string("Dataset ") + kDatasetKey + ": ";
+  const std::string who = std::string("Dataset ") + kDatasetName + ": ";
   Put("data/helmet/train_data.txt", Lines(1, 200));
   gm->Send("insert", DatasetObject("txt", "", proxy.endpoint()));
   // The job writes to moto directly; 2400 train samples (3000 lines) fire round 1.
