@@ -1,7 +1,7 @@
 // Controller::Impl, the outbox: frames committed with each step are sent upstream (GM link or
 // local manager) in id order, one in flight; each written frame is recorded in the store's sent
-// mark at once and deleted by the next transaction or, at the latest, kAckFlushDelay later; its
-// size bound pauses ingestion and worker reports (docs/durability.md).
+// mark at once, and its row deleted by a later transaction (64 at a time) or, at the latest,
+// kAckFlushDelay later; its size bound pauses ingestion and worker reports (docs/durability.md).
 #include "app/controller_impl.h"
 
 #include <spdlog/spdlog.h>
@@ -15,8 +15,8 @@ namespace sedna::app {
 namespace {
 
 constexpr size_t kOutboxBatch = 64;
-// Written frames are already recorded as sent (Store::OutboxAck); deleting them is housekeeping,
-// done by the next transaction or after this delay, or at once past kAckFlushPending of them.
+// Written frames are already recorded as sent (Store::OutboxAck); deleting their rows is
+// housekeeping, done by a later transaction or after this delay, or at once past kAckFlushPending.
 constexpr auto kAckFlushDelay = std::chrono::milliseconds(50);
 constexpr int64_t kAckFlushPending = 1024;
 
