@@ -555,6 +555,8 @@ struct Client::Impl {
   }
 
   Status Retrying(const std::string& what, const std::function<Attempt()>& attempt) {
+    // A library that could not be loaded stays missing: no attempt, no retry.
+    if (lib == nullptr) return Status::Error(what + ": " + load_error);
     Attempt a;
     int n = 0;
     for (;;) {
