@@ -19,6 +19,7 @@
 #include "adapters/json/upstream_codec.h"
 #include "adapters/s3/index_mirror.h"
 #include "adapters/s3/s3_client.h"
+#include "app/problem_shape.h"
 
 namespace sedna::app {
 
@@ -272,8 +273,9 @@ void Controller::Impl::OnS3Synced(const std::string& key, const std::string& mir
 }
 
 void Controller::Impl::NoteSyncProblem(DatasetEntry& e, const std::string& problem) {
-  if (problem == e.last_sync_problem) return;
-  e.last_sync_problem = problem;
+  std::string shape = ProblemShape(problem);
+  if (shape == e.last_sync_problem) return;
+  e.last_sync_problem = std::move(shape);
   spdlog::error("Dataset {}: {}", e.name(), problem);
 }
 

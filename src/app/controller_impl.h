@@ -75,7 +75,7 @@ struct DatasetEntry {
   s3::S3Url s3_url;
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
   bool sync_inflight = false;
-  std::string last_sync_problem;  // logged once until it changes
+  std::string last_sync_problem;  // ProblemShape of the one logged; logged once until it changes
   bool watching = false;
 
   // "<ns>/<name>", as log lines name a Dataset ("Dataset default/d1: ...").
