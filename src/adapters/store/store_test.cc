@@ -441,7 +441,9 @@ TEST(StoreTest, SentMarkOfAnotherDatabaseFileIsIgnored) {
   }
   auto s = MustOpen(db);
   for (const char* k : {"a", "b", "c"}) ASSERT_TRUE(PutAndAppend(*s, k, "1").ok());
-  for (const auto& e : *s->OutboxPeek(10)) s->OutboxAck(e.id, 7);
+  auto sent = s->OutboxPeek(10);
+  ASSERT_TRUE(sent.ok());
+  for (const auto& e : *sent) s->OutboxAck(e.id, 7);
   ASSERT_TRUE(s->OutboxFlushAcks().ok());
   s.reset();
   // The old file stays alive under another name, so the copy cannot get its inode.
