@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "gm_emulator.h"
@@ -33,10 +34,17 @@ TEST(OutboxLimitTest, W1_OutageQueuesInOrderAndLimitRefusesWith503) {
                           {"apiVersion", "sedna.io/v1alpha1"},
                           {"metadata", {{"name", "ji"}, {"namespace", "default"}}},
                           {"spec", Json::object()}});
-  // One report while connected proves the route before the outage.
-  ASSERT_EQ(HttpRequest(port, "POST", "/sedna/workers/ji-worker/info", Report(0)).status, 200);
-  auto first = gm->Next("jointinferenceservice");
+  // One report while connected proves the route before the outage. The insert and the POST race
+  // (a report for a service the LC has not applied yet is dropped), so it is re-posted until one
+  // arrives; a forwarded frame arrives within milliseconds, far inside the 2 s wait.
+  std::optional<UpstreamFrame> first;
+  for (int attempt = 0; attempt < 10 && !first; ++attempt) {
+    ASSERT_EQ(HttpRequest(port, "POST", "/sedna/workers/ji-worker/info", Report(0)).status, 200);
+    first = gm->Next("jointinferenceservice", std::chrono::seconds(2));
+  }
   ASSERT_TRUE(first) << lc.Log();
+  EXPECT_FALSE(gm->Next("jointinferenceservice", std::chrono::milliseconds(300)))
+      << "report 0 forwarded twice";
   EXPECT_NE(first->content.find("\"seq\":0"), std::string::npos);
 
   gm.reset();  // the GM goes away
