@@ -48,6 +48,8 @@
 #include "core/split.h"
 #include "gm_emulator.h"
 #include "lc_process.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -58,11 +60,8 @@ namespace stdfs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-OF-THE-IL-JOB-BEFORE-THE-CAMPAIGN";
 constexpr const char* kIlDeployUrl = "/models/deploy_model/saved_model.pb";
-constexpr const char* kCsvHeader =
-    "Sample,Season,Cooling startegy_building level,Air temperature (C),Thermal preference";
 
 // ---------------------------------------------------------------- settings
 
@@ -90,51 +89,12 @@ Settings FromEnv() {
 
 // ---------------------------------------------------------------- objects
 
-Json Meta(const std::string& name, const std::string& uid) {
-  return Json{{"name", name},    {"namespace", "default"},
-              {"uid", uid},      {"resourceVersion", "12345"},
-              {"generation", 1}, {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
 // A stable uid per object name.
 std::string Uid(const std::string& name) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "7b3c2f0e-2222-4c3a-9c1e-%012llx",
                 static_cast<unsigned long long>(std::hash<std::string>{}(name)&0xffffffffffffULL));
   return buf;
-}
-
-Json DatasetObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name, Uid(name))},
-              {"spec", {{"url", url}, {"format", format}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name, Uid(name))},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json TrainTrigger(int64_t threshold) {
-  return Json{
-      {"checkPeriodSeconds", 60},
-      {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-      {"condition", {{"operator", ">"}, {"threshold", threshold}, {"metric", "num_of_samples"}}}};
 }
 
 // ---------------------------------------------------------------- samples and models
@@ -152,16 +112,6 @@ int64_t IlOrdinal(const std::string& line) {
   long long n = -1;
   if (std::sscanf(line.c_str(), "il_images/%lld.jpg", &n) != 1) return -1;
   return n;
-}
-
-std::string LlRow(int64_t n) {
-  static const char* const kSeasons[] = {"Summer", "Autumn", "Winter", "Spring"};
-  static const char* const kPrefs[] = {"no change", "warmer", "cooler"};
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%lld,%s,%lld,%lld.%lld,%s", static_cast<long long>(n),
-                kSeasons[n % 4], static_cast<long long>(n % 2 + 1),
-                static_cast<long long>(18 + n % 12), static_cast<long long>(n % 10), kPrefs[n % 3]);
-  return buf;
 }
 
 int64_t LlOrdinal(const std::string& line) {
@@ -369,7 +319,7 @@ struct JobTrack {
                 : out + "/eval/" + std::to_string(r) + "/index.pkl";
   }
   std::string DeployUrl() const { return il() ? kIlDeployUrl : out + "/deploy/index.pkl"; }
-  std::string Line(int64_t n) const { return il() ? IlLine(n) : LlRow(n); }
+  std::string Line(int64_t n) const { return il() ? IlLine(n) : CsvRow(n); }
   int64_t Ordinal(const std::string& l) const { return il() ? IlOrdinal(l) : LlOrdinal(l); }
   int64_t Pending() const { return core::TrainCountUpTo(p, appended) - dispatched; }
 };
@@ -465,38 +415,23 @@ class CrashCampaign : public ::testing::Test {
   }
 
   Json IlJobObject() const {
-    return Json{{"kind", "IncrementalLearningJob"},
-                {"apiVersion", "sedna.io/v1alpha1"},
-                {"metadata", Meta(il.name, "7b3c2f0e-1111-4c3a-9c1e-0000000000c1")},
-                {"spec",
-                 {{"dataset", {{"name", il.dataset}, {"trainProb", il.p}}},
-                  {"initialModel", {{"name", "initial-model"}}},
-                  {"trainSpec",
-                   {{"template", Template("train-worker", "train.py")},
-                    {"trigger", TrainTrigger(il.threshold)}}},
-                  {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                  {"deploySpec",
-                   {{"model", {{"name", "deploy-model"}}},
-                    {"trigger",
-                     {{"condition",
-                       {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                    {"hardExampleMining", {{"name", "IBT"}}},
-                    {"template", Template("infer-worker", "inference.py")}}},
-                  {"outputDir", il.out}}}};
+    return sedna::testing::IlJobObject({.name = il.name,
+                                        .uid = "7b3c2f0e-1111-4c3a-9c1e-0000000000c1",
+                                        .dataset = il.dataset,
+                                        .train_prob = il.p,
+                                        .threshold = il.threshold,
+                                        .output_dir = il.out});
   }
 
   Json LlJobObject() const {
-    return Json{{"kind", "LifelongLearningJob"},
-                {"apiVersion", "sedna.io/v1alpha1"},
-                {"metadata", Meta(ll.name, "7b3c2f0e-1111-4c3a-9c1e-0000000000c2")},
-                {"spec",
-                 {{"dataset", {{"name", ll.dataset}, {"trainProb", ll.p}}},
-                  {"trainSpec",
-                   {{"template", Template("train-worker", "train.py")},
-                    {"trigger", TrainTrigger(ll.threshold)}}},
-                  {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                  {"deploySpec", {{"template", Template("infer-worker", "inference.py")}}},
-                  {"outputDir", ll.out}}}};
+    return sedna::testing::LlJobObject({.name = ll.name,
+                                        .uid = "7b3c2f0e-1111-4c3a-9c1e-0000000000c2",
+                                        .dataset = ll.dataset,
+                                        .train_prob = ll.p,
+                                        .threshold = ll.threshold,
+                                        .output_dir = ll.out,
+                                        .image = kExampleImage,
+                                        .pull_policy = ""});
   }
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -525,8 +460,8 @@ class CrashCampaign : public ::testing::Test {
 
   // The GM's resync after a (re)connection: every object for this node again (§1.6).
   void Resync() {
-    Send(DatasetObject(il.dataset, il.index_url, "txt"));
-    Send(DatasetObject(ll.dataset, ll.index_url, "CSV"));
+    Send(DatasetObject(il.dataset, il.index_url, "txt", Uid(il.dataset)));
+    Send(DatasetObject(ll.dataset, ll.index_url, "CSV", Uid(ll.dataset)));
     Sync(il);
     Sync(ll);
   }
@@ -547,9 +482,9 @@ class CrashCampaign : public ::testing::Test {
     if (!d.send_job) return;
     Send(j.gm->Object());
     if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      Send(ModelObject("initial-model", "/models/base_model", "ckpt"));
+      Send(ModelObject("initial-model", "/models/base_model", "ckpt", Uid("initial-model")));
     } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      Send(ModelObject("deploy-model", kIlDeployUrl, "pb"));
+      Send(ModelObject("deploy-model", kIlDeployUrl, "pb", Uid("deploy-model")));
     }
   }
 
@@ -1201,7 +1136,7 @@ class CrashCampaign : public ::testing::Test {
   // before it was handled by the LC.
   void Barrier() {
     const std::string name = "barrier-" + std::to_string(++barriers);
-    Send(DatasetObject(name, "/data/barrier.txt", "txt"));
+    Send(DatasetObject(name, "/data/barrier.txt", "txt", Uid(name)));
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     while (!barriers_answered.count(name)) {
       ASSERT_LT(Clock::now(), deadline) << "no answer to " << name;

@@ -18,9 +18,10 @@
 #include <sstream>
 
 #include "adapters/json/base64.h"
+#include "cluster_fixture.h"
 #include "core/split.h"
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -29,71 +30,9 @@ using core::Stage;
 using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kJobName = "helmet-detection-demo";
 constexpr const char* kIl1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject(const std::string& name = "incremental-dataset",
-                   const std::string& url = "/data/train_data.txt") {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json JobObject(const std::string& name = kJobName) {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec",
-               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
-                {"initialModel", {{"name", "initial-model"}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", 60},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
 
 // A job the GM would send at (Train, Waiting): the object with one Waiting condition.
 Json WaitingJob(Json job) {
@@ -101,32 +40,10 @@ Json WaitingJob(Json job) {
   return g.Object();
 }
 
-std::string Line(int n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
-                n % 83 + 100, n % 79 + 100);
-  return buf;
-}
-
-std::vector<std::string> LineVec(int from, int to) {
-  std::vector<std::string> v;
-  for (int n = from; n <= to; ++n) v.push_back(Line(n));
-  return v;
-}
-
 std::string Join(const std::vector<std::string>& lines, const std::string& eol = "\n") {
   std::string s;
   for (const auto& l : lines) s += l + eol;
   return s;
-}
-
-// The train and eval files for these new samples (running-totals split, design §4).
-std::pair<std::string, std::string> Split(const std::vector<std::string>& lines, double p) {
-  std::string train, eval;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    (core::IsTrainSample(p, static_cast<int64_t>(i) + 1) ? train : eval) += lines[i] + "\n";
-  }
-  return {train, eval};
 }
 
 std::string Lower(std::string s) {
@@ -139,12 +56,11 @@ std::string TrainReport(const std::string& name, const std::string& owner = kJob
          R"(", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.8113}}, {"format": "ckpt", "url": "/output/train/1", "metrics": {"loss": 0.8113}}]})";
 }
 
-class IlBadInputTest : public ::testing::Test {
+class IlBadInputTest : public IlJobFixture {
  protected:
   void SetUp() override {
     ::signal(SIGPIPE, SIG_IGN);  // the 413 case: the LC may close while the body is being sent
-    tmp = MakeTempDir("sedna-badin-");
-    rootfs = tmp + "/rootfs";
+    MakeWorld("sedna-badin-");
     stdfs::create_directories(rootfs + "/data");
     stdfs::create_directories(rootfs + "/models/base_model");
     stdfs::create_directories(rootfs + "/models/deploy_model");
@@ -152,47 +68,17 @@ class IlBadInputTest : public ::testing::Test {
               "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
     WriteFile(rootfs + "/data/train_data.txt", "");
     WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1,1,2,2,1\n");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     status_port = FreePort();
-    lc = std::make_unique<LcProcess>(
-        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port",
-                                 std::to_string(status_port), "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+    StartLc(status_port);
     StartGoodJob();
-  }
-
-  void TearDown() override {
-    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
-    lc.reset();
-    gm.reset();
-    stdfs::remove_all(tmp);
   }
 
   void StartGoodJob() {
     gm->Send("insert", DatasetObject());
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
     Barrier();  // the job and its model are loaded before any bad input
-  }
-
-  // Sends the job (and the model §4.3 says goes with it) when the GM would.
-  void Sync() {
-    auto d = job->Downstream();
-    if (!d.send_job) return;
-    gm->Send("insert", job->Object());
-    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
-    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
-    }
   }
 
   // Sends {"header":{...},"content":base64(content)} as it is.
@@ -215,43 +101,11 @@ class IlBadInputTest : public ::testing::Test {
     return *f;
   }
 
-  // The next Dataset status of `name`; other datasets' statuses are kept for their own calls.
-  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      if (it->header.resource_name == name) {
-        UpstreamFrame f = std::move(*it);
-        held.erase(it);
-        return f;
-      }
-    }
-    for (;;) {
-      auto f = gm->Next("Dataset");
-      if (!f) return std::nullopt;
-      if (f->header.resource_name == name) return f;
-      held.push_back(std::move(*f));
-    }
-  }
-
-  // Waits for the good dataset's count to reach n; it must not overshoot.
-  void WaitSampleCount(int64_t n) {
-    for (;;) {
-      auto f = NextDataset("incremental-dataset");
-      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
-      int64_t got = f->body.at("numberOfSamples").get<int64_t>();
-      if (got >= n) {
-        EXPECT_EQ(got, n) << "samples counted more than once";
-        return;
-      }
-    }
-  }
-
   // A round trip through the websocket: every frame sent before it has been handled when its
   // answer arrives (the LC handles GM frames in order on one thread).
   void Barrier() {
-    const std::string name = "barrier-" + std::to_string(++barriers);
-    gm->Send("insert", DatasetObject(name, "/data/barrier.txt"));
-    auto f = NextDataset(name);
-    ASSERT_TRUE(f) << "no answer to " << name;
+    auto f = BarrierAnswer();
+    ASSERT_TRUE(f) << "no answer to barrier-" << barriers;
     EXPECT_EQ(f->content, R"({"numberOfSamples":1})");
   }
 
@@ -313,7 +167,7 @@ class IlBadInputTest : public ::testing::Test {
   void ExpectGoodJobDispatches() {
     ExpectAlive();
     ExpectOnlyTheGoodJob();
-    auto lines = LineVec(1, 1000);
+    auto lines = IndexLineList(1, 1000);
     AppendFile(rootfs + "/data/train_data.txt", Join(lines));
     WaitSampleCount(1000);
     UpstreamFrame il1 = NextJob();
@@ -328,14 +182,7 @@ class IlBadInputTest : public ::testing::Test {
     return HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body, headers);
   }
 
-  std::string tmp, rootfs;
-  uint16_t port = 0;
   uint16_t status_port = 0;
-  int barriers = 0;
-  std::vector<UpstreamFrame> held;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
-  std::unique_ptr<GmJob> job;
 };
 
 // ---------------------------------------------------------------- frames
@@ -370,14 +217,14 @@ TEST_F(IlBadInputTest, ContentThatIsNotAnObject) {
 TEST_F(IlBadInputTest, UnknownOperation) {
   // A complete, valid job under an unknown operation: it must not start.
   SendRaw("incrementallearningjob", "op-patch-job", "patch",
-          WaitingJob(JobObject("op-patch-job")).dump());
+          WaitingJob(IlJobObject({.name = "op-patch-job"})).dump());
   Barrier();
   ExpectLog({"op-patch-job", "operation", "\"patch\""});
   ExpectGoodJobDispatches();
 }
 
 TEST_F(IlBadInputTest, UnknownResourceKindIsLoggedOncePerKind) {
-  Json obj = JobObject("kind-job");
+  Json obj = IlJobObject({.name = "kind-job"});
   SendRaw("foojob", "kind-job", "insert", obj.dump());
   SendRaw("foojob", "kind-job-2", "insert", obj.dump());
   SendRaw("barjob", "kind-job", "insert", obj.dump());
@@ -392,7 +239,7 @@ TEST_F(IlBadInputTest, UnknownResourceKindIsLoggedOncePerKind) {
 // ---------------------------------------------------------------- manifest fields and triggers
 
 TEST_F(IlBadInputTest, TrainProbGivenAsString) {
-  Json bad = JobObject("prob-string-job");
+  Json bad = IlJobObject({.name = "prob-string-job"});
   bad["spec"]["dataset"]["trainProb"] = "0.8";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
@@ -401,7 +248,7 @@ TEST_F(IlBadInputTest, TrainProbGivenAsString) {
 }
 
 TEST_F(IlBadInputTest, TrainProbAboveOne) {
-  Json bad = JobObject("prob-high-job");
+  Json bad = IlJobObject({.name = "prob-high-job"});
   bad["spec"]["dataset"]["trainProb"] = 1.5;
   gm->Send("insert", WaitingJob(bad));
   Barrier();
@@ -410,7 +257,7 @@ TEST_F(IlBadInputTest, TrainProbAboveOne) {
 }
 
 TEST_F(IlBadInputTest, TrainTriggerMetricWithoutClosingBracket) {
-  Json bad = JobObject("metric-job");
+  Json bad = IlJobObject({.name = "metric-job"});
   bad["spec"]["trainSpec"]["trigger"]["condition"]["metric"] = "p[1";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
@@ -420,7 +267,7 @@ TEST_F(IlBadInputTest, TrainTriggerMetricWithoutClosingBracket) {
 }
 
 TEST_F(IlBadInputTest, DeployTriggerUnknownOperator) {
-  Json bad = JobObject("operator-job");
+  Json bad = IlJobObject({.name = "operator-job"});
   bad["spec"]["deploySpec"]["trigger"]["condition"]["operator"] = "~";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
@@ -430,7 +277,7 @@ TEST_F(IlBadInputTest, DeployTriggerUnknownOperator) {
 }
 
 TEST_F(IlBadInputTest, TimerStartOutOfRange) {
-  Json bad = JobObject("timer-job");
+  Json bad = IlJobObject({.name = "timer-job"});
   bad["spec"]["trainSpec"]["trigger"]["timer"]["start"] = "25:00";
   gm->Send("insert", WaitingJob(bad));
   Barrier();
@@ -555,7 +402,7 @@ TEST_F(IlBadInputTest, WorkerReportForUnknownJobIsAcceptedAndDropped) {
 }
 
 TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
-  auto lines = LineVec(1, 1000);
+  auto lines = IndexLineList(1, 1000);
   AppendFile(rootfs + "/data/train_data.txt", Join(lines));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();
@@ -615,7 +462,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
 
   // Round 2 still dispatches.
   ExpectAlive();
-  auto more = LineVec(1001, 1700);
+  auto more = IndexLineList(1001, 1700);
   AppendFile(rootfs + "/data/train_data.txt", Join(more));
   WaitSampleCount(1700);
   EXPECT_EQ(
@@ -630,7 +477,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
 
 TEST_F(IlBadInputTest, IndexLineOf200KbIsOneSample) {
   // B27: Go's Scanner stops at a line over 64 KiB and silently drops the rest of the file.
-  auto lines = LineVec(1, 1000);
+  auto lines = IndexLineList(1, 1000);
   ASSERT_TRUE(core::IsTrainSample(0.8, 333));
   std::string big = "train_images/big.jpg ";
   for (int i = 0; big.size() < 200 * 1024; ++i) big += std::to_string(i % 10);
@@ -649,7 +496,7 @@ TEST_F(IlBadInputTest, IndexLineOf200KbIsOneSample) {
 
 TEST_F(IlBadInputTest, IndexCrlfLinesAreCountedOnce) {
   // A CRLF line is one sample (Go's ScanLines drops the '\r'), not a sample plus an empty line.
-  auto lines = LineVec(1, 1000);
+  auto lines = IndexLineList(1, 1000);
   AppendFile(rootfs + "/data/train_data.txt", Join(lines, "\r\n"));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();

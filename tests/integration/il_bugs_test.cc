@@ -5,7 +5,6 @@
 // Each test drives a situation where the Go LC misbehaves and asserts the observable difference:
 // files on the rootfs, the upstream frames (content, order, count), the database bytes, the log.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,9 +16,11 @@
 #include <set>
 #include <thread>
 
-#include "core/split.h"
+#include "db_query.h"
 #include "gm_emulator.h"
 #include "lc_process.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -31,11 +32,9 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kJobName = "helmet-detection-demo";
 constexpr const char* kDatasetName = "incremental-dataset";
 constexpr const char* kIndex = "/data/train_data.txt";
-constexpr const char* kBaseModelUrl = "/models/base_model";
 constexpr const char* kTrainedModelUrl = "/output/train/1/model.pb";
 constexpr const char* kDefaultDeployUrl = "/models/deploy_model/saved_model.pb";
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";
@@ -43,66 +42,6 @@ constexpr const char* kIl5 =
     R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})";
 
 // ---------------------------------------------------------------- objects
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject(const std::string& name = kDatasetName, const std::string& url = kIndex) {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json JobObject(const std::string& initial_model = "initial-model") {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(kJobName)},
-              {"spec",
-               {{"dataset", {{"name", kDatasetName}, {"trainProb", 0.8}}},
-                {"initialModel", {{"name", initial_model}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", 60},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
 
 Json JointInferenceObject() {
   return Json{{"kind", "JointInferenceService"},
@@ -126,21 +65,6 @@ Json WithCredential(Json obj, const std::string& secret) {
 
 // ---------------------------------------------------------------- samples and reports
 
-std::string Line(const std::string& dir, int n, size_t pad = 0) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%s/%06d.jpg %d,%d,%d,%d,1", dir.c_str(), n, n % 97, n % 89,
-                n % 83 + 100, n % 79 + 100);
-  std::string s = buf;
-  if (pad > 0) s += " " + std::string(pad, 'x');
-  return s;
-}
-
-std::vector<std::string> Lines(const std::string& dir, int from, int to, size_t pad = 0) {
-  std::vector<std::string> v;
-  for (int n = from; n <= to; ++n) v.push_back(Line(dir, n, pad));
-  return v;
-}
-
 std::string Join(const std::vector<std::string>& lines, size_t from = 0,
                  size_t to = std::string::npos) {
   std::string s;
@@ -160,15 +84,6 @@ std::string FirstLineWith(const std::string& text, const std::string& what) {
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-// The train and eval files of `seq`, the job's new samples in order, by running totals.
-std::pair<std::string, std::string> Split(const std::vector<std::string>& seq, double p = 0.8) {
-  std::string train, eval;
-  for (size_t i = 0; i < seq.size(); ++i) {
-    (core::IsTrainSample(p, static_cast<int64_t>(i) + 1) ? train : eval) += seq[i] + "\n";
-  }
-  return {train, eval};
 }
 
 std::string Il1(const std::string& base_url) {
@@ -233,41 +148,6 @@ bool WaitUntil(F pred, milliseconds timeout) {
     if (Clock::now() > deadline) return false;
     std::this_thread::sleep_for(milliseconds(20));
   }
-}
-
-// ---------------------------------------------------------------- SQLite (read-only)
-
-using Rows = std::vector<std::vector<std::string>>;
-
-Rows Query(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    std::string e = h ? sqlite3_errmsg(h) : "out of memory";
-    sqlite3_close(h);
-    throw std::runtime_error("open " + db + ": " + e);
-  }
-  sqlite3_busy_timeout(h, 5000);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-    std::string e = sqlite3_errmsg(h);
-    sqlite3_close(h);
-    throw std::runtime_error(sql + ": " + e);
-  }
-  Rows rows;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int i = 0; i < sqlite3_column_count(st); ++i) {
-      const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
-      row.emplace_back(t ? std::string(t, sqlite3_column_bytes(st, i)) : std::string());
-    }
-    rows.push_back(std::move(row));
-  }
-  std::string e = rc == SQLITE_DONE ? "" : sqlite3_errmsg(h);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  if (!e.empty()) throw std::runtime_error(sql + ": " + e);
-  return rows;
 }
 
 // ---------------------------------------------------------------- a GM that can go away
@@ -412,14 +292,7 @@ class IlBugsTest : public ::testing::Test {
 
   // Sends the job and the model §4.3 says goes with it, when the GM would.
   void Sync() {
-    auto d = job->Downstream();
-    if (!d.send_job) return;
-    gm->Send("insert", job->Object());
-    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      gm->Send("insert", ModelObject("initial-model", kBaseModelUrl, "ckpt"));
-    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      gm->Send("insert", ModelObject("deploy-model", deploy_url, "pb"));
-    }
+    for (const Json& obj : IlDownstream(*job, deploy_url)) gm->Send("insert", obj);
   }
 
   UpstreamFrame NextJob() {
@@ -486,11 +359,11 @@ class IlBugsTest : public ::testing::Test {
   // Dataset, job and initial model in; 1000 samples; IL-1 answered; GM at (Train, Running).
   void RunToTrainRunning() {
     gm->Send("insert", DatasetObject());
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
     Barrier();
-    AppendFile(rootfs + kIndex, Join(Lines("train_images", 1, 1000)));
+    AppendFile(rootfs + kIndex, Join(IndexLineList(1, 1000)));
     WaitSampleCount(1000);
     UpstreamFrame il1 = NextJob();
     ASSERT_EQ(il1.content, Il1(kBaseModelUrl));
@@ -591,7 +464,8 @@ TEST_F(IlBugsTest, B16_DeleteWhileWorkInFlight) {
   constexpr int kIncarnations = 6;
   auto base = [](int k) { return "/models/base_model_" + std::to_string(k); };
   auto job_object = [](int k) {
-    return GmJob(core::gm::JobKind::kIncremental, JobObject("initial-model-" + std::to_string(k)))
+    return GmJob(core::gm::JobKind::kIncremental,
+                 IlJobObject({.initial_model = "initial-model-" + std::to_string(k)}))
         .Object();
   };
   StartLc();
@@ -602,7 +476,7 @@ TEST_F(IlBugsTest, B16_DeleteWhileWorkInFlight) {
   gm->Send("insert", job_object(1));
   Barrier();
   // ~3 MB of samples, so that writing round 1's train file (on the LC's pool) takes a while.
-  const auto lines = Lines("train_images", 1, 1000, 3000);
+  const auto lines = IndexLineList(1, 1000, "train_images", 3000);
   AppendFile(rootfs + kIndex, Join(lines));
   WaitSampleCount(1000);
   // The loop turn that counted the samples also ingested them and fired the train trigger: the
@@ -638,8 +512,9 @@ TEST_F(IlBugsTest, B16_DeleteWhileWorkInFlight) {
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), Split(lines).first);
 
   // The surviving job works: its train worker's report is forwarded.
-  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental,
-                                JobObject("initial-model-" + std::to_string(kIncarnations)));
+  job = std::make_unique<GmJob>(
+      core::gm::JobKind::kIncremental,
+      IlJobObject({.initial_model = "initial-model-" + std::to_string(kIncarnations)}));
   job->Report(Il1(base(kIncarnations)));
   job->SetPod(Stage::kTrain, PodPhase::kRunning);
   gm->Send("insert", job->Object());
@@ -653,7 +528,7 @@ TEST_F(IlBugsTest, B17_DoubleDeleteNoCrash) {
   ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
   // Every delete twice, back to back (Go: double close of Done -> panic), plus deletes of
   // objects this LC never saw.
-  Json unknown_job = JobObject();
+  Json unknown_job = IlJobObject();
   unknown_job["metadata"]["name"] = "never-inserted";
   for (int i = 0; i < 2; ++i) {
     gm->Send("delete", job->Object());
@@ -675,12 +550,12 @@ TEST_F(IlBugsTest, B17_DoubleDeleteNoCrash) {
   // Re-inserted, the job is a new job: fresh state, round 1 again on the whole index.
   gm->Send("insert", DatasetObject());
   EXPECT_EQ(NextCount(), 1000) << "the re-created Dataset counts its index from the start";
-  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
   Sync();
   UpstreamFrame il1 = NextJob();  // not the dropped worker report
   EXPECT_EQ(il1.content, Il1(kBaseModelUrl));
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"),
-            Split(Lines("train_images", 1, 1000)).first);
+            Split(IndexLineList(1, 1000)).first);
   job->Report(il1.content);
   job->SetPod(Stage::kTrain, PodPhase::kRunning);
   Sync();
@@ -703,14 +578,14 @@ TEST_F(IlBugsTest, B24_FramesAppliedInArrivalOrder) {
   }
   gm->Send("insert", DatasetObject());
   for (int k = 1; k <= kVersions; ++k) {
-    Json obj =
-        GmJob(core::gm::JobKind::kIncremental, JobObject("initial-model-" + std::to_string(k)))
-            .Object();
+    Json obj = GmJob(core::gm::JobKind::kIncremental,
+                     IlJobObject({.initial_model = "initial-model-" + std::to_string(k)}))
+                   .Object();
     obj["metadata"]["resourceVersion"] = std::to_string(12345 + k);
     gm->Send("insert", obj);
   }
   Barrier();
-  AppendFile(rootfs + kIndex, Join(Lines("train_images", 1, 1000)));
+  AppendFile(rootfs + kIndex, Join(IndexLineList(1, 1000)));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();
   EXPECT_EQ(il1.content, Il1("/models/base_model_" + std::to_string(kVersions)))
@@ -735,7 +610,7 @@ class IlDatasetChangeTest : public IlBugsTest {
     WriteFile(rootfs + "/data/a.txt", Join(a, 0, 100));
     StartLc();
     gm->Send("insert", DatasetObject(kDatasetName, "/data/a.txt"));
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
     Sync();
     Barrier();
     ASSERT_EQ(NextCount(), 100);
@@ -768,8 +643,8 @@ class IlDatasetChangeTest : public IlBugsTest {
     EXPECT_EQ(lc->Stop(), 0);
   }
 
-  const std::vector<std::string> a = Lines("a_images", 1, 200);
-  const std::vector<std::string> b = Lines("b_images", 1, 700);
+  const std::vector<std::string> a = IndexLineList(1, 200, "a_images");
+  const std::vector<std::string> b = IndexLineList(1, 700, "b_images");
 };
 
 TEST_F(IlDatasetChangeTest, B26_DatasetUrlChangeFollowed) {
@@ -799,13 +674,13 @@ TEST_F(IlBugsTest, B23_CredentialNotPersisted) {
     gm->Send("insert", WithCredential(ModelObject("initial-model", kBaseModelUrl, "ckpt"), secret));
     gm->Send("insert",
              WithCredential(ModelObject("deploy-model", kDefaultDeployUrl, "pb"), secret));
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
     gm->Send("insert", WithCredential(job->Object(), secret));
     gm->Send("insert", WithCredential(JointInferenceObject(), secret));
     Barrier();
   }
   // Some job state and outbox traffic, too.
-  AppendFile(rootfs + kIndex, Join(Lines("train_images", 1, 1000)));
+  AppendFile(rootfs + kIndex, Join(IndexLineList(1, 1000)));
   WaitSampleCount(1000);
   EXPECT_EQ(NextJob().content, Il1(kBaseModelUrl));
   Barrier();
@@ -860,7 +735,7 @@ TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
 
   // No GM at all: not running, and the LC is not told of one.
   gm->Shutdown();
-  AppendFile(rootfs + kIndex, Join(Lines("train_images", 1001, 1700)));
+  AppendFile(rootfs + kIndex, Join(IndexLineList(1001, 1700)));
   ASSERT_NO_FATAL_FAILURE(StartLc({.with_gm = false}));
   // The job was reloaded from SQLite: its train worker's report is accepted and queued (the
   // commit happens before the 200).
@@ -897,7 +772,7 @@ TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
   Sync();
   EXPECT_EQ(NextJob().content, Il3(kDefaultDeployUrl));
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"),
-            Split(Lines("train_images", 1, 1000)).second);
+            Split(IndexLineList(1, 1000)).second);
   Barrier();
   auto extra = gm->NextFrame(milliseconds(0));
   EXPECT_FALSE(extra) << "extra frame: " << extra->content;
@@ -910,7 +785,7 @@ TEST_F(IlBugsTest, W1_B21_GmOutage) {
   constexpr int kReports = 150;  // more than Go's 100-slot queues
   ASSERT_NO_FATAL_FAILURE(StartLc({.args = {"--backoff-max-ms", "300"}}));
   gm->Send("insert", DatasetObject());
-  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
   Sync();
   Barrier();
 
@@ -918,7 +793,7 @@ TEST_F(IlBugsTest, W1_B21_GmOutage) {
   ASSERT_TRUE(WaitUntil([&] { return Metric("sedna_lc_gm_connected") == 0; }, seconds(10)))
       << "the LC did not notice that the GM went away";
   // Samples keep being ingested and the train trigger keeps working.
-  const auto lines = Lines("train_images", 1, 1000);
+  const auto lines = IndexLineList(1, 1000);
   AppendFile(rootfs + kIndex, Join(lines));
   auto ready_queued = [&] {
     for (const auto& f : OutboxFrames()) {

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 
-#include "core/split.h"
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "cluster_fixture.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -18,125 +18,17 @@ using core::Stage;
 using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject() {
-  return Json{
-      {"kind", "Dataset"},
-      {"apiVersion", "sedna.io/v1alpha1"},
-      {"metadata", Meta("incremental-dataset")},
-      {"spec", {{"url", "/data/train_data.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-      {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json JobObject() {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta("helmet-detection-demo")},
-              {"spec",
-               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
-                {"initialModel", {{"name", "initial-model"}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", 60},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
-
-std::string Line(int n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
-                n % 83 + 100, n % 79 + 100);
-  return buf;
-}
-
-std::string Lines(int from, int to) {
-  std::string s;
-  for (int n = from; n <= to; ++n) s += Line(n) + "\n";
-  return s;
-}
-
-// The train and eval lines among samples from..to by the running-totals split (design §4).
-std::pair<std::string, std::string> Split(int from, int to, double p) {
-  std::string train, eval;
-  for (int n = from; n <= to; ++n) {
-    (core::IsTrainSample(p, n) ? train : eval) += Line(n) + "\n";
-  }
-  return {train, eval};
-}
-
-class IlClusterTest : public ::testing::Test {
+class IlClusterTest : public ClusterFixture {
  protected:
   void SetUp() override {
-    tmp = MakeTempDir("sedna-il-");
-    rootfs = tmp + "/rootfs";
+    MakeWorld("sedna-il-");
     stdfs::create_directories(rootfs + "/data");
     stdfs::create_directories(rootfs + "/models/base_model");
     stdfs::create_directories(rootfs + "/models/deploy_model");
     WriteFile(rootfs + "/models/deploy_model/saved_model.pb",
               "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
     WriteFile(rootfs + "/data/train_data.txt", "");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     StartLc();
-  }
-
-  void StartLc() {
-    lc = std::make_unique<LcProcess>(
-        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port", "0",
-                                 "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
-  }
-
-  void TearDown() override {
-    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
-    lc.reset();
-    gm.reset();
-    stdfs::remove_all(tmp);
   }
 
   UpstreamFrame NextJob() {
@@ -148,6 +40,7 @@ class IlClusterTest : public ::testing::Test {
     return *f;
   }
 
+  // Every Dataset status is the job's dataset's (this test sends no other); waits for count n.
   void WaitSampleCount(int64_t n) {
     for (;;) {
       auto f = gm->Next("Dataset");
@@ -159,37 +52,19 @@ class IlClusterTest : public ::testing::Test {
 
   // Sends the job (and the model §4.3 says goes with it) when the GM would.
   void Sync(GmJob& job) {
-    auto d = job.Downstream();
-    if (!d.send_job) return;
-    gm->Send("insert", job.Object());
-    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
-    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
-    }
+    for (const Json& obj : IlDownstream(job)) gm->Send("insert", obj);
   }
-
-  std::string PostWorker(const std::string& name, const std::string& body) {
-    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
-    EXPECT_EQ(r.status, 200) << r.raw;
-    return r.body;
-  }
-
-  std::string tmp, rootfs;
-  uint16_t port = 0;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
 };
 
 TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   EXPECT_EQ(gm->server().last_node_name(), "edge-node");
   gm->Send("insert", DatasetObject());
-  GmJob job(core::gm::JobKind::kIncremental, JobObject());
+  GmJob job(core::gm::JobKind::kIncremental, IlJobObject());
   ASSERT_EQ(job.LastCondition(), "Train/Waiting");
   Sync(job);
 
   // ---- round 1: 1000 samples, trigger num_of_samples > 500 ----
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();
   EXPECT_EQ(
@@ -260,7 +135,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   Sync(job);
 
   // ---- round 2: 700 more samples; the new model is worse, so it is not deployed ----
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
   WaitSampleCount(1700);
   UpstreamFrame r2il1 = NextJob();
   EXPECT_EQ(

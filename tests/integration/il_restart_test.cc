@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/split.h"
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "cluster_fixture.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -21,8 +21,6 @@ using core::Stage;
 using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
-constexpr const char* kJobName = "helmet-detection-demo";
 constexpr const char* kIl1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
 constexpr const char* kTrainReport =
@@ -40,89 +38,6 @@ constexpr const char* kIl5 =
 constexpr const char* kR2Il1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})";
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject(const std::string& name = "incremental-dataset",
-                   const std::string& url = "/data/train_data.txt") {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json JobObject() {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(kJobName)},
-              {"spec",
-               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
-                {"initialModel", {{"name", "initial-model"}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", 60},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
-
-std::string Line(int n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
-                n % 83 + 100, n % 79 + 100);
-  return buf;
-}
-
-std::string Lines(int from, int to) {
-  std::string s;
-  for (int n = from; n <= to; ++n) s += Line(n) + "\n";
-  return s;
-}
-
-// The train and eval lines among samples from..to, numbered from `from` as the job's new samples.
-std::pair<std::string, std::string> Split(int from, int to, double p) {
-  std::string train, eval;
-  for (int n = from; n <= to; ++n) {
-    (core::IsTrainSample(p, n) ? train : eval) += Line(n) + "\n";
-  }
-  return {train, eval};
-}
 
 // Runs `command` through the shell; returns its exit code and stdout+stderr.
 std::pair<int, std::string> RunCommand(const std::string& command) {
@@ -149,122 +64,27 @@ std::vector<std::string> RowOf(const std::string& table, const std::string& what
   return {};
 }
 
-class IlRestartTest : public ::testing::Test {
+class IlRestartTest : public IlJobFixture {
  protected:
   void SetUp() override {
-    tmp = MakeTempDir("sedna-restart-");
-    rootfs = tmp + "/rootfs";
-    db = tmp + "/db/database.db";
+    MakeWorld("sedna-restart-");
     stdfs::create_directories(rootfs + "/data");
     stdfs::create_directories(rootfs + "/models/base_model");
     stdfs::create_directories(rootfs + "/models/deploy_model");
     WriteFile(rootfs + "/models/deploy_model/saved_model.pb", kOldModel);
     WriteFile(rootfs + "/data/train_data.txt", "");
     WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1,1,2,2,1\n");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     StartLc();
-  }
-
-  void StartLc(uint16_t status_port = 0) {
-    lc = std::make_unique<LcProcess>(
-        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", db, "--status-port", std::to_string(status_port),
-                                 "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
-  }
-
-  // SIGKILL, then start again on the same database, rootfs and ports.
-  void KillAndRestart(uint16_t status_port = 0) {
-    lc->Kill();
-    AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
-    StartLc(status_port);
-  }
-
-  void TearDown() override {
-    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
-    lc.reset();
-    gm.reset();
-    stdfs::remove_all(tmp);
-  }
-
-  void Sync() {
-    auto d = job->Downstream();
-    if (!d.send_job) return;
-    gm->Send("insert", job->Object());
-    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
-    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
-    }
-  }
-
-  UpstreamFrame NextJob() {
-    auto f = gm->Next("IncrementalLearningJob");
-    if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
-    EXPECT_EQ(f->header.resource_name, kJobName);
-    EXPECT_EQ(f->header.operation, "status");
-    return *f;
-  }
-
-  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      if (it->header.resource_name == name) {
-        UpstreamFrame f = std::move(*it);
-        held.erase(it);
-        return f;
-      }
-    }
-    for (;;) {
-      auto f = gm->Next("Dataset");
-      if (!f) return std::nullopt;
-      if (f->header.resource_name == name) return f;
-      held.push_back(std::move(*f));
-    }
-  }
-
-  void WaitSampleCount(int64_t n) {
-    for (;;) {
-      auto f = NextDataset("incremental-dataset");
-      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
-      int64_t got = f->body.at("numberOfSamples").get<int64_t>();
-      if (got >= n) {
-        EXPECT_EQ(got, n) << "samples counted more than once";
-        return;
-      }
-    }
-  }
-
-  // A round trip through the websocket. When the barrier's report arrives, every frame sent
-  // before it was handled, and every upstream frame queued before it was written and dropped from
-  // the outbox (the outbox sends one frame at a time, deleting each before the next), so a kill
-  // after a barrier cannot replay an already delivered message.
-  void Barrier() {
-    const std::string name = "barrier-" + std::to_string(++barriers);
-    gm->Send("insert", DatasetObject(name, "/data/barrier.txt"));
-    auto f = NextDataset(name);
-    ASSERT_TRUE(f) << "no answer to " << name;
-  }
-
-  std::string PostWorker(const std::string& name, const std::string& body) {
-    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
-    EXPECT_EQ(r.status, 200) << r.raw;
-    return r.body;
   }
 
   // Round 1 up to IL-1 sent and the GM at (Train, Running), which it re-sends.
   void RunToTrainRunning() {
     gm->Send("insert", DatasetObject());
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject());
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
     Barrier();  // the job and its initial model are loaded
-    AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+    AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
     WaitSampleCount(1000);
     UpstreamFrame il1 = NextJob();
     ASSERT_EQ(il1.content, kIl1);
@@ -304,14 +124,6 @@ class IlRestartTest : public ::testing::Test {
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
   }
-
-  std::string tmp, rootfs, db;
-  uint16_t port = 0;
-  int barriers = 0;
-  std::vector<UpstreamFrame> held;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
-  std::unique_ptr<GmJob> job;
 };
 
 TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
@@ -319,7 +131,7 @@ TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
   Barrier();
   KillAndRestart();
   // Samples written while the LC was down.
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
   // The GM re-sends the job as it is (Train, Running) (§1.6 resync, §4.3).
   Sync();
   // Counted once: the first count after the restart is the total.
@@ -366,7 +178,7 @@ TEST_F(IlRestartTest, KillAfterEvalReadyKeepsEvalModels) {
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   FinishDeploy(il4, il5);
 
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
   WaitSampleCount(1700);
   EXPECT_EQ(NextJob().content, kR2Il1);
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), Split(1001, 1700, 0.8).first);
@@ -397,7 +209,7 @@ TEST_F(IlRestartTest, KillDuringDeployCopyDeploysOnce) {
   EXPECT_EQ(il5.content, kIl5);
   EXPECT_TRUE(ReadFile(rootfs + "/models/deploy_model/saved_model.pb") == model);
   FinishDeploy(il4, il5);
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
   WaitSampleCount(1700);
   // The next job message is round 2: no second Deploy Ready.
   EXPECT_EQ(NextJob().content, kR2Il1);

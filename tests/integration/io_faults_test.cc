@@ -24,9 +24,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/split.h"
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "cluster_fixture.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -36,7 +36,6 @@ using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kJobName = "helmet-detection-demo";
 constexpr const char* kIl1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
@@ -58,89 +57,6 @@ std::string ReportFor(const char* report, int round) {
     s.replace(pos, from.size(), to);
   }
   return s;
-}
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000001"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject(const std::string& name = "incremental-dataset",
-                   const std::string& url = "/data/train_data.txt") {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json ModelObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Model"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}}},
-              {"status", Json::object()}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers", Json::array({{{"name", name},
-                                             {"image", "example:v0.1.0"},
-                                             {"args", Json::array({script})},
-                                             {"resources", Json::object()}}})},
-                {"nodeName", "edge-node"}}}};
-}
-
-Json JobObject(int check_period_seconds) {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(kJobName)},
-              {"spec",
-               {{"dataset", {{"name", "incremental-dataset"}, {"trainProb", 0.8}}},
-                {"initialModel", {{"name", "initial-model"}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", check_period_seconds},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 500}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
-
-std::string Line(int n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "train_images/%06d.jpg %d,%d,%d,%d,1", n, n % 97, n % 89,
-                n % 83 + 100, n % 79 + 100);
-  return buf;
-}
-
-std::string Lines(int from, int to) {
-  std::string s;
-  for (int n = from; n <= to; ++n) s += Line(n) + "\n";
-  return s;
-}
-
-// The train and eval lines among samples from..to, numbered from `from` as the job's new samples.
-std::pair<std::string, std::string> Split(int from, int to, double p) {
-  std::string train, eval;
-  for (int n = from; n <= to; ++n) {
-    (core::IsTrainSample(p, n) ? train : eval) += Line(n) + "\n";
-  }
-  return {train, eval};
 }
 
 std::string Pattern(size_t size, char first, int period) {
@@ -234,12 +150,11 @@ class Tmpfs {
   std::string dir_, filler_;
 };
 
-class IoFaultsTest : public ::testing::Test {
+class IoFaultsTest : public IlJobFixture {
  protected:
   void SetUp() override {
-    tmp = MakeTempDir("sedna-iofault-");
-    rootfs = tmp + "/rootfs";
-    db = tmp + "/db/database.db";
+    MakeWorld("sedna-iofault-");
+    lc_binary = LcBinary();
     spool = tmp + "/spool";
     stdfs::create_directories(rootfs + "/data");
     stdfs::create_directories(rootfs + "/models/base_model");
@@ -247,8 +162,6 @@ class IoFaultsTest : public ::testing::Test {
     stdfs::create_directories(spool);
     WriteFile(rootfs + "/data/train_data.txt", "");
     WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1,1,2,2,1\n");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     status_port = FreePort();
   }
 
@@ -273,81 +186,14 @@ class IoFaultsTest : public ::testing::Test {
     return e && *e ? e : std::string(SEDNA_BINARY_DIR) + "/sedna-lc";
   }
 
-  void StartLc() {
-    lc = std::make_unique<LcProcess>(
-        LcBinary(),
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", db, "--spool-dir", spool, "--status-port",
-                                 std::to_string(status_port), "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
-  }
+  void StartLc() { ClusterFixture::StartLc(status_port, {"--spool-dir", spool}); }
 
   void TearDown() override {
     if (HasFailure() && lc) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
     lc.reset();  // SIGKILL: nothing holds files on the mounts any more
     gm.reset();
     for (Tmpfs* m : {&out_fs, &deploy_fs, &spool_fs}) m->Unmount();
-    stdfs::remove_all(tmp);
-  }
-
-  void Sync() {
-    auto d = job->Downstream();
-    if (!d.send_job) return;
-    gm->Send("insert", job->Object());
-    if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
-      gm->Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
-    } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
-      gm->Send("insert", ModelObject("deploy-model", "/models/deploy_model/saved_model.pb", "pb"));
-    }
-  }
-
-  UpstreamFrame NextJob(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    auto f = gm->Next("IncrementalLearningJob", timeout);
-    if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
-    EXPECT_EQ(f->header.resource_name, kJobName);
-    EXPECT_EQ(f->header.operation, "status");
-    return *f;
-  }
-
-  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      if (it->header.resource_name == name) {
-        UpstreamFrame f = std::move(*it);
-        held.erase(it);
-        return f;
-      }
-    }
-    for (;;) {
-      auto f = gm->Next("Dataset");
-      if (!f) return std::nullopt;
-      if (f->header.resource_name == name) return f;
-      held.push_back(std::move(*f));
-    }
-  }
-
-  void WaitSampleCount(int64_t n) {
-    for (;;) {
-      auto f = NextDataset("incremental-dataset");
-      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
-      int64_t got = f->body.at("numberOfSamples").get<int64_t>();
-      if (got >= n) {
-        EXPECT_EQ(got, n) << "samples counted more than once";
-        return;
-      }
-    }
-  }
-
-  // A round trip through the websocket: every frame sent before it was handled by the LC's loop
-  // thread, and everything that handling queued upstream was delivered before the answer.
-  void Barrier() {
-    const std::string name = "barrier-" + std::to_string(++barriers);
-    gm->Send("insert", DatasetObject(name, "/data/barrier.txt"));
-    auto f = NextDataset(name);
-    ASSERT_TRUE(f) << "no answer to " << name;
+    ClusterFixture::TearDown();  // removes tmp
   }
 
   // Polls the LC's log until it contains `text` (the log is the LC's only output for an error
@@ -383,16 +229,11 @@ class IoFaultsTest : public ::testing::Test {
     }
   }
 
-  std::string PostWorker(const std::string& name, const std::string& body) {
-    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
-    EXPECT_EQ(r.status, 200) << r.raw;
-    return r.body;
-  }
-
   // Dataset, initial model and job (at Train/Waiting) loaded by the LC.
   void LoadJob(int check_period_seconds = 60) {
     gm->Send("insert", DatasetObject());
-    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, JobObject(check_period_seconds));
+    job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental,
+                                  IlJobObject({.check_period_seconds = check_period_seconds}));
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
     Barrier();
@@ -426,15 +267,10 @@ class IoFaultsTest : public ::testing::Test {
     Sync();
   }
 
-  std::string tmp, rootfs, db, spool;
-  uint16_t port = 0, status_port = 0;
-  int barriers = 0;
+  std::string spool;
+  uint16_t status_port = 0;
   std::string skip_reason;
-  std::vector<UpstreamFrame> held;
   Tmpfs out_fs, deploy_fs, spool_fs;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
-  std::unique_ptr<GmJob> job;
 };
 
 // (a) The job's output directory is full when round 1's train data.txt is written.
@@ -449,7 +285,7 @@ TEST_F(IoFaultsTest, OutputDirFullWhileWritingTrainData) {
   out_fs.Fill(8 << 10);
   ASSERT_LT(FreeBytes(out_fs.dir()), static_cast<int64_t>(train.size()));
 
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   WaitSampleCount(1000);
   // A clear error naming the file, and a retry announced.
   const std::string error = "writing train samples for round 1 failed: writing " + data + ": " +
@@ -518,7 +354,7 @@ TEST_F(IoFaultsTest, DeployTargetFullDuringDeployCopy) {
 
   StartLc();
   LoadJob();
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   WaitSampleCount(1000);
   UpstreamFrame il1 = NextJob();
   ASSERT_EQ(il1.content, kIl1);
@@ -551,7 +387,7 @@ TEST_F(IoFaultsTest, DeployTargetFullDuringDeployCopy) {
   ASSERT_EQ(job->LastCondition(), "Train/Waiting");
   Sync();
   deploy_fs.FreeSpace();
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1700));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
   WaitSampleCount(1700);
   UpstreamFrame r2 = NextJob();
   EXPECT_EQ(r2.content, kR2Il1);
@@ -591,7 +427,7 @@ TEST_F(IoFaultsTest, SpoolDirFullDuringIngest) {
   spool_fs.Fill(8 << 10);
   ASSERT_LT(FreeBytes(spool_fs.dir()), static_cast<int64_t>(Split(1, 1000, 0.8).first.size()));
 
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   // The Dataset's numberOfSamples is the index's line count (§3.1), reported whatever the jobs
   // do with the lines; the job's own counts are what must not move.
   WaitSampleCount(1000);
@@ -611,7 +447,7 @@ TEST_F(IoFaultsTest, SpoolDirFullDuringIngest) {
   EXPECT_FALSE(early) << early->content;
 
   spool_fs.FreeSpace();
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1001, 1100));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1100));
   WaitSampleCount(1100);
   ASSERT_TRUE(WaitStatus([](const Json& j) { return j.value("samplesSeen", -1) >= 1100; },
                          std::chrono::seconds(30)))
@@ -638,7 +474,7 @@ TEST_F(IoFaultsTest, SpoolFullRetriedByThePeriodicCheck) {
   StartLc();
   LoadJob(2);
   spool_fs.Fill(8 << 10);
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   WaitSampleCount(1000);
   ASSERT_TRUE(WaitLog("ingesting " + rootfs + "/data/train_data.txt: writing " + spool + "/" +
                       kJobSpoolBase + ".train: " + kNoSpace));
@@ -667,7 +503,7 @@ TEST_F(IoFaultsTest, SpoolFullRetriedBeforeTheNextCheckPeriod) {
   StartLc();
   LoadJob(60);
   spool_fs.Fill(8 << 10);
-  AppendFile(rootfs + "/data/train_data.txt", Lines(1, 1000));
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
   WaitSampleCount(1000);
   ASSERT_TRUE(WaitLog("ingesting " + rootfs + "/data/train_data.txt: writing " + spool + "/" +
                       kJobSpoolBase + ".train: " + kNoSpace));

@@ -1,5 +1,5 @@
 add_executable(ll_bad_input_test ${CMAKE_CURRENT_LIST_DIR}/ll_bad_input_test.cc)
-target_link_libraries(ll_bad_input_test PRIVATE sedna_gm_emulator GTest::gtest GTest::gtest_main)
+target_link_libraries(ll_bad_input_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)
 target_compile_definitions(ll_bad_input_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
 add_dependencies(ll_bad_input_test sedna-lc)
 gtest_discover_tests(ll_bad_input_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)

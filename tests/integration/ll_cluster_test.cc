@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/split.h"
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "cluster_fixture.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -21,94 +21,22 @@ using core::Stage;
 using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kJobName = "atcii-classifier-demo";
 constexpr const char* kDatasetName = "lifelong-dataset";
 constexpr const char* kCsvUrl = "/data/lifelong_learning/trainData.csv";
 constexpr double kTrainProb = 0.8;
-constexpr const char* kHeader =
-    "Sample,Season,Cooling startegy_building level,Air temperature (C),Thermal preference";
+constexpr const char* kLlUid = "7b3c2f0e-1111-4c3a-9c1e-000000000004";  // of every object sent
 
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000004"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
+// Rows from..to that the split sends to train (or to eval), the row number being the sample's
+// ordinal among the job's samples.
+std::string TrainRows(int from, int to) { return CsvSplitRows(from, to, kTrainProb, true); }
+std::string EvalRows(int from, int to) { return CsvSplitRows(from, to, kTrainProb, false); }
 
-Json DatasetObject(const std::string& name, const std::string& url, const std::string& format) {
-  return Json{{"kind", "Dataset"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(name)},
-              {"spec", {{"url", url}, {"format", format}, {"nodeName", "edge-node"}}},
-              {"status", {{"numberOfSamples", 0}}}};
-}
-
-Json Template(const std::string& name, const std::string& script) {
-  return Json{{"metadata", {{"creationTimestamp", nullptr}}},
-              {"spec",
-               {{"containers",
-                 Json::array({{{"name", name},
-                               {"image",
-                                "kubeedge/sedna-example-lifelong-learning-atcii-classifier:v0.3.0"},
-                               {"args", Json::array({script})},
-                               {"resources", Json::object()},
-                               {"imagePullPolicy", "IfNotPresent"}}})},
-                {"nodeName", "edge-node"}}}};
-}
+std::string WithHeader(const std::string& rows) { return std::string(kCsvHeader) + "\n" + rows; }
 
 // The §2.4 job; the threshold is 300 so that 600 rows (480 train samples at 0.8) fire round 1 and
 // 500 more rows (400 train samples) fire round 2.
-Json JobObject() {
-  return Json{{"kind", "LifelongLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(kJobName)},
-              {"spec",
-               {{"dataset", {{"name", kDatasetName}, {"trainProb", kTrainProb}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger",
-                   {{"checkPeriodSeconds", 60},
-                    {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                    {"condition",
-                     {{"operator", ">"}, {"threshold", 300}, {"metric", "num_of_samples"}}}}}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec", {{"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", "/output"}}}};
-}
-
-// CSV row n (1-based); every row is distinct.
-std::string Row(int n) {
-  static const char* const kSeasons[] = {"Summer", "Autumn", "Winter", "Spring"};
-  static const char* const kPrefs[] = {"no change", "warmer", "cooler"};
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%d,%s,%d,%d.%d,%s", n, kSeasons[n % 4], n % 2 + 1, 18 + n % 12,
-                n % 10, kPrefs[n % 3]);
-  return buf;
-}
-
-// The header line plus rows 1..n.
-std::string Csv(int n) {
-  std::string s = std::string(kHeader) + "\n";
-  for (int i = 1; i <= n; ++i) s += Row(i) + "\n";
-  return s;
-}
-
-// Rows from..to that the running-totals split sends to train (or to eval), the row number being
-// the sample's ordinal among the job's samples.
-std::string Rows(int from, int to, bool train) {
-  std::string s;
-  for (int n = from; n <= to; ++n) {
-    if (core::IsTrainSample(kTrainProb, n) == train) s += Row(n) + "\n";
-  }
-  return s;
-}
-std::string TrainRows(int from, int to) { return Rows(from, to, true); }
-std::string EvalRows(int from, int to) { return Rows(from, to, false); }
-
-std::string WithHeader(const std::string& rows) { return std::string(kHeader) + "\n" + rows; }
+Json JobObject() { return LlJobObject({.uid = kLlUid, .train_prob = kTrainProb}); }
 
 // §3.4 contents for version v (local outputDir /output, csv dataset).
 std::string Ll1(int v) {
@@ -145,42 +73,14 @@ uint64_t Inode(const std::string& path) {
   return st.st_ino;
 }
 
-class LlClusterTest : public ::testing::Test {
+class LlClusterTest : public ClusterFixture {
  protected:
   void SetUp() override {
-    tmp = MakeTempDir("sedna-ll-");
-    rootfs = tmp + "/rootfs";
-    db = tmp + "/db/database.db";
+    MakeWorld("sedna-ll-");
+    barrier_uid = kLlUid;
     stdfs::create_directories(rootfs + "/data/lifelong_learning");
     WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     StartLc();
-  }
-
-  void StartLc() {
-    lc = std::make_unique<LcProcess>(
-        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", db, "--status-port", "0", "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
-  }
-
-  void KillAndRestart() {
-    lc->Kill();
-    AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
-    StartLc();
-  }
-
-  void TearDown() override {
-    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
-    lc.reset();
-    gm.reset();
-    stdfs::remove_all(tmp);
   }
 
   // The dataset index becomes header + rows 1..n by writing a new file and renaming it over the
@@ -204,42 +104,9 @@ class LlClusterTest : public ::testing::Test {
     return *f;
   }
 
-  std::optional<UpstreamFrame> NextDataset(const std::string& name) {
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      if (it->header.resource_name == name) {
-        UpstreamFrame f = std::move(*it);
-        held.erase(it);
-        return f;
-      }
-    }
-    for (;;) {
-      auto f = gm->Next("Dataset");
-      if (!f) return std::nullopt;
-      if (f->header.resource_name == name) return f;
-      held.push_back(std::move(*f));
-    }
-  }
-
   void WaitSampleCount(int64_t n) {
-    for (;;) {
-      auto f = NextDataset(kDatasetName);
-      ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
-      const int64_t got = f->body.at("numberOfSamples").get<int64_t>();
-      if (got >= n) {
-        EXPECT_EQ(got, n) << "samples counted more than once (or the header counted)";
-        return;
-      }
-    }
-  }
-
-  // A round trip through the websocket: when the barrier Dataset's count arrives, every frame
-  // sent before it was handled and every upstream frame queued before it was delivered and
-  // dropped from the outbox.
-  void Barrier() {
-    const std::string name = "barrier-" + std::to_string(++barriers);
-    gm->Send("insert", DatasetObject(name, "/data/barrier.txt", "txt"));
-    auto f = NextDataset(name);
-    ASSERT_TRUE(f) << "no answer to " << name;
+    ClusterFixture::WaitSampleCount(n, kDatasetName,
+                                    "samples counted more than once (or the header counted)");
   }
 
   // No further job message: after a barrier and a short grace for file work in flight.
@@ -255,16 +122,10 @@ class LlClusterTest : public ::testing::Test {
     gm->Send("insert", job->Object());
   }
 
-  std::string PostWorker(const std::string& name, const std::string& body) {
-    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
-    EXPECT_EQ(r.status, 200) << r.raw;
-    return r.body;
-  }
-
   // trainData.csv with rows 1..rows, then the Dataset and the job as the GM sends them.
   void StartJob(int rows) {
     ReplaceCsv(rows);
-    gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV"));  // L8: upper case
+    gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));  // L8: upper case
     job = std::make_unique<GmJob>(core::gm::JobKind::kLifelong, JobObject());
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
@@ -372,12 +233,6 @@ class LlClusterTest : public ::testing::Test {
     GmDeployReady(ll5);
   }
 
-  std::string tmp, rootfs, db;
-  uint16_t port = 0;
-  int barriers = 0;
-  std::vector<UpstreamFrame> held;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
   std::unique_ptr<GmJob> job;
 };
 

@@ -1,5 +1,5 @@
 add_executable(outbox_limit_test ${CMAKE_CURRENT_LIST_DIR}/outbox_limit_test.cc)
-target_link_libraries(outbox_limit_test PRIVATE sedna_gm_emulator GTest::gtest GTest::gtest_main)
+target_link_libraries(outbox_limit_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)
 target_compile_definitions(outbox_limit_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
 add_dependencies(outbox_limit_test sedna-lc)
 gtest_discover_tests(outbox_limit_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)

@@ -7,43 +7,25 @@
 
 #include <filesystem>
 
-#include "gm_emulator.h"
-#include "lc_process.h"
+#include "cluster_fixture.h"
+#include "objects.h"
 
 namespace sedna::testing {
 namespace {
 
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kJi = "jointinferenceservice";
 constexpr const char* kFl = "federatedlearningjob";
 constexpr const char* kJiName = "helmet-detection-inference-example";
 constexpr const char* kFlName = "surface-defect-detection";
-
-Json Meta(const std::string& name) {
-  return Json{{"name", name},
-              {"namespace", "default"},
-              {"uid", "7b3c2f0e-1111-4c3a-9c1e-000000000009"},
-              {"resourceVersion", "12345"},
-              {"generation", 1},
-              {"creationTimestamp", "2021-08-20T08:00:00Z"}};
-}
-
-Json DatasetObject(const std::string& name) {
-  return Json{
-      {"kind", "Dataset"},
-      {"apiVersion", "sedna.io/v1alpha1"},
-      {"metadata", Meta(name)},
-      {"spec", {{"url", "/data/barrier.txt"}, {"format", "txt"}, {"nodeName", "edge-node"}}},
-      {"status", {{"numberOfSamples", 0}}}};
-}
+constexpr const char* kPassUid = "7b3c2f0e-1111-4c3a-9c1e-000000000009";  // of every object sent
 
 Json JointInferenceObject() {
   return Json{
       {"kind", "JointInferenceService"},
       {"apiVersion", "sedna.io/v1alpha1"},
-      {"metadata", Meta(kJiName)},
+      {"metadata", Meta(kJiName, kPassUid)},
       {"spec",
        {{"edgeWorker",
          {{"model", {{"name", "helmet-detection-inference-little-model"}}},
@@ -60,7 +42,7 @@ Json JointInferenceObject() {
 Json FederatedObject() {
   return Json{{"kind", "FederatedLearningJob"},
               {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(kFlName)},
+              {"metadata", Meta(kFlName, kPassUid)},
               {"spec",
                {{"aggregationWorker",
                  {{"model", {{"name", "surface-defect-detection-model"}}},
@@ -95,49 +77,14 @@ size_t Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-class PassthroughTest : public ::testing::Test {
+class PassthroughTest : public ClusterFixture {
  protected:
   void SetUp() override {
-    tmp = MakeTempDir("sedna-pass-");
-    rootfs = tmp + "/rootfs";
+    MakeWorld("sedna-pass-");
+    barrier_uid = kPassUid;
     stdfs::create_directories(rootfs + "/data");
     WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
-    gm = std::make_unique<GmEmulator>();
-    port = FreePort();
     StartLc();
-  }
-
-  void StartLc() {
-    lc = std::make_unique<LcProcess>(
-        std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port", "0",
-                                 "--log-level", "debug"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
-  }
-
-  void TearDown() override {
-    if (HasFailure()) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
-    lc.reset();
-    gm.reset();
-    stdfs::remove_all(tmp);
-  }
-
-  // A round trip through the websocket: when the barrier Dataset's count arrives, every frame
-  // sent before it was handled and every upstream frame queued before it (worker messages are
-  // queued before their POST is answered) was delivered.
-  void Barrier() {
-    const std::string name = "barrier-" + std::to_string(++barriers);
-    gm->Send("insert", DatasetObject(name));
-    for (;;) {
-      auto f = gm->Next("Dataset");
-      ASSERT_TRUE(f) << "no answer to " << name;
-      if (f->header.resource_name == name) return;
-    }
   }
 
   void Post(const std::string& name, const std::string& body) {
@@ -165,12 +112,6 @@ class PassthroughTest : public ::testing::Test {
     auto f = gm->Next(kind, std::chrono::milliseconds(0));
     EXPECT_FALSE(f) << why << ": " << f->raw;
   }
-
-  std::string tmp, rootfs;
-  uint16_t port = 0;
-  int barriers = 0;
-  std::unique_ptr<GmEmulator> gm;
-  std::unique_ptr<LcProcess> lc;
 };
 
 constexpr const char* kJiBody =
@@ -276,7 +217,7 @@ TEST_F(PassthroughTest, DeletedResourceIsNoLongerForwarded) {
 TEST_F(PassthroughTest, UnknownKindLoggedOnceAndIgnored) {
   Json other{{"kind", "SomeOtherKind"},
              {"apiVersion", "sedna.io/v1alpha1"},
-             {"metadata", Meta("something")},
+             {"metadata", Meta("something", kPassUid)},
              {"spec", {{"foo", "bar"}}}};
   gm->Send("insert", other);
   gm->Send("insert", other);

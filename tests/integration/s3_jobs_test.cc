@@ -17,6 +17,8 @@
 #include "gm_emulator.h"
 #include "lc_process.h"
 #include "moto_server.h"
+#include "objects.h"
+#include "samples.h"
 
 namespace sedna::testing {
 namespace {
@@ -26,11 +28,8 @@ using core::gm::PodPhase;
 using namespace std::chrono_literals;
 namespace stdfs = std::filesystem;
 
-constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 constexpr const char* kBucket = "kubeedge";
 constexpr const char* kDatasetName = "default/s3-dataset";  // as every LC log line names it
-constexpr const char* kCsvHeader =
-    "Sample,Season,Cooling startegy_building level,Air temperature (C),Thermal preference";
 
 std::string Line(int n) {
   char buf[64];
@@ -60,30 +59,9 @@ SplitFiles Split(int from, int to, double p) {
   return s;
 }
 
-// CSV row n (1-based) of the lifelong-learning dataset; every row is distinct.
-std::string Row(int n) {
-  static const char* const kSeasons[] = {"Summer", "Autumn", "Winter", "Spring"};
-  static const char* const kPrefs[] = {"no change", "warmer", "cooler"};
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%d,%s,%d,%d.%d,%s", n, kSeasons[n % 4], n % 2 + 1, 18 + n % 12,
-                n % 10, kPrefs[n % 3]);
-  return buf;
-}
-
-// The header line plus rows 1..n.
-std::string Csv(int n) {
-  std::string s = std::string(kCsvHeader) + "\n";
-  for (int i = 1; i <= n; ++i) s += Row(i) + "\n";
-  return s;
-}
-
 // The header line plus the rows from..to that the running-totals split sends to train (or eval).
 std::string CsvSplit(int from, int to, double p, bool train) {
-  std::string s = std::string(kCsvHeader) + "\n";
-  for (int n = from; n <= to; ++n) {
-    if (core::IsTrainSample(p, n) == train) s += Row(n) + "\n";
-  }
-  return s;
+  return std::string(kCsvHeader) + "\n" + CsvSplitRows(from, to, p, train);
 }
 
 size_t Occurrences(const std::string& text, const std::string& what) {
@@ -210,35 +188,11 @@ class S3JobsTest : public ::testing::Test {
   // The §2.4 lifelong-learning job (trigger: more than 300 train samples, checked every second),
   // its S3 requests sent to `endpoint` ("" = moto's).
   Json LlJobObject(const std::string& output_dir, const std::string& endpoint = "") const {
-    auto tmpl = [](const std::string& name, const std::string& script) {
-      return Json{
-          {"metadata", {{"creationTimestamp", nullptr}}},
-          {"spec",
-           {{"containers",
-             Json::array(
-                 {{{"name", name},
-                   {"image", "kubeedge/sedna-example-lifelong-learning-atcii-classifier:v0.3.0"},
-                   {"args", Json::array({script})},
-                   {"resources", Json::object()},
-                   {"imagePullPolicy", "IfNotPresent"}}})},
-            {"nodeName", "edge-node"}}}};
-    };
-    return Json{{"kind", "LifelongLearningJob"},
-                {"apiVersion", "sedna.io/v1alpha1"},
-                {"metadata", Meta("atcii-classifier-demo", "", endpoint)},
-                {"spec",
-                 {{"dataset", {{"name", "s3-dataset"}, {"trainProb", 0.8}}},
-                  {"trainSpec",
-                   {{"template", tmpl("train-worker", "train.py")},
-                    {"trigger",
-                     {{"checkPeriodSeconds", 1},
-                      {"timer", {{"start", "00:00"}, {"end", "24:00"}}},
-                      {"condition",
-                       {{"operator", ">"}, {"threshold", 300}, {"metric", "num_of_samples"}}}}}}},
-                  {"evalSpec", {{"template", tmpl("eval-worker", "eval.py")}}},
-                  {"deploySpec", {{"template", tmpl("infer-worker", "inference.py")}}},
-                  {"credentialName", "mysecret"},
-                  {"outputDir", output_dir}}}};
+    Json job = sedna::testing::LlJobObject(
+        {.dataset = "s3-dataset", .check_period_seconds = 1, .output_dir = output_dir});
+    job["metadata"] = Meta("atcii-classifier-demo", "", endpoint);
+    job["spec"]["credentialName"] = "mysecret";
+    return job;
   }
 
   void Put(const std::string& key, const std::string& data) {

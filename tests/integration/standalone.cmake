@@ -1,7 +1,7 @@
 # Standalone mode end to end: the real sedna-lc binary running jobs from YAML manifests written by
 # the test, with tiny local workers (standalone_workers/worker.py), observed through /status.
 add_executable(standalone_test ${CMAKE_CURRENT_LIST_DIR}/standalone_test.cc)
-target_link_libraries(standalone_test PRIVATE sedna_gm_emulator GTest::gtest GTest::gtest_main)
+target_link_libraries(standalone_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)
 target_compile_definitions(
   standalone_test
   PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}"

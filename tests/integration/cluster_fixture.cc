@@ -1,0 +1,106 @@
+#include "cluster_fixture.h"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+namespace sedna::testing {
+
+namespace stdfs = std::filesystem;
+
+void ClusterFixture::MakeWorld(const std::string& tmp_prefix) {
+  tmp = MakeTempDir(tmp_prefix);
+  rootfs = tmp + "/rootfs";
+  db = tmp + "/db/database.db";
+  stdfs::create_directories(rootfs);
+  gm = std::make_unique<GmEmulator>();
+  port = FreePort();
+}
+
+void ClusterFixture::StartLc(uint16_t status_port, const std::vector<std::string>& extra_args) {
+  std::vector<std::string> args{"--db",        db,     "--status-port", std::to_string(status_port),
+                                "--log-level", "debug"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  lc = std::make_unique<LcProcess>(
+      lc_binary,
+      std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                         {"NODENAME", "edge-node"},
+                                         {"BIND_PORT", std::to_string(port)},
+                                         {"ROOTFS_MOUNT_DIR", rootfs}},
+      args, tmp + "/lc.log");
+  ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+}
+
+void ClusterFixture::KillAndRestart(uint16_t status_port,
+                                    const std::vector<std::string>& extra_args) {
+  lc->Kill();
+  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+  StartLc(status_port, extra_args);
+}
+
+void ClusterFixture::TearDown() {
+  if (HasFailure() && lc) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+  lc.reset();
+  gm.reset();
+  if (!tmp.empty()) stdfs::remove_all(tmp);
+}
+
+std::optional<UpstreamFrame> ClusterFixture::NextDataset(const std::string& name) {
+  for (auto it = held.begin(); it != held.end(); ++it) {
+    if (it->header.resource_name == name) {
+      UpstreamFrame f = std::move(*it);
+      held.erase(it);
+      return f;
+    }
+  }
+  for (;;) {
+    auto f = gm->Next("Dataset");
+    if (!f) return std::nullopt;
+    if (f->header.resource_name == name) return f;
+    held.push_back(std::move(*f));
+  }
+}
+
+void ClusterFixture::WaitSampleCount(int64_t n, const std::string& dataset,
+                                     const std::string& overshoot) {
+  for (;;) {
+    auto f = NextDataset(dataset);
+    ASSERT_TRUE(f) << "numberOfSamples " << n << " never reported";
+    const int64_t got = f->body.at("numberOfSamples").get<int64_t>();
+    if (got >= n) {
+      EXPECT_EQ(got, n) << overshoot;
+      return;
+    }
+  }
+}
+
+std::optional<UpstreamFrame> ClusterFixture::BarrierAnswer() {
+  const std::string name = "barrier-" + std::to_string(++barriers);
+  gm->Send("insert", DatasetObject(name, kBarrierIndexUrl, "txt", barrier_uid));
+  return NextDataset(name);
+}
+
+void ClusterFixture::Barrier() {
+  ASSERT_TRUE(BarrierAnswer()) << "no answer to barrier-" << barriers;
+}
+
+std::string ClusterFixture::PostWorker(const std::string& name, const std::string& body) {
+  HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + name + "/info", body);
+  EXPECT_EQ(r.status, 200) << r.raw;
+  return r.body;
+}
+
+void IlJobFixture::Sync() {
+  for (const Json& obj : IlDownstream(*job)) gm->Send("insert", obj);
+}
+
+UpstreamFrame IlJobFixture::NextJob(std::chrono::milliseconds timeout) {
+  auto f = gm->Next("IncrementalLearningJob", timeout);
+  if (!f) throw std::runtime_error("no IncrementalLearningJob message from the LC");
+  EXPECT_EQ(f->header.resource_name, kIlJobName);
+  EXPECT_EQ(f->header.operation, "status");
+  return *f;
+}
+
+}  // namespace sedna::testing
