@@ -429,6 +429,41 @@ TEST(StoreTest, SentMarkAboveTheOutboxSequenceIsClamped) {
   EXPECT_EQ(next[0].frame, "frame-c");
 }
 
+// A damaged mark file (truncated, or garbage where the header is) reads as "nothing sent": every
+// frame still in the table is sent (again), the store opens, and the file is repaired for the
+// next acks.
+TEST(StoreTest, DamagedSentMarkResendsEverythingAndIsRepaired) {
+  TempDir t;
+  const fs::path db = t.path() / "db.sqlite";
+  const std::string mark = db.string() + "-sent";
+  for (const std::string& damage : {std::string("SED"), std::string(4096, '\xff'),
+                                    std::string("SEDNASM1") + std::string(100, '\x7f')}) {
+    SCOPED_TRACE(damage.size());
+    auto s = MustOpen(db);
+    ASSERT_TRUE(PutAndAppend(*s, "a", "1").ok());
+    ASSERT_TRUE(PutAndAppend(*s, "b", "2").ok());
+    auto all = *s->OutboxPeek(10);
+    ASSERT_EQ(all.size(), 2u);
+    s->OutboxAck(all[0].id, 7);
+    s.reset();
+    {
+      std::ofstream out(mark, std::ios::binary | std::ios::trunc);
+      out << damage;
+    }
+    s = MustOpen(db);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->OutboxAckedThrough(), 0);
+    EXPECT_EQ(*s->OutboxPeek(10), all) << "the acknowledged one is sent again (at-least-once)";
+    s->OutboxAck(all[0].id, 7);
+    s->OutboxAck(all[1].id, 7);
+    s.reset();
+    s = MustOpen(db);
+    EXPECT_EQ(s->OutboxAckedThrough(), all[1].id) << "the repaired mark records acks again";
+    EXPECT_TRUE(s->OutboxPeek(10)->empty());
+    s.reset();
+  }
+}
+
 // The mark names the database file it belongs to: another file at the same path (restored from a
 // copy, re-created) does not inherit it.
 TEST(StoreTest, SentMarkOfAnotherDatabaseFileIsIgnored) {
