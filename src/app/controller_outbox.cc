@@ -16,9 +16,8 @@ namespace {
 
 constexpr size_t kOutboxBatch = 64;
 // Written frames are already recorded as sent (Store::OutboxAck); deleting their rows is
-// housekeeping, done by a later transaction or after this delay, or at once past kAckFlushPending.
+// housekeeping, done by a later transaction or after this delay.
 constexpr auto kAckFlushDelay = std::chrono::milliseconds(50);
-constexpr int64_t kAckFlushPending = 1024;
 
 }  // namespace
 
@@ -88,10 +87,7 @@ void Controller::Impl::RequeueOutbox() {
 }
 
 void Controller::Impl::ScheduleAckFlush() {
-  if (outbox_full || store->OutboxAckedPending() >= kAckFlushPending) {
-    FlushAcks();
-    return;
-  }
+  if (outbox_full) OutboxFull();  // sent frames no longer count: ingestion may resume now
   if (!ack_flush_timer) ack_flush_timer = std::make_unique<boost::asio::steady_timer>(io);
   if (ack_flush_timer->expiry() > std::chrono::steady_clock::now()) return;  // already armed
   ack_flush_timer->expires_after(kAckFlushDelay);

@@ -149,7 +149,6 @@ struct Store::Impl {
   OutboxStats stats;
   int64_t acked_through = 0;       // OutboxAck: entries <= this were written upstream
   std::unique_ptr<SentMark> sent;  // acked_through, surviving a crash (null when read-only)
-  bool force_trim = false;         // OutboxFlushAcks: delete even below kDeleteBatch
   OutboxStats acked;               // acknowledged (OutboxAck) since the last delete
   // The outbox tail this process committed, so that OutboxPeek of what was just committed needs
   // no SELECT: every committed entry with an id above tail_floor is in tail, in id order.
@@ -442,7 +441,9 @@ Status Store::Impl::OpenSentMark() {
   return Status::Ok();
 }
 
-Status Store::Transact(const std::function<Status(Tx&)>& fn) {
+Status Store::Transact(const std::function<Status(Tx&)>& fn) { return Transact(fn, kDeleteBatch); }
+
+Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from) {
   Impl& im = *impl_;
   if (options_.read_only) return Status::Error("database " + path_ + " is opened read-only");
   if (im.in_tx) {
@@ -473,7 +474,7 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn) {
   // Written frames are deleted in batches: they are already recorded as sent (the sent mark), so
   // each one need not cost a DELETE of its own; OutboxFlushAcks deletes any number.
   const int64_t ack = im.acked_through;
-  const bool trim = ack - im.deleted_through >= (im.force_trim ? 1 : kDeleteBatch);
+  const bool trim = ack - im.deleted_through >= delete_from;
   OutboxStats removed;
   Status s = trim ? im.DeleteThrough(ack, removed) : Status::Ok();
   if (s.ok()) s = fn(tx);
@@ -675,16 +676,11 @@ void Store::OutboxAck(int64_t id, int64_t bytes) {
   im.TrimTail();  // sent entries leave the in-memory tail at once
 }
 
-int64_t Store::OutboxAckedPending() const { return impl_->acked_through - impl_->deleted_through; }
-
 int64_t Store::OutboxAckedThrough() const { return impl_->acked_through; }
 
 Status Store::OutboxFlushAcks() {
   if (impl_->acked_through <= impl_->deleted_through) return Status::Ok();
-  impl_->force_trim = true;
-  Status s = Transact([](Tx&) { return Status::Ok(); });
-  impl_->force_trim = false;
-  return s;
+  return Transact([](Tx&) { return Status::Ok(); }, 1);
 }
 
 Result<OutboxStats> Store::GetOutboxStats() const {

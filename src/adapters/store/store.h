@@ -138,8 +138,6 @@ class Store {
   // one frame at a time), so GetOutboxStats() can count only unsent entries.
   void OutboxAck(int64_t id, int64_t bytes);
   int64_t OutboxAckedThrough() const;
-  // How many ids are acknowledged but not yet deleted (an upper bound on such entries).
-  int64_t OutboxAckedPending() const;
   // Deletes the acknowledged entries in a transaction of its own; Ok when there are none.
   Status OutboxFlushAcks();
   // Entries not yet acknowledged. O(1): counters kept in memory, loaded at Open and updated on
@@ -149,6 +147,9 @@ class Store {
   const std::string& path() const { return path_; }
 
  private:
+  // Transact that also deletes the acknowledged entries once at least `delete_from` are pending.
+  Status Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from);
+
   struct Impl;
   Store(std::string path, StoreOptions options);
 
