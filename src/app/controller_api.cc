@@ -155,7 +155,7 @@ JobView Controller::Impl::ViewOf(const JobEntry& e) {
     v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
   }
   if (e.is_il()) {
-    FillIlView(e.il_state, v);
+    FillIlView(e.il_state, static_cast<int64_t>(e.conditions().size()) - 1, v);
   } else {
     FillLlView(e.ll_state, v);
   }

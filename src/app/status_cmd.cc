@@ -63,6 +63,7 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
     auto first = key.find('/'), last = key.rfind('/');
     v.ns = key.substr(0, first);
     v.name = key.substr(last + 1);
+    int64_t last_condition = -1;
     if (auto s = (*st)->GetState("status", key); s.ok() && s->has_value()) {
       auto job = json::DecodeIlJob(json::AssembleObject(
           R"({"kind":"IncrementalLearningJob","apiVersion":"sedna.io/v1alpha1"})",
@@ -71,9 +72,10 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
       if (job.ok() && !job->object.conditions.empty()) {
         const auto& c = job->object.conditions.back();
         v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
+        last_condition = static_cast<int64_t>(job->object.conditions.size()) - 1;
       }
     }
-    FillIlView(r->state, v);
+    FillIlView(r->state, last_condition, v);
     out.push_back(std::move(v));
   }
   auto ll = (*st)->LoadStates("ll");

@@ -29,11 +29,15 @@ std::string MetricsSummary(const core::Metrics& m) {
 
 }  // namespace
 
-void FillIlView(const core::il::State& s, JobView& v) {
+void FillIlView(const core::il::State& s, int64_t last_condition, JobView& v) {
   v.round = s.round;
   v.samples_waiting = s.train_pending.count;
   v.samples_seen = s.samples_seen;
   v.work = core::il::WorkName(s.work);
+  if (s.work == core::il::Work::kNone && last_condition >= 0 &&
+      (last_condition == s.answered_train_waiting || last_condition == s.answered_eval_waiting)) {
+    v.work = "reported";
+  }
   v.last_decision = s.last_decision;
   v.decisions = s.decisions;
   v.decided_round = s.decided_round;
@@ -160,7 +164,7 @@ std::string RenderMetrics(const Metrics& m) {
 
 std::string RenderStatusTable(const std::vector<JobView>& jobs) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"KIND", "NAMESPACE/NAME", "STAGE", "ROUND", "WAITING",
+  rows.push_back({"KIND", "NAMESPACE/NAME", "STAGE", "ROUND", "WAITING", "WORK",
                   "LAST EVAL [new | deployed]", "DEPLOYED", "NOTE"});
   for (const auto& j : jobs) {
     std::string eval;
@@ -172,7 +176,8 @@ std::string RenderStatusTable(const std::vector<JobView>& jobs) {
     std::string note = !j.last_error.empty() ? j.last_error : j.last_decision;
     rows.push_back({j.kind == "IncrementalLearningJob" ? "IL" : "LL", j.ns + "/" + j.name, j.stage,
                     std::to_string(j.round), std::to_string(j.samples_waiting),
-                    eval.empty() ? "-" : eval, deployed, note.empty() ? "-" : note});
+                    j.work.empty() ? "-" : j.work, eval.empty() ? "-" : eval, deployed,
+                    note.empty() ? "-" : note});
   }
   std::vector<size_t> w(rows[0].size(), 0);
   for (const auto& r : rows) {

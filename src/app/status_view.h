@@ -46,7 +46,10 @@ struct Metrics {
 };
 
 // Fill the state-derived fields of a view (kind, name and stage are the caller's).
-void FillIlView(const core::il::State& s, JobView& v);
+// `last_condition` is the index of the job's latest condition (-1 for none). When the LC has
+// already answered that Waiting condition (sent Ready or Failed) and has no work in flight, `work`
+// is "reported": the stage shown is the GM's, and the GM has not moved it on yet.
+void FillIlView(const core::il::State& s, int64_t last_condition, JobView& v);
 void FillLlView(const core::ll::State& s, JobView& v);
 
 std::string EncodeStatusJson(const std::vector<JobView>& jobs);
