@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  g++ cmake ninja-build clang-format pkg-config
+  g++ cmake ninja-build clang-format pkg-config lld
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libcurl4-openssl-dev libssl-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -17,7 +17,7 @@ class JsonSink : public spdlog::sinks::base_sink<std::mutex> {
     auto t = system_clock::to_time_t(msg.time);
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char buf[40];
+    char buf[64];  // room for any int year (-Wformat-truncation)
     auto ms = duration_cast<milliseconds>(msg.time.time_since_epoch()).count() % 1000;
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
