@@ -22,6 +22,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #if !__GLIBC_PREREQ(2, 34)
@@ -113,7 +114,7 @@ Result<int> OpenLog(const std::string& log_path) {
 
 struct Spawned {
   pid_t pid = -1;
-  int pidfd = -1;
+  int pidfd = -1;  // -1: pidfd_open is unavailable or not wanted; watch through SIGCHLD
 };
 
 // Kills a child that was spawned but cannot be watched, and reaps it.
@@ -125,7 +126,7 @@ void KillAndReap(pid_t pid) {
 }
 
 // Errors are complete ExitInfo texts ("spawn <argv0>: ...").
-Result<Spawned> Spawn(const ProcessSpec& spec) {
+Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
   const std::string what = "spawn " + spec.argv[0];
   if (!spec.working_dir.empty()) {
     struct stat st {};
@@ -189,9 +190,12 @@ Result<Spawned> Spawn(const ProcessSpec& spec) {
   ::posix_spawn_file_actions_destroy(&actions);
   if (e != 0) return Result<Spawned>::Error(what + ": " + ErrnoText(e));
 
+  if (!use_pidfd) return Spawned{pid, -1};
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     const int pe = errno;
+    // Not there (Linux < 5.3, valgrind) or refused (seccomp profiles answer EPERM).
+    if (pe == ENOSYS || pe == EPERM) return Spawned{pid, -1};
     KillAndReap(pid);
     return Result<Spawned>::Error(what + ": pidfd_open: " + ErrnoText(pe));
   }
@@ -212,7 +216,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
     std::function<void(const ExitInfo&)> on_exit;
     milliseconds timeout{0};
     milliseconds grace{0};
-    std::unique_ptr<boost::asio::posix::stream_descriptor> pidfd;
+    std::unique_ptr<boost::asio::posix::stream_descriptor> pidfd;  // null: watched by SIGCHLD
     std::unique_ptr<boost::asio::steady_timer> timeout_timer;
     std::unique_ptr<boost::asio::steady_timer> kill_timer;
     std::optional<Clock::time_point> kill_at;  // when SIGKILL is (or was) due
@@ -224,7 +228,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
     ExitInfo info;
   };
 
-  explicit Impl(boost::asio::io_context& io_context) : io(io_context) {}
+  Impl(boost::asio::io_context& io_context, bool pidfds) : io(io_context), use_pidfd(pidfds) {}
 
   // The leader is not reaped yet, so pid (and with it the group id) cannot have been reused.
   static void Signal(const Child& c, int sig) {
@@ -269,6 +273,43 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
                           if (ec || !self || self->closed) return;
                           self->OnReadable(id);
                         });
+  }
+
+  // Children without a pidfd are reaped on every SIGCHLD, and once right after each start (its
+  // SIGCHLD may have come before the signal_set was there).
+  void WatchBySignal() {
+    if (!sigchld) {
+      sigchld = std::make_unique<boost::asio::signal_set>(io, SIGCHLD);
+      WaitSignal();
+    }
+    boost::asio::post(io, [weak = weak_from_this()] {
+      auto self = weak.lock();
+      if (self && !self->closed) self->ReapSignalled();
+    });
+  }
+
+  void WaitSignal() {
+    sigchld->async_wait([weak = weak_from_this()](const boost::system::error_code& ec, int) {
+      auto self = weak.lock();
+      if (ec || !self || self->closed) return;
+      self->WaitSignal();
+      self->ReapSignalled();
+    });
+  }
+
+  void ReapSignalled() {
+    auto keep_alive = shared_from_this();
+    for (bool reaped = true; reaped && !closed;) {
+      reaped = false;
+      for (auto& [id, c] : children) {
+        if (c->pidfd) continue;
+        if (std::optional<ExitInfo> info = TryReap(*c)) {
+          Finish(id, std::move(*info));  // may change `children`: rescan
+          reaped = true;
+          break;
+        }
+      }
+    }
   }
 
   void ArmTimeout(int64_t id, Child& c) {
@@ -338,7 +379,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
     boost::system::error_code ignored;
     if (c->timeout_timer) c->timeout_timer->cancel();
     if (c->kill_timer) c->kill_timer->cancel();
-    c->pidfd->close(ignored);
+    if (c->pidfd) c->pidfd->close(ignored);
     auto keep_alive = shared_from_this();
     if (c->on_exit && !closed) c->on_exit(info);
   }
@@ -397,7 +438,11 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
             wake = std::min(wake, *c->kill_at);
           }
         }
-        fds.push_back(pollfd{c->pidfd->native_handle(), POLLIN, 0});
+        if (c->pidfd) {
+          fds.push_back(pollfd{c->pidfd->native_handle(), POLLIN, 0});
+        } else {
+          wake = std::min(wake, now + milliseconds(10));  // no pidfd to wait on: check again soon
+        }
       }
       const auto wait = std::chrono::ceil<milliseconds>(wake - now);
       ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0)));
@@ -405,13 +450,16 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
   }
 
   boost::asio::io_context& io;
-  bool closed = false;  // set by ~ProcessRunner: no more callbacks
+  const bool use_pidfd;
+  std::unique_ptr<boost::asio::signal_set> sigchld;  // once a child has no pidfd
+  bool closed = false;                               // set by ~ProcessRunner: no more callbacks
   int64_t next_id = 1;
   std::map<int64_t, std::unique_ptr<Child>> children;
   std::map<int64_t, Failure> failures;  // spawn failures posted but not yet delivered
 };
 
-ProcessRunner::ProcessRunner(boost::asio::io_context& io) : impl_(std::make_shared<Impl>(io)) {}
+ProcessRunner::ProcessRunner(boost::asio::io_context& io, bool use_pidfd)
+    : impl_(std::make_shared<Impl>(io, use_pidfd)) {}
 
 ProcessRunner::~ProcessRunner() {
   Impl& m = *impl_;
@@ -427,9 +475,10 @@ ProcessRunner::~ProcessRunner() {
   for (auto& [id, c] : m.children) {
     if (c->timeout_timer) c->timeout_timer->cancel();
     if (c->kill_timer) c->kill_timer->cancel();
-    c->pidfd->close(ignored);
+    if (c->pidfd) c->pidfd->close(ignored);
   }
   m.children.clear();
+  if (m.sigchld) m.sigchld->cancel(ignored);
 }
 
 Result<int64_t> ProcessRunner::Start(const ProcessSpec& spec,
@@ -450,7 +499,7 @@ Result<int64_t> ProcessRunner::Start(const ProcessSpec& spec,
   }
   Impl& m = *impl_;
   const int64_t id = m.next_id++;
-  Result<Spawned> spawned = Spawn(spec);
+  Result<Spawned> spawned = Spawn(spec, m.use_pidfd);
   if (!spawned.ok()) {
     m.PostFailure(id, std::move(on_exit), spawned.message());
     return id;
@@ -461,19 +510,25 @@ Result<int64_t> ProcessRunner::Start(const ProcessSpec& spec,
   c->on_exit = std::move(on_exit);
   c->timeout = spec.timeout;
   c->grace = spec.grace;
-  c->pidfd = std::make_unique<boost::asio::posix::stream_descriptor>(m.io);
-  boost::system::error_code ec;
-  c->pidfd->assign(spawned->pidfd, ec);
-  if (ec) {
-    ::close(spawned->pidfd);
-    KillAndReap(spawned->pid);
-    m.PostFailure(id, std::move(c->on_exit),
-                  "spawn " + spec.argv[0] + ": watching the process: " + ec.message());
-    return id;
+  if (spawned->pidfd >= 0) {
+    c->pidfd = std::make_unique<boost::asio::posix::stream_descriptor>(m.io);
+    boost::system::error_code ec;
+    c->pidfd->assign(spawned->pidfd, ec);
+    if (ec) {
+      ::close(spawned->pidfd);
+      KillAndReap(spawned->pid);
+      m.PostFailure(id, std::move(c->on_exit),
+                    "spawn " + spec.argv[0] + ": watching the process: " + ec.message());
+      return id;
+    }
   }
   Impl::Child& child = *c;
   m.children.emplace(id, std::move(c));
-  m.WatchExit(id, child);
+  if (child.pidfd) {
+    m.WatchExit(id, child);
+  } else {
+    m.WatchBySignal();
+  }
   if (spec.timeout > milliseconds(0)) m.ArmTimeout(id, child);
   return id;
 }

@@ -1,8 +1,9 @@
 // Local worker processes for standalone mode: train/eval/inference workers launched with
 // posix_spawn, each in its own process group, their exits watched on the caller's io_context
-// through pidfds. A worker is treated like a pod: when its main process ends, or is terminated,
-// its whole process group is killed, so no grandchild outlives it (processes that leave the group
-// with setsid/setpgid are out of reach).
+// through pidfds, or through SIGCHLD where pidfd_open is unavailable (Linux < 5.3, seccomp
+// profiles that refuse it, valgrind 3.19). A worker is treated like a pod: when its main process
+// ends, or is terminated, its whole process group is killed, so no grandchild outlives it
+// (processes that leave the group with setsid/setpgid are out of reach).
 #pragma once
 
 #include <utility>  // before any Asio header (Boost 1.74 with g++ 12)
@@ -60,7 +61,8 @@ struct ExitInfo {
 // same process break exit reporting (reported as exit_code -1 with an explanatory error).
 class ProcessRunner {
  public:
-  explicit ProcessRunner(boost::asio::io_context& io);
+  // use_pidfd = false watches every exit through SIGCHLD, as on kernels without pidfd_open.
+  explicit ProcessRunner(boost::asio::io_context& io, bool use_pidfd = true);
   // Sends SIGTERM to every running child's group, SIGKILL after that child's spec.grace, and reaps
   // them; blocks for at most the longest grace + 1 s (a child stuck in uninterruptible sleep may
   // outlive it). No on_exit is called from here on, neither for these children nor for pending

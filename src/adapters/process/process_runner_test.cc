@@ -47,14 +47,15 @@ bool WaitGone(pid_t pid, std::chrono::milliseconds cap = 5s) {
 
 bool Gone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
 
-class ProcessRunnerTest : public ::testing::Test {
+// Parameter: watch exits through pidfds (true) or through SIGCHLD (false, as on Linux < 5.3).
+class ProcessRunnerTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0) << std::strerror(errno);
     std::string tmpl = (stdfs::temp_directory_path() / "process_runner_test.XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
     dir_ = tmpl;
-    runner_ = std::make_unique<ProcessRunner>(io_);
+    runner_ = std::make_unique<ProcessRunner>(io_, GetParam());
   }
   void TearDown() override {
     runner_.reset();
@@ -145,7 +146,7 @@ class ProcessRunnerTest : public ::testing::Test {
   std::map<std::string, int> fifos_;
 };
 
-TEST_F(ProcessRunnerTest, ReportsExitCodes) {
+TEST_P(ProcessRunnerTest, ReportsExitCodes) {
   ExitInfo ok = RunToExit(Sh("exit 0"));
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_EQ(ok.signal, 0);
@@ -160,7 +161,7 @@ TEST_F(ProcessRunnerTest, ReportsExitCodes) {
   for (const auto& [id, n] : calls_) EXPECT_EQ(n, 1);
 }
 
-TEST_F(ProcessRunnerTest, StdoutAndStderrAreAppendedToTheLogInNewDirectories) {
+TEST_P(ProcessRunnerTest, StdoutAndStderrAreAppendedToTheLogInNewDirectories) {
   ProcessSpec spec = Sh("echo to-stdout; echo to-stderr >&2");
   spec.log_path = dir_ + "/a/b/worker.log";
   ASSERT_EQ(RunToExit(spec).exit_code, 0);
@@ -168,7 +169,7 @@ TEST_F(ProcessRunnerTest, StdoutAndStderrAreAppendedToTheLogInNewDirectories) {
   EXPECT_EQ(ReadFile(spec.log_path), "to-stdout\nto-stderr\nto-stdout\nto-stderr\n");
 }
 
-TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheSpec) {
+TEST_P(ProcessRunnerTest, EnvironmentIsExactlyTheSpec) {
   ProcessSpec spec;
   spec.argv = {"/usr/bin/env"};
   spec.env = {{"A", "1"}, {"B", "two words"}, {"EMPTY", ""}};
@@ -177,7 +178,7 @@ TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheSpec) {
   EXPECT_EQ(ReadFile(spec.log_path), "A=1\nB=two words\nEMPTY=\n");
 }
 
-TEST_F(ProcessRunnerTest, CommandIsResolvedThroughTheSpecsPathThenTheLcsPath) {
+TEST_P(ProcessRunnerTest, CommandIsResolvedThroughTheSpecsPathThenTheLcsPath) {
   ProcessSpec spec;
   spec.argv = {"env"};
   spec.env = {{"PATH", dir_ + "/nothing-here:/usr/bin:/bin"}};
@@ -196,7 +197,7 @@ TEST_F(ProcessRunnerTest, CommandIsResolvedThroughTheSpecsPathThenTheLcsPath) {
   EXPECT_EQ(missing.error, "spawn env: No such file or directory");
 }
 
-TEST_F(ProcessRunnerTest, WorkingDirectoryIsHonoured) {
+TEST_P(ProcessRunnerTest, WorkingDirectoryIsHonoured) {
   ProcessSpec spec;
   spec.argv = {"/bin/pwd"};
   spec.working_dir = dir_;
@@ -210,7 +211,7 @@ TEST_F(ProcessRunnerTest, WorkingDirectoryIsHonoured) {
   EXPECT_THAT(info.error, HasSubstr("working directory " + dir_ + "/missing"));
 }
 
-TEST_F(ProcessRunnerTest, StdinIsDevNullAndNoDescriptorLeaks) {
+TEST_P(ProcessRunnerTest, StdinIsDevNullAndNoDescriptorLeaks) {
   const int leaked = ::open("/dev/null", O_RDONLY);  // deliberately not close-on-exec
   ASSERT_GE(leaked, 3);
   ProcessSpec spec = Sh("readlink /proc/self/fd/0; test -e /proc/self/fd/" +
@@ -221,7 +222,7 @@ TEST_F(ProcessRunnerTest, StdinIsDevNullAndNoDescriptorLeaks) {
   EXPECT_EQ(ReadFile(spec.log_path), "/dev/null\nclosed\n");
 }
 
-TEST_F(ProcessRunnerTest, MissingCommandIsReportedAsSpawnFailureLater) {
+TEST_P(ProcessRunnerTest, MissingCommandIsReportedAsSpawnFailureLater) {
   ProcessSpec spec;
   spec.argv = {"no-such-command-xyz", "--flag"};
   spec.env = {{"PATH", "/usr/bin:/bin"}};
@@ -245,7 +246,7 @@ TEST_F(ProcessRunnerTest, MissingCommandIsReportedAsSpawnFailureLater) {
   EXPECT_EQ(RunToExit(spec).error, "spawn " + dir_ + "/missing.sh: No such file or directory");
 }
 
-TEST_F(ProcessRunnerTest, UnusableLogFileIsASpawnFailure) {
+TEST_P(ProcessRunnerTest, UnusableLogFileIsASpawnFailure) {
   ProcessSpec spec = Sh("exit 0");
   spec.log_path = dir_;  // a directory
   ExitInfo info = RunToExit(spec);
@@ -253,7 +254,7 @@ TEST_F(ProcessRunnerTest, UnusableLogFileIsASpawnFailure) {
   EXPECT_THAT(info.error, HasSubstr("log file " + dir_));
 }
 
-TEST_F(ProcessRunnerTest, MalformedSpecIsAnError) {
+TEST_P(ProcessRunnerTest, MalformedSpecIsAnError) {
   auto never = [](const ExitInfo&) { ADD_FAILURE() << "on_exit called"; };
   EXPECT_FALSE(runner_->Start(ProcessSpec{}, never).ok());
   ProcessSpec spec = Sh("exit 0");
@@ -264,7 +265,7 @@ TEST_F(ProcessRunnerTest, MalformedSpecIsAnError) {
   io_.poll();
 }
 
-TEST_F(ProcessRunnerTest, ChildLeadsItsOwnProcessGroup) {
+TEST_P(ProcessRunnerTest, ChildLeadsItsOwnProcessGroup) {
   const int64_t id = StartOk(Sh("sleep 100"));
   const std::optional<pid_t> pid = runner_->pid(id);
   ASSERT_TRUE(pid.has_value());
@@ -275,7 +276,7 @@ TEST_F(ProcessRunnerTest, ChildLeadsItsOwnProcessGroup) {
   EXPECT_FALSE(runner_->pid(id).has_value());
 }
 
-TEST_F(ProcessRunnerTest, TimeoutKillsTheGroupIncludingGrandchildren) {
+TEST_P(ProcessRunnerTest, TimeoutKillsTheGroupIncludingGrandchildren) {
   const std::string fifo = MakeFifo("gc");
   ProcessSpec spec = Sh("sleep 100 & echo $! > " + fifo + "; sleep 100");
   spec.timeout = 300ms;
@@ -292,7 +293,7 @@ TEST_F(ProcessRunnerTest, TimeoutKillsTheGroupIncludingGrandchildren) {
   EXPECT_TRUE(WaitGone(grandchild));
 }
 
-TEST_F(ProcessRunnerTest, GroupMembersLeftBehindByANormalExitAreKilled) {
+TEST_P(ProcessRunnerTest, GroupMembersLeftBehindByANormalExitAreKilled) {
   const std::string fifo = MakeFifo("gc");
   const int64_t id = StartOk(Sh("sleep 100 & echo $! > " + fifo + "; exit 0"));
   const pid_t grandchild = static_cast<pid_t>(std::stol(ReadLine(fifo)));
@@ -301,7 +302,7 @@ TEST_F(ProcessRunnerTest, GroupMembersLeftBehindByANormalExitAreKilled) {
   EXPECT_TRUE(WaitGone(grandchild));
 }
 
-TEST_F(ProcessRunnerTest, TerminateSendsSigterm) {
+TEST_P(ProcessRunnerTest, TerminateSendsSigterm) {
   const int64_t id = StartOk(Sh("exec sleep 100"));
   runner_->Terminate(id);
   ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
@@ -314,7 +315,7 @@ TEST_F(ProcessRunnerTest, TerminateSendsSigterm) {
   EXPECT_EQ(calls_[id], 1);
 }
 
-TEST_F(ProcessRunnerTest, TerminateSignalsTheWholeGroupSoGrandchildrenCanShutDownCleanly) {
+TEST_P(ProcessRunnerTest, TerminateSignalsTheWholeGroupSoGrandchildrenCanShutDownCleanly) {
   const std::string ready = MakeFifo("ready");
   const std::string got = MakeFifo("got");
   // The leader outlives the grandchild (it waits for it on SIGTERM), so only a group-wide SIGTERM
@@ -329,7 +330,7 @@ TEST_F(ProcessRunnerTest, TerminateSignalsTheWholeGroupSoGrandchildrenCanShutDow
   EXPECT_EQ(ReadLine(got, 1s), "got-term");
 }
 
-TEST_F(ProcessRunnerTest, ChildGetsDefaultSignalsEvenWhenTheLcBlocksOrIgnoresThem) {
+TEST_P(ProcessRunnerTest, ChildGetsDefaultSignalsEvenWhenTheLcBlocksOrIgnoresThem) {
   sigset_t term, old_mask;
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
@@ -346,7 +347,7 @@ TEST_F(ProcessRunnerTest, ChildGetsDefaultSignalsEvenWhenTheLcBlocksOrIgnoresThe
   EXPECT_EQ(exits_[id].signal, SIGTERM);
 }
 
-TEST_F(ProcessRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
+TEST_P(ProcessRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   const std::string fifo = MakeFifo("ready");
   const int64_t id = StartOk(Sh("trap '' TERM; echo ready > " + fifo + "; sleep 100"));
   ASSERT_EQ(ReadLine(fifo), "ready");
@@ -358,7 +359,7 @@ TEST_F(ProcessRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   EXPECT_EQ(exits_[id].error, "killed by SIGKILL");
 }
 
-TEST_F(ProcessRunnerTest, DestructorLeavesNoProcessAlive) {
+TEST_P(ProcessRunnerTest, DestructorLeavesNoProcessAlive) {
   const std::string gc_fifo = MakeFifo("gc");
   const std::string ready_fifo = MakeFifo("ready");
   ProcessSpec stubborn = Sh("trap '' TERM; echo ready > " + ready_fifo + "; sleep 100");
@@ -382,7 +383,7 @@ TEST_F(ProcessRunnerTest, DestructorLeavesNoProcessAlive) {
   EXPECT_TRUE(calls_.empty());
 }
 
-TEST_F(ProcessRunnerTest, TerminateAllAndWaitReapsWithoutTheIoContext) {
+TEST_P(ProcessRunnerTest, TerminateAllAndWaitReapsWithoutTheIoContext) {
   const std::string fifo = MakeFifo("ready");
   const int64_t plain = StartOk(Sh("exec sleep 100"));
   const int64_t stubborn = StartOk(Sh("trap '' TERM; echo ready > " + fifo + "; sleep 100"));
@@ -404,7 +405,7 @@ TEST_F(ProcessRunnerTest, TerminateAllAndWaitReapsWithoutTheIoContext) {
   for (const auto& [id, n] : calls_) EXPECT_EQ(n, 1) << id;
 }
 
-TEST_F(ProcessRunnerTest, OnExitMayDestroyTheRunner) {
+TEST_P(ProcessRunnerTest, OnExitMayDestroyTheRunner) {
   bool called = false;
   ASSERT_TRUE(runner_
                   ->Start(Sh("exit 0"),
@@ -417,7 +418,7 @@ TEST_F(ProcessRunnerTest, OnExitMayDestroyTheRunner) {
   EXPECT_EQ(runner_, nullptr);
 }
 
-TEST_F(ProcessRunnerTest, FiftyParallelProcessesAreEachReportedOnce) {
+TEST_P(ProcessRunnerTest, FiftyParallelProcessesAreEachReportedOnce) {
   std::map<int64_t, int> expected;
   for (int i = 0; i < 50; ++i) expected[StartOk(Sh("exit " + std::to_string(i % 7)))] = i % 7;
   ASSERT_EQ(expected.size(), 50u);
@@ -430,6 +431,30 @@ TEST_F(ProcessRunnerTest, FiftyParallelProcessesAreEachReportedOnce) {
   }
   EXPECT_EQ(runner_->running(), 0u);
 }
+
+// The mode is real: a running child holds a pidfd only when pidfds are asked for.
+TEST_P(ProcessRunnerTest, ExitsAreWatchedTheWayAsked) {
+  auto pidfds = [] {
+    int n = 0;
+    for (const auto& e : stdfs::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      if (stdfs::read_symlink(e.path(), ec).string() == "anon_inode:[pidfd]") ++n;
+    }
+    return n;
+  };
+  const int before = pidfds();
+  const int64_t id = StartOk(Sh("sleep 30"));
+  EXPECT_EQ(pidfds() - before, GetParam() ? 1 : 0);
+  runner_->Terminate(id, 5s);
+  ASSERT_TRUE(RunUntil([&] { return calls_.count(id) > 0; }));
+  EXPECT_EQ(exits_[id].signal, SIGTERM) << exits_[id].error;
+  EXPECT_EQ(pidfds(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(ExitWatch, ProcessRunnerTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Pidfd" : "Sigchld";
+                         });
 
 }  // namespace
 }  // namespace sedna::process
