@@ -3,10 +3,11 @@
 
 usage: check_lean_binary.py <sedna-lc> [<link order file>]
 
-1. No C++ runtime or C++ library is loaded as a shared object: libstdc++.so alone adds about
-   1 MB to the idle RSS (relocations and symbol lookups touch its pages), and any C++ .so
-   (libfmt, libyaml-cpp) would load it again.
-2. With an order file, the binary is linked in its order: of the listed functions the binary
+1. No C++ runtime or C++ library is loaded as a shared object, directly (NEEDED) or through
+   another library (ldd): libstdc++.so alone adds about 1 MB to the idle RSS (relocations and
+   symbol lookups touch its pages), and any C++ .so (libfmt, libyaml-cpp) would load it again.
+2. With an order file (CMake passes it when it links with ld.lld; without lld it only warns at
+   configure time and this part is not checked), the binary is linked in its order: of the listed functions the binary
    defines under one name, at least 90% of neighbours in the list sit at rising addresses (about
    50% without the order; not 100% with it, because a section of an object built without
    -ffunction-sections moves as a whole, at the rank of its first listed function).
@@ -26,7 +27,14 @@ def main():
     if bad:
         print(f"FAIL: {binary} needs {', '.join(bad)} (all NEEDED: {', '.join(needed)})")
         return 1
-    print(f"ok: NEEDED {', '.join(needed)}")
+    # The whole load closure too: a C library that needs libstdc++.so would load it as well.
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True)
+    loaded = [l.split()[0] for l in ldd.stdout.splitlines() if l.strip()]
+    bad = [n for n in loaded if n.startswith(("libstdc++", "libgcc_s"))]
+    if bad:
+        print(f"FAIL: {binary} loads {', '.join(bad)} through its libraries (ldd: {', '.join(loaded)})")
+        return 1
+    print(f"ok: NEEDED {', '.join(needed)}; ldd {len(loaded)} objects, no libstdc++/libgcc_s")
     if not order_file:
         return 0
     nm = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True,

@@ -280,6 +280,14 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
   void WatchBySignal() {
     if (!sigchld) {
       sigchld = std::make_unique<boost::asio::signal_set>(io, SIGCHLD);
+      // Asio installs its handler without SA_RESTART: a worker's exit would then fail a write(2)
+      // to a pipe on another thread (the log on stderr) with EINTR. Its handler only writes to a
+      // pipe of its own, so restarting interrupted calls is safe.
+      struct sigaction sa {};
+      if (::sigaction(SIGCHLD, nullptr, &sa) == 0 && !(sa.sa_flags & SA_RESTART)) {
+        sa.sa_flags |= SA_RESTART;
+        ::sigaction(SIGCHLD, &sa, nullptr);
+      }
       WaitSignal();
     }
     boost::asio::post(io, [weak = weak_from_this()] {

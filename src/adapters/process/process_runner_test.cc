@@ -38,7 +38,11 @@ bool WaitGone(pid_t pid, std::chrono::milliseconds cap = 5s) {
   const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0) return errno == ESRCH;
   pollfd p{fd, POLLIN, 0};
-  const int r = ::poll(&p, 1, static_cast<int>(cap.count()));
+  // The runner's SIGCHLD handler (Sigchld mode) interrupts poll(2) even with SA_RESTART.
+  int r;
+  do {
+    r = ::poll(&p, 1, static_cast<int>(cap.count()));
+  } while (r < 0 && errno == EINTR);
   ::close(fd);
   if (r != 1) return false;
   ::waitpid(pid, nullptr, WNOHANG);
@@ -121,7 +125,9 @@ class ProcessRunnerTest : public ::testing::TestWithParam<bool> {
           deadline - std::chrono::steady_clock::now());
       if (left <= 0ms) return "";
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) != 1) return "";
+      const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (r < 0 && errno == EINTR) continue;  // the runner's SIGCHLD handler (Sigchld mode)
+      if (r != 1) return "";
       char buf[64];
       const ssize_t n = ::read(fd, buf, sizeof buf);
       if (n <= 0) continue;
