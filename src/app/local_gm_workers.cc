@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <string_view>
 
 #include "adapters/json/resource_codec.h"
 
@@ -44,24 +45,19 @@ std::string SpecRefName(const NJ& obj, const char* part) {
 // ------------------------------------------------------------------ workers
 
 core::PodTemplate LocalGm::Impl::Template(const GmJob& j, const char* which) {
-  core::PodTemplate t;
+  const std::string_view w = which;
+  auto pick = [&](const auto& spec) {
+    return w == "train"  ? spec.train_template
+           : w == "eval" ? spec.eval_template
+                         : spec.deploy_template;
+  };
   const std::string text = j.object.dump();
   if (j.gm_kind == core::gm::JobKind::kIncremental) {
     auto d = json::DecodeIlJob(text);
-    if (!d.ok()) return t;
-    const auto& s = d->object.spec;
-    t = std::string(which) == "train"  ? s.train_template
-        : std::string(which) == "eval" ? s.eval_template
-                                       : s.deploy_template;
-  } else {
-    auto d = json::DecodeLlJob(text);
-    if (!d.ok()) return t;
-    const auto& s = d->object.spec;
-    t = std::string(which) == "train"  ? s.train_template
-        : std::string(which) == "eval" ? s.eval_template
-                                       : s.deploy_template;
+    return d.ok() ? pick(d->object.spec) : core::PodTemplate{};
   }
-  return t;
+  auto d = json::DecodeLlJob(text);
+  return d.ok() ? pick(d->object.spec) : core::PodTemplate{};
 }
 
 std::string LocalGm::Impl::DatasetUrl(const GmJob& j) {
@@ -302,12 +298,12 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     SetPod(job, Stage::kDeploy, info.exit_code == 0 ? PodPhase::kSucceeded : PodPhase::kFailed);
     Settle(job);
   });
-  if (id.ok()) *current = *id;
   if (!id.ok()) {
     spdlog::error("standalone: {}: inference worker: {}", j.key, id.message());
     SetPod(j, Stage::kDeploy, PodPhase::kFailed);
     return;
   }
+  *current = *id;
   j.inference_id = *id;
   spdlog::info("standalone: {}: inference worker started, log {}", j.key, ps->log_path);
   SetPod(j, Stage::kDeploy, PodPhase::kRunning);
