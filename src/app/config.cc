@@ -79,6 +79,9 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--s3-retries", c.s3_retries, "S3: extra attempts on 5xx and connection errors");
   app.add_option("--outbox-max-bytes", c.outbox_max_bytes,
                  "unsent upstream bytes above which ingestion pauses and workers get 503");
+  app.add_option("--report-batch-ms", c.report_batch_ms,
+                 "commit acknowledged worker reports in batches at most this old (0: each one "
+                 "before its reply)");
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);
@@ -109,6 +112,9 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   }
   if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
   if (c.outbox_max_bytes <= 0) return Result<Config>::Error("--outbox-max-bytes: must be > 0");
+  if (c.report_batch_ms < 0 || c.report_batch_ms > 60000) {
+    return Result<Config>::Error("--report-batch-ms: must be 0 to 60000");
+  }
   if (c.s3_timeout_ms <= 0) return Result<Config>::Error("--s3-timeout-ms: must be > 0");
   if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {

@@ -34,6 +34,10 @@ struct Config {
   // Above this many bytes of unsent upstream messages the LC pauses what would add more (sample
   // ingestion, worker reports get 503) until the GM link drains it; nothing queued is dropped.
   int64_t outbox_max_bytes = 64 << 20;
+  // Worker reports are acknowledged once they are in the intake journal (kill -9 safe) and
+  // committed to SQLite in batches at most this old (docs/durability.md). 0: each report is
+  // committed before its reply. --db-sync-full implies 0 (the journal is not fsynced).
+  int64_t report_batch_ms = 2;
 };
 
 // Builds the config from the environment and command-line flags (flags win). A bad value is an

@@ -41,7 +41,12 @@ TEST(LoadConfig, GoodValues) {
          EXPECT_EQ(c.log_level, "info");
          EXPECT_FALSE(c.log_json);
          EXPECT_EQ(c.node_name, HostName());
+         EXPECT_EQ(c.report_batch_ms, 2);
        }},
+      {"--report-batch-ms 0",
+       {},
+       {"--report-batch-ms", "0"},
+       [](const Config& c) { EXPECT_EQ(c.report_batch_ms, 0); }},
       {"ROOTFS_MOUNT_DIR set",
        {{"ROOTFS_MOUNT_DIR", "/host"}},
        {},
@@ -149,6 +154,11 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
       {"flag without its value", {}, {"--db"}, {"--db"}},
       {"empty --db", {}, {"--db", ""}, {"--db"}},
       {"zero ping interval", {}, {"--ping-interval-ms", "0"}, {"--ping-interval-ms"}},
+      {"negative report batch", {}, {"--report-batch-ms", "-1"}, {"--report-batch-ms", "0 to"}},
+      {"report batch over a minute",
+       {},
+       {"--report-batch-ms", "60001"},
+       {"--report-batch-ms", "60000"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -207,6 +207,7 @@ Status Controller::Impl::Start() {
   watcher = std::make_unique<dataset::IndexWatcher>(
       io, [this](const std::string& path) { OnIndexChanged(path); });
   if (Status s = Reload(); !s.ok()) return s;
+  if (Status s = OpenIntake(); !s.ok()) return s;
   if (Status s = StartServers(); !s.ok()) return s;
   if (sink) {
     // standalone: the local manager is the upstream
@@ -316,6 +317,8 @@ void Controller::Impl::Stop() {
   if (status_server) status_server->Stop();
   if (ack_flush_timer) ack_flush_timer->cancel();
   if (trim_timer) trim_timer->cancel();
+  if (report_timer) report_timer->cancel();
+  if (store) FlushReports();  // what fails stays in the intake journal for the next start
   if (store) FlushAcks();
   for (auto& [k, e] : jobs) {
     if (e->tick_timer) e->tick_timer->cancel();

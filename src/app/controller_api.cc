@@ -85,7 +85,7 @@ http::HttpResponse Controller::Impl::OnWorkerMessage(std::string_view path_name,
       std::string fwd = JobFrame(e, json::EncodeForwardedWorkerMessage(*m));
       spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
                    rep.kind, rep.status);
-      if (!StepJob(e, core::il::WorkerReported{rep}, {fwd})) {
+      if (!AcceptReport(e, path_name, body, rep, std::move(fwd))) {
         return {500,
                 "application/json",
                 json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
@@ -100,6 +100,7 @@ http::HttpResponse Controller::Impl::OnWorkerMessage(std::string_view path_name,
     } else {
       std::string fwd = json::EncodeFrame({rep.ns, rep.owner_kind, rep.owner_name, "status"},
                                           json::EncodeForwardedWorkerMessage(*m));
+      FlushReports();  // the outbox keeps arrival order
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
         auto id = tx.OutboxAppend(fwd);
         return id.ok() ? Status::Ok() : id.status();
@@ -133,6 +134,7 @@ http::HttpResponse Controller::Impl::OnStatusRequest(const http::HttpRequest& re
     metrics.outbox_bytes = ob.ok() ? ob->bytes : -1;
     metrics.gm_connected = sink && sink->connected();
     metrics.jobs = static_cast<int64_t>(jobs.size());
+    metrics.reports_pending = static_cast<int64_t>(reports_pending.size());
     return {200, "text/plain; version=0.0.4", RenderMetrics(metrics), {}};
   }
   if (path == "/status") return {200, "application/json", RenderStatus(), {}};

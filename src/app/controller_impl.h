@@ -4,6 +4,7 @@
 //   controller_datasets.cc  datasets (host watch, S3 index polling, numberOfSamples) and models
 //   controller_jobs.cc      IL/LL jobs: upsert/delete, ingest, StepJob, actions, timers
 //   controller_outbox.cc    the outbox pump, acknowledgements and its bound
+//   controller_reports.cc   worker reports: the intake journal and batched commits
 //   controller_api.cc       the worker API and the status server
 // Not to be included outside src/app/controller*.cc.
 #pragma once
@@ -29,6 +30,7 @@
 #include "adapters/s3/index_mirror.h"
 #include "adapters/s3/s3_client.h"
 #include "adapters/storage/storage.h"
+#include "adapters/store/intake_journal.h"
 #include "adapters/store/store.h"
 #include "app/config.h"
 #include "app/controller.h"
@@ -60,6 +62,8 @@ constexpr const char* kScopeIl = "il";
 constexpr const char* kScopeLl = "ll";
 constexpr const char* kScopeDataset = "dataset";
 constexpr const char* kScopeStatus = "status";
+// ("intake", "applied"): the sequence number of the last intake-journal entry committed.
+constexpr const char* kScopeIntake = "intake";
 // At most this many index bytes are read per pass (a dataset count or a job's ingest); more is
 // read in a later posted pass.
 constexpr int64_t kIngestSliceBytes = 4 << 20;
@@ -139,6 +143,27 @@ struct JobEntry {
   }
 };
 
+// One job step, computed (PlanStep) and not yet committed (WriteStep) or acted on.
+struct PlannedStep {
+  JobEntry* e = nullptr;
+  core::il::State il_next;
+  core::ll::State ll_next;
+  std::vector<core::il::Action> actions;
+  std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports
+  bool write_record = false;        // the state or the cursor changed
+  std::string record;
+  std::optional<dataset::IndexCursor> new_cursor;
+  int64_t now_ms = 0;
+};
+
+// A worker report acknowledged (200) and in the intake journal, not yet committed.
+struct PendingReport {
+  uint64_t seq = 0;
+  std::string job_key;
+  core::WorkerReport report;
+  std::string frame;  // the forwarded message (§3.5), as it goes upstream
+};
+
 struct Controller::Impl {
   boost::asio::io_context& io;
   Config cfg;
@@ -165,6 +190,13 @@ struct Controller::Impl {
   bool outbox_full = false;
   std::deque<store::OutboxEntry> outbox_queue;  // read ahead from SQLite, not yet written
   int64_t outbox_queued_through = 0;
+  // Worker reports (controller_reports.cc). `intake` is null when reports are committed before
+  // their reply (--report-batch-ms 0, --db-sync-full).
+  std::unique_ptr<store::IntakeJournal> intake;
+  std::vector<PendingReport> reports_pending;
+  std::unique_ptr<boost::asio::steady_timer> report_timer;
+  bool report_timer_armed = false;
+  bool report_flush_posted = false;
   bool stopped = false;
   int lock_fd = -1;
   Metrics metrics;
@@ -213,6 +245,25 @@ struct Controller::Impl {
   void ScheduleTrim();
   // PumpOutbox after the current handler (a worker's HTTP reply goes out first); coalesced.
   void PostPump();
+
+  // ---------------------------------------------------------------- worker reports
+  // (controller_reports.cc)
+
+  // Opens `<db>-intake` and commits the reports a previous run acknowledged and did not commit
+  // (in their order, before any other event). Then, unless batching is off, keeps the journal.
+  Status OpenIntake();
+  // Takes a decoded report for job `e`: into the intake journal and the pending batch, or, with
+  // batching off (or a body too large for the journal), straight through StepJob. Returns false
+  // when it could not be persisted (the caller answers 500).
+  bool AcceptReport(JobEntry& e, std::string_view worker, std::string_view body,
+                    core::WorkerReport report, std::string frame);
+  // Commits every pending report in one transaction: each one's step (WorkerReported, its frame
+  // first), in arrival order, and the journal's applied mark; then runs their actions. On a
+  // failed commit the jobs' states are restored, the reports stay pending (and in the journal)
+  // and a retry is scheduled; returns false. Every other event that steps a job, changes a job or
+  // appends to the outbox calls this first, so the outbox keeps arrival order.
+  bool FlushReports();
+  void ScheduleReportFlush(std::chrono::milliseconds after);
 
   // ---------------------------------------------------------------- datasets and models
   // (controller_datasets.cc)
@@ -264,9 +315,17 @@ struct Controller::Impl {
   core::il::Spec MakeIlSpec(const JobEntry& e);
   core::ll::Spec MakeLlSpec(const JobEntry& e);
   // Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
-  // runs the actions. Returns false (state unchanged) when the commit failed.
+  // runs the actions. Returns false (state unchanged) when the commit failed. Pending worker
+  // reports are committed first (FlushReports).
   bool StepJob(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},
                const dataset::IndexCursor* new_cursor = nullptr);
+  // StepJob's parts: compute the step from the job's current state; write its frames and record;
+  // move the new state (and cursor) into the job; run its actions and schedule its retry.
+  PlannedStep PlanStep(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames,
+                       const dataset::IndexCursor* new_cursor);
+  Status WriteStep(store::Store::Tx& tx, const PlannedStep& p);
+  void AdoptStep(PlannedStep& p);
+  void ActOnStep(PlannedStep& p);
   // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
   // checkPeriodSeconds.
   void ScheduleRetry(JobEntry& e, int64_t now_ms);

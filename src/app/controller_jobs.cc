@@ -115,6 +115,7 @@ std::string Controller::Impl::SpoolPath(const JobEntry& e, const char* which) {
 }
 
 void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
+  FlushReports();  // reports that arrived before this change step under the spec they came for
   const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
   const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
   const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
@@ -241,6 +242,7 @@ JobEntry* Controller::Impl::FindJob(const std::string& key, uint64_t incarnation
 }
 
 void Controller::Impl::DeleteJob(const std::string& key, JobKind kind) {
+  FlushReports();
   auto it = jobs.find(key);
   if (it != jobs.end()) {
     JobEntry& e = *it->second;
@@ -389,58 +391,79 @@ core::ll::Spec Controller::Impl::MakeLlSpec(const JobEntry& e) {
   return spec;
 }
 
-bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
-                               const dataset::IndexCursor* new_cursor) {
+PlannedStep Controller::Impl::PlanStep(JobEntry& e, const Event& ev,
+                                       std::vector<std::string> pre_frames,
+                                       const dataset::IndexCursor* new_cursor) {
   const core::il::Now now = MakeNow();
-  ScheduleTrim();
-  std::vector<Action> actions;
+  PlannedStep p;
+  p.e = &e;
+  p.now_ms = now.unix_ms;
   bool state_changed = false;
-  core::il::State il_next;
-  core::ll::State ll_next;
   if (e.is_il()) {
     core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
     state_changed = !(out.state == e.il_state);
-    il_next = std::move(out.state);
-    actions = std::move(out.actions);
+    p.il_next = std::move(out.state);
+    p.actions = std::move(out.actions);
   } else {
     core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
     state_changed = !(out.state == e.ll_state);
-    ll_next = std::move(out.state);
-    actions = std::move(out.actions);
+    p.ll_next = std::move(out.state);
+    p.actions = std::move(out.actions);
   }
-  std::vector<std::string> frames = std::move(pre_frames);
-  for (const Action& a : actions) {
+  p.frames = std::move(pre_frames);
+  for (const Action& a : p.actions) {
     if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-      frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
+      p.frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
     }
   }
+  if (new_cursor) p.new_cursor = *new_cursor;
   const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
-  if (state_changed || new_cursor || !frames.empty()) {
-    const bool write_record = state_changed || new_cursor;  // a forward alone needs no record
-    const std::string rec = !write_record ? std::string()
-                            : e.is_il()   ? EncodeIlRecord({il_next, cursor})
-                                          : EncodeLlRecord({ll_next, cursor});
-    Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
-      for (const auto& f : frames) {
-        if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
-      }
-      return write_record ? tx.PutState(ScopeOf(e.kind), e.key, rec) : Status::Ok();
-    });
+  p.write_record = state_changed || new_cursor;  // a forward alone needs no record
+  if (p.write_record) {
+    p.record =
+        e.is_il() ? EncodeIlRecord({p.il_next, cursor}) : EncodeLlRecord({p.ll_next, cursor});
+  }
+  return p;
+}
+
+Status Controller::Impl::WriteStep(store::Store::Tx& tx, const PlannedStep& p) {
+  for (const auto& f : p.frames) {
+    if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+  }
+  return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
+}
+
+void Controller::Impl::AdoptStep(PlannedStep& p) {
+  JobEntry& e = *p.e;
+  if (e.is_il()) {
+    e.il_state = std::move(p.il_next);
+  } else {
+    e.ll_state = std::move(p.ll_next);
+  }
+  if (p.new_cursor) e.cursor = *p.new_cursor;
+}
+
+void Controller::Impl::ActOnStep(PlannedStep& p) {
+  for (const Action& a : p.actions) RunAction(*p.e, a);
+  if (!p.frames.empty()) PostPump();
+  ScheduleRetry(*p.e, p.now_ms);
+}
+
+bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
+                               const dataset::IndexCursor* new_cursor) {
+  FlushReports();  // reports acknowledged before this event are committed (and sent) first
+  ScheduleTrim();
+  PlannedStep p = PlanStep(e, ev, std::move(pre_frames), new_cursor);
+  if (p.write_record || !p.frames.empty()) {
+    Status s = store->Transact([&](store::Store::Tx& tx) { return WriteStep(tx, p); });
     if (!s.ok()) {
       spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),
                     s.message());
       return false;
     }
   }
-  if (e.is_il()) {
-    e.il_state = std::move(il_next);
-  } else {
-    e.ll_state = std::move(ll_next);
-  }
-  if (new_cursor) e.cursor = *new_cursor;
-  for (const Action& a : actions) RunAction(e, a);
-  if (!frames.empty()) PostPump();
-  ScheduleRetry(e, now.unix_ms);
+  AdoptStep(p);
+  ActOnStep(p);
   return true;
 }
 

@@ -158,6 +158,9 @@ std::string RenderMetrics(const Metrics& m) {
   add("sedna_lc_gm_connected", "gauge", "1 while connected to the GM.", m.gm_connected ? 1 : 0);
   add("sedna_lc_outbox_messages", "gauge", "Upstream messages waiting to be sent.", m.outbox_count);
   add("sedna_lc_outbox_bytes", "gauge", "Bytes of upstream messages waiting.", m.outbox_bytes);
+  add("sedna_lc_reports_pending", "gauge",
+      "Worker reports acknowledged and not yet committed (in the intake journal).",
+      m.reports_pending);
   add("sedna_lc_jobs", "gauge", "Jobs known to this LC.", m.jobs);
   return s;
 }

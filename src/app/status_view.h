@@ -41,6 +41,7 @@ struct Metrics {
   int64_t gm_connects = 0;
   int64_t outbox_count = 0;
   int64_t outbox_bytes = 0;
+  int64_t reports_pending = 0;  // acknowledged worker reports not yet committed (intake journal)
   int64_t jobs = 0;
   bool gm_connected = false;
 };

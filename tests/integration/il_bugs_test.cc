@@ -737,12 +737,16 @@ TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
   gm->Shutdown();
   AppendFile(rootfs + kIndex, Join(IndexLineList(1001, 1700)));
   ASSERT_NO_FATAL_FAILURE(StartLc({.with_gm = false}));
-  // The job was reloaded from SQLite: its train worker's report is accepted and queued (the
-  // commit happens before the 200).
+  // The job was reloaded from SQLite: its train worker's report is accepted and queued (in the
+  // intake journal before the 200, committed to the outbox within --report-batch-ms).
   EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
-  bool forwarded = false;
-  for (const auto& f : OutboxFrames()) forwarded |= ForwardedLoss(Decode(f)) == 0.5;
-  EXPECT_TRUE(forwarded) << "the train report is not in the outbox";
+  auto forwarded = [&] {
+    for (const auto& f : OutboxFrames()) {
+      if (ForwardedLoss(Decode(f)) == 0.5) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitUntil(forwarded, seconds(10))) << "the train report is not in the outbox";
   // The samples appended while it was down are counted (once) and queued as well.
   auto has_count = [&] {
     for (const auto& f : OutboxFrames()) {
@@ -776,6 +780,21 @@ TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
   Barrier();
   auto extra = gm->NextFrame(milliseconds(0));
   EXPECT_FALSE(extra) << "extra frame: " << extra->content;
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// With --report-batch-ms 0 a report is committed before its reply, as without the journal.
+TEST_F(IlBugsTest, ReportBatchZeroCommitsBeforeTheReply) {
+  StartLc({.args = {"--report-batch-ms", "0", "--backoff-max-ms", "300"}});
+  ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
+  Barrier();
+  gm->Shutdown();  // the forwarded frame stays in the outbox
+  ASSERT_TRUE(WaitUntil([&] { return Metric("sedna_lc_gm_connected") == 0; }, seconds(10)));
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
+  bool forwarded = false;
+  for (const auto& f : OutboxFrames()) forwarded |= ForwardedLoss(Decode(f)) == 0.5;
+  EXPECT_TRUE(forwarded) << "the train report was not committed before the 200";
+  EXPECT_EQ(Metric("sedna_lc_reports_pending"), 0);
   EXPECT_EQ(lc->Stop(), 0);
 }
 
@@ -816,6 +835,8 @@ TEST_F(IlBugsTest, W1_B21_GmOutage) {
     ASSERT_EQ(r.status, 200) << "report " << i << ": " << r.raw;
   }
   EXPECT_LT(slowest_ms, 1000) << "a worker POST took " << slowest_ms << " ms during the outage";
+  ASSERT_TRUE(WaitUntil([&] { return Metric("sedna_lc_reports_pending") == 0; }, seconds(10)))
+      << "acknowledged reports never committed";
   const std::vector<std::string> produced = OutboxFrames();
   EXPECT_EQ(Metric("sedna_lc_outbox_messages"), static_cast<int64_t>(produced.size()));
   EXPECT_EQ(Metric("sedna_lc_gm_connected"), 0);

@@ -216,6 +216,60 @@ TEST_F(IlRestartTest, KillDuringDeployCopyDeploysOnce) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// Worker reports are acknowledged from the intake journal and committed in batches
+// (docs/durability.md, "Worker reports"). A window of 60 s keeps the train report uncommitted for
+// the length of these tests unless something else commits it: nothing else happens to the job
+// before its first trigger tick, 60 s after the (re)start.
+constexpr const char* kLongBatch = "60000";
+
+TEST_F(IlRestartTest, ReportAcknowledgedThenKilledIsCommittedOnceAfterRestart) {
+  RunToTrainRunning();
+  Barrier();
+  KillAndRestart(0, {"--report-batch-ms", kLongBatch});
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", kTrainReport), kOk);
+  lc->Kill();  // acknowledged, in the journal, not in SQLite
+  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
+  StartLc();
+  EXPECT_NE(lc->Log().find("worker reports: committing 1 acknowledged before the last stop"),
+            std::string::npos);
+  // Forwarded once, and stepped: Eval Ready names the model the report carried.
+  UpstreamFrame il2 = NextJob();
+  EXPECT_EQ(il2.content, kIl2);
+  job->Report(il2.content);
+  job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  EXPECT_EQ(NextJob().content, kIl3);
+  Barrier();
+  auto extra = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(0));
+  EXPECT_FALSE(extra) << "extra job frame: " << extra->content;
+  // A third start finds nothing left to commit.
+  KillAndRestart();
+  EXPECT_EQ(lc->Log().find("acknowledged before the last stop"),
+            lc->Log().rfind("acknowledged before the last stop"));
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+TEST_F(IlRestartTest, ReportAcknowledgedIsCommittedByTheNextEventAndAtStop) {
+  RunToTrainRunning();
+  Barrier();
+  KillAndRestart(0, {"--report-batch-ms", kLongBatch});
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", kTrainReport), kOk);
+  // The GM's next frame for the job commits the report before it is applied: forwarded long
+  // before the 60 s window ends.
+  Sync();
+  EXPECT_EQ(NextJob(std::chrono::seconds(20)).content, kIl2);
+
+  // At a graceful stop the pending batch is committed, not left to the journal.
+  EXPECT_EQ(PostWorker("eval-worker-2bq7d", kEvalReport), kOk);
+  EXPECT_EQ(lc->Stop(), 0);
+  StartLc();
+  EXPECT_EQ(lc->Log().find("acknowledged before the last stop"), std::string::npos);
+  // Forwarded only: no eval was dispatched (the job is still training).
+  EXPECT_EQ(NextJob().content, kIl4);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 TEST_F(IlRestartTest, RestartWithoutGmResendReloadsFromSqlite) {
   RunToTrainRunning();
   Barrier();

@@ -148,6 +148,7 @@ struct Store::Impl {
   bool in_tx = false;
   OutboxStats stats;
   int64_t acked_through = 0;       // OutboxAck: entries <= this were written upstream
+  uint64_t identity = 0;           // see Store::identity(); set with the sent mark
   std::unique_ptr<SentMark> sent;  // acked_through, surviving a crash (null when read-only)
   OutboxStats acked;               // acknowledged (OutboxAck) since the last delete
   // The outbox tail this process committed, so that OutboxPeek of what was just committed needs
@@ -427,7 +428,7 @@ Status Store::Impl::OpenSentMark() {
   if (::stat(path.c_str(), &st) != 0) {
     return Status::Error("database " + path + ": cannot stat: " + std::strerror(errno));
   }
-  const uint64_t identity = (static_cast<uint64_t>(st.st_dev) << 40) ^ st.st_ino;
+  identity = (static_cast<uint64_t>(st.st_dev) << 40) ^ st.st_ino;
   auto mark = SentMark::Open(path + "-sent", identity);
   if (!mark.ok()) return Status::Error("database " + path + ": " + mark.message());
   sent = std::move(*mark);
@@ -440,6 +441,8 @@ Status Store::Impl::OpenSentMark() {
   tail_floor = *seq;  // nothing committed by this process yet
   return Status::Ok();
 }
+
+uint64_t Store::identity() const { return impl_->identity; }
 
 Status Store::Transact(const std::function<Status(Tx&)>& fn) { return Transact(fn, kDeleteBatch); }
 

@@ -145,6 +145,10 @@ class Store {
   Result<OutboxStats> GetOutboxStats() const;
 
   const std::string& path() const { return path_; }
+  // The database file's identity (device and inode), recorded by the files kept beside it (the
+  // sent mark, the intake journal) so that they are not taken over by a re-created database. 0
+  // for a read-only store.
+  uint64_t identity() const;
 
  private:
   // Transact that also deletes the acknowledged entries once at least `delete_from` are pending.

@@ -1,0 +1,194 @@
+#include "adapters/store/intake_journal.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace sedna::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr uint64_t kDb = 0x1234;
+
+class IntakeJournalTest : public ::testing::Test {
+ protected:
+  IntakeJournalTest() {
+    std::string tmpl = (fs::temp_directory_path() / "intake_test.XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    dir_ = tmpl;
+    path_ = (dir_ / "db-intake").string();
+  }
+  ~IntakeJournalTest() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<IntakeJournal> Open(uint64_t identity = kDb, size_t capacity = 4096) {
+    auto j = IntakeJournal::Open(path_, identity, capacity);
+    EXPECT_TRUE(j.ok()) << j.message();
+    return j.ok() ? std::move(*j) : nullptr;
+  }
+  // Overwrites one byte of the file, as a torn or corrupted page would.
+  void PokeByte(size_t offset, char value) {
+    int fd = ::open(path_.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, &value, 1, static_cast<off_t>(offset)), 1);
+    ::close(fd);
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+IntakeEntry E(uint64_t seq, std::string worker, std::string body) {
+  return {seq, std::move(worker), std::move(body)};
+}
+
+TEST_F(IntakeJournalTest, EntriesSurviveReopenInAppendOrder) {
+  {
+    auto j = Open();
+    EXPECT_THAT(j->Recover(0), IsEmpty());
+    EXPECT_EQ(*j->Append("w1", R"({"a":1})"), 1u);
+    EXPECT_EQ(*j->Append("w2", ""), 2u);
+    EXPECT_EQ(*j->Append("", "body"), 3u);
+    EXPECT_EQ(j->used(), 32u + 24u + 24u);  // 16-byte entry header, 4-byte name length, 8-aligned
+  }
+  auto j = Open();
+  EXPECT_THAT(j->Recover(0),
+              ElementsAre(E(1, "w1", R"({"a":1})"), E(2, "w2", ""), E(3, "", "body")));
+  // Appends go on after the recovered entries, with the next number.
+  EXPECT_EQ(*j->Append("w4", "x"), 4u);
+  j.reset();
+  EXPECT_EQ(Open()->Recover(2), std::vector<IntakeEntry>({E(3, "", "body"), E(4, "w4", "x")}));
+}
+
+TEST_F(IntakeJournalTest, EntriesSurviveKill9) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto j = IntakeJournal::Open(path_, kDb, 4096);
+    if (!j.ok()) ::_exit(2);
+    (*j)->Recover(0);
+    if (!(*j)->Append("w", "one").ok() || !(*j)->Append("w", "two").ok()) ::_exit(3);
+    ::raise(SIGKILL);  // no munmap, no close
+    ::_exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_THAT(Open()->Recover(0), ElementsAre(E(1, "w", "one"), E(2, "w", "two")));
+}
+
+TEST_F(IntakeJournalTest, RecoverReturnsOnlyEntriesAfterApplied) {
+  auto j = Open();
+  j->Recover(0);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(j->Append("w", std::to_string(i)).ok());
+  j.reset();
+  j = Open();
+  EXPECT_THAT(j->Recover(4), IsEmpty());
+  EXPECT_EQ(j->used(), 0u);  // all applied: appends start over
+  EXPECT_EQ(j->next_seq(), 5u);
+}
+
+TEST_F(IntakeJournalTest, NumbersKeepGrowingAcrossResetAndReopen) {
+  auto j = Open();
+  j->Recover(0);
+  ASSERT_TRUE(j->Append("w", "a").ok());
+  ASSERT_TRUE(j->Append("w", "b").ok());
+  j->Reset();
+  EXPECT_EQ(j->used(), 0u);
+  EXPECT_EQ(*j->Append("w", "c"), 3u);
+  j.reset();
+  // The committed entries 1 and 2 were overwritten or cut off; 3 is the only one left.
+  j = Open();
+  EXPECT_THAT(j->Recover(2), ElementsAre(E(3, "w", "c")));
+  // The database applied more than the journal holds (it was reset after a commit): numbering
+  // continues above what was applied.
+  j.reset();
+  j = Open();
+  EXPECT_THAT(j->Recover(10), IsEmpty());
+  EXPECT_EQ(*j->Append("w", "d"), 11u);
+}
+
+TEST_F(IntakeJournalTest, StaleEntriesAfterResetAreNotReturned) {
+  auto j = Open();
+  j->Recover(0);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(j->Append("w", "short").ok());
+  j->Reset();
+  // One longer entry covers the first old one and part of the second.
+  ASSERT_TRUE(j->Append("w", std::string(40, 'L')).ok());
+  j.reset();
+  EXPECT_THAT(Open()->Recover(3), ElementsAre(E(4, "w", std::string(40, 'L'))));
+}
+
+TEST_F(IntakeJournalTest, ACorruptEntryEndsRecovery) {
+  auto j = Open();
+  j->Recover(0);
+  ASSERT_TRUE(j->Append("w", "first").ok());
+  ASSERT_TRUE(j->Append("w", "second").ok());
+  ASSERT_TRUE(j->Append("w", "third").ok());
+  j.reset();
+  // Entry 2 starts at 64 + 32; its payload starts 16 bytes later. Flip a byte of its body.
+  PokeByte(64 + 32 + 16 + 4 + 1 + 2, 'X');
+  EXPECT_THAT(Open()->Recover(0), ElementsAre(E(1, "w", "first")));
+}
+
+TEST_F(IntakeJournalTest, AnEntryWithoutItsLengthIsIncomplete) {
+  auto j = Open();
+  j->Recover(0);
+  ASSERT_TRUE(j->Append("w", "first").ok());
+  ASSERT_TRUE(j->Append("w", "second").ok());
+  j.reset();
+  // A kill inside Append leaves the entry's length 0 (it is stored last).
+  for (int i = 0; i < 4; ++i) PokeByte(64 + 32 + i, 0);
+  auto k = Open();
+  EXPECT_THAT(k->Recover(0), ElementsAre(E(1, "w", "first")));
+  EXPECT_EQ(*k->Append("w", "again"), 2u);  // the unfinished number is handed out again
+}
+
+TEST_F(IntakeJournalTest, AJournalOfAnotherDatabaseReadsEmpty) {
+  {
+    auto j = Open(kDb);
+    j->Recover(0);
+    ASSERT_TRUE(j->Append("w", "old").ok());
+  }
+  auto j = Open(kDb + 1);
+  EXPECT_THAT(j->Recover(0), IsEmpty());
+  ASSERT_TRUE(j->Append("w", "new").ok());
+  j.reset();
+  EXPECT_THAT(Open(kDb + 1)->Recover(0), ElementsAre(E(1, "w", "new")));
+  EXPECT_THAT(Open(kDb)->Recover(0), IsEmpty());  // and back: the other identity claimed it
+}
+
+TEST_F(IntakeJournalTest, AFullJournalRefusesAndKeepsWhatItHas) {
+  auto j = Open(kDb, 256);  // 192 bytes for entries
+  j->Recover(0);
+  ASSERT_TRUE(j->Append("w", std::string(100, 'a')).ok());  // 16 + 4 + 1 + 100 -> 128
+  auto full = j->Append("w", std::string(50, 'b'));         // 71 -> 72: 200 > 192
+  ASSERT_FALSE(full.ok());
+  EXPECT_THAT(full.message(), HasSubstr("intake journal full"));
+  EXPECT_EQ(j->next_seq(), 2u);
+  j->Reset();
+  EXPECT_EQ(*j->Append("w", std::string(50, 'b')), 2u);
+  EXPECT_FALSE(j->Append("w", std::string(300, 'c')).ok());  // never fits
+  j.reset();
+  EXPECT_THAT(Open(kDb, 256)->Recover(1), ElementsAre(E(2, "w", std::string(50, 'b'))));
+}
+
+TEST_F(IntakeJournalTest, OpenNamesThePathOnFailure) {
+  auto j = IntakeJournal::Open((dir_ / "missing" / "db-intake").string(), kDb, 4096);
+  ASSERT_FALSE(j.ok());
+  EXPECT_THAT(j.message(), HasSubstr("intake journal "));
+  EXPECT_THAT(j.message(), HasSubstr("missing/db-intake: cannot open"));
+}
+
+}  // namespace
+}  // namespace sedna::store
