@@ -63,18 +63,22 @@ void Controller::Impl::PumpOutbox() {
   const int64_t id = outbox_queue.front().id;
   const int64_t bytes = static_cast<int64_t>(outbox_queue.front().frame.size());
   outbox_inflight = true;
-  bool sent = sink->Send(std::move(outbox_queue.front().frame), [this, id, bytes](bool written) {
-    outbox_inflight = false;
-    if (!written) {
-      RequeueOutbox();
-      return;  // the link calls PumpOutbox again when it reconnects
-    }
-    outbox_queue.pop_front();
-    store->OutboxAck(id, bytes);
-    metrics.frames_sent++;
-    ScheduleAckFlush();
-    PumpOutbox();
-  });
+  const bool more = outbox_queue.size() > 1;
+  bool sent = sink->Send(
+      std::move(outbox_queue.front().frame),
+      [this, id, bytes](bool written) {
+        outbox_inflight = false;
+        if (!written) {
+          RequeueOutbox();
+          return;  // the link calls PumpOutbox again when it reconnects
+        }
+        outbox_queue.pop_front();
+        store->OutboxAck(id, bytes);
+        metrics.frames_sent++;
+        ScheduleAckFlush();
+        PumpOutbox();
+      },
+      more);
   if (!sent) {
     outbox_inflight = false;
     RequeueOutbox();

@@ -302,7 +302,7 @@ void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; 
 
 bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }
 
-bool LocalGm::Send(std::string frame, std::function<void(bool)> done) {
+bool LocalGm::Send(std::string frame, std::function<void(bool)> done, bool /*more*/) {
   if (!connected()) return false;
   asio::post(impl_->io, [this, frame = std::move(frame), done = std::move(done)] {
     if (!impl_->stopped) impl_->Apply(frame);

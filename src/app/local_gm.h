@@ -50,7 +50,7 @@ class LocalGm : public UpstreamSink {
   void SetLcServer(const std::string& url);
 
   bool connected() const override;
-  bool Send(std::string frame, std::function<void(bool)> done) override;
+  bool Send(std::string frame, std::function<void(bool)> done, bool more) override;
 
  private:
   struct Impl;

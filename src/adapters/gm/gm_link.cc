@@ -2,11 +2,15 @@
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
+
 #include <charconv>
 #include <optional>
 
@@ -100,6 +104,7 @@ struct Conn {
   std::function<void(bool)> done;  // of the Send in flight
   Phase phase = Phase::kResolving;
   bool writing = false;
+  bool corked = false;  // TCP_CORK: frames of a burst leave in as few segments as possible
   bool ping_in_flight = false;
   bool awaiting_pong = false;  // a ping was sent and nothing was received since
   bool alive = false;          // the GM sent something on this connection
@@ -146,9 +151,15 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
     }
   }
 
-  bool Send(std::string text, std::function<void(bool)> done) {
+  bool Send(std::string text, std::function<void(bool)> done, bool more) {
     if (!running || !conn || conn->phase != Phase::kConnected || conn->writing) return false;
     auto c = conn;
+    if (more != c->corked) {
+      // Uncorking before the last frame of a burst is written sends it with everything held.
+      int v = more ? 1 : 0;
+      const int fd = beast::get_lowest_layer(c->ws).socket().native_handle();
+      if (::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v) == 0) c->corked = more;
+    }
     c->writing = true;
     c->wbuf = std::move(text);
     c->done = std::move(done);
@@ -355,8 +366,8 @@ bool GmLink::connected() const {
   return impl_->running && impl_->conn && impl_->conn->phase == Phase::kConnected;
 }
 
-bool GmLink::Send(std::string text, std::function<void(bool written)> done) {
-  return impl_->Send(std::move(text), std::move(done));
+bool GmLink::Send(std::string text, std::function<void(bool written)> done, bool more) {
+  return impl_->Send(std::move(text), std::move(done), more);
 }
 
 }  // namespace sedna::gm

@@ -63,8 +63,11 @@ class GmLink {
   // Writes one text frame now. Returns false (and never calls done) when not connected or a write
   // is already in flight: the caller sends one frame at a time. Otherwise done(true) once the frame
   // was fully written to the socket, or done(false) if the connection failed first (before
-  // on_disconnected for that connection).
-  bool Send(std::string text, std::function<void(bool written)> done);
+  // on_disconnected for that connection). `more`: the caller has another frame to send right after
+  // this one; the link may hold this one back (TCP_CORK) until a Send without `more`, so that a
+  // burst of frames leaves in few TCP segments. A burst must end with a Send without `more`
+  // (else the kernel sends what it holds after 200 ms).
+  bool Send(std::string text, std::function<void(bool written)> done, bool more = false);
 
  private:
   struct Impl;
