@@ -206,8 +206,19 @@ Status Controller::Impl::Start() {
   if (Status s = fs::MakeDirs(cfg.spool_dir); !s.ok()) return s.With("spool directory");
   watcher = std::make_unique<dataset::IndexWatcher>(
       io, [this](const std::string& path) { OnIndexChanged(path); });
-  if (Status s = Reload(); !s.ok()) return s;
+  // Jobs come back in their committed state with their work in flight re-issued; then the
+  // reports acknowledged before the stop are committed; only then are new samples read and the
+  // jobs stepped under their stored objects.
+  reloading = true;
+  Status reloaded = Reload();
+  reloading = false;
+  if (!reloaded.ok()) return reloaded;
   if (Status s = OpenIntake(); !s.ok()) return s;
+  for (const std::string& key : reloaded_jobs) {
+    auto it = jobs.find(key);
+    if (it != jobs.end()) CatchUpJob(*it->second);
+  }
+  reloaded_jobs.clear();
   if (Status s = StartServers(); !s.ok()) return s;
   if (sink) {
     // standalone: the local manager is the upstream

@@ -100,7 +100,12 @@ http::HttpResponse Controller::Impl::OnWorkerMessage(std::string_view path_name,
     } else {
       std::string fwd = json::EncodeFrame({rep.ns, rep.owner_kind, rep.owner_name, "status"},
                                           json::EncodeForwardedWorkerMessage(*m));
-      FlushReports();  // the outbox keeps arrival order
+      if (!FlushReports()) {  // the outbox keeps arrival order
+        return {500,
+                "application/json",
+                json::EncodeWorkerApiReply(500, "could not persist the message; retry"),
+                {}};
+      }
       Status s = store->Transact([&](store::Store::Tx& tx) -> Status {
         auto id = tx.OutboxAppend(fwd);
         return id.ok() ? Status::Ok() : id.status();

@@ -55,6 +55,7 @@ DatasetEntry* Controller::Impl::FindDataset(const std::string& ns, const std::st
 }
 
 void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persist) {
+  FlushReports();  // reports that arrived before this change step under the spec they came for
   const auto& ds = d.object;
   const std::string key = core::ResourceKey(ds.meta.ns, core::kKindDataset, ds.meta.name);
   const std::string who = "Dataset " + ds.meta.ns + "/" + ds.meta.name;
@@ -149,6 +150,7 @@ void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persis
 }
 
 void Controller::Impl::DeleteDataset(const std::string& key) {
+  FlushReports();
   // "<ns>/dataset/<name>" -> "<ns>/<name>", as the other Dataset log lines name it.
   const std::string name = key.substr(0, key.find('/')) + "/" + key.substr(key.rfind('/') + 1);
   auto it = datasets.find(key);
@@ -294,6 +296,7 @@ void Controller::Impl::OnIndexChanged(const std::string& path) {
 
 void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
   if (OutboxFull()) return;  // resumed when the outbox drains
+  FlushReports();            // the outbox keeps arrival order
   // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
   DatasetRecord rec = e.record;
   bool more = false;
@@ -343,6 +346,7 @@ void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
 // ---------------------------------------------------------------- models
 
 void Controller::Impl::UpsertModel(json::Decoded<core::Model> d, bool persist) {
+  FlushReports();
   const auto& m = d.object;
   const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);
   if (persist) {
@@ -363,6 +367,7 @@ void Controller::Impl::UpsertModel(json::Decoded<core::Model> d, bool persist) {
 }
 
 void Controller::Impl::DeleteModel(const std::string& key) {
+  FlushReports();
   models.erase(key);
   (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
 }

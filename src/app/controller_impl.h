@@ -197,6 +197,8 @@ struct Controller::Impl {
   std::unique_ptr<boost::asio::steady_timer> report_timer;
   bool report_timer_armed = false;
   bool report_flush_posted = false;
+  bool reloading = false;                  // inside Reload() at start
+  std::vector<std::string> reloaded_jobs;  // keys loaded by Reload(), for CatchUpJob
   bool stopped = false;
   int lock_fd = -1;
   Metrics metrics;
@@ -299,8 +301,12 @@ struct Controller::Impl {
   Status ValidateJob(JobEntry& probe, core::Trigger& train, core::Trigger& deploy);
   std::string SpoolPath(const JobEntry& e, const char* which);
   // Inserts or updates an IL or LL job. An invalid object is rejected with a message naming the
-  // field; a previous good version keeps running.
+  // field; a previous good version keeps running. While `reloading`, a job is loaded and resumed
+  // (its work in flight re-issued) only; CatchUpJob follows once the intake journal's reports are
+  // committed.
   void UpsertJob(JobEntry incoming, bool persist);
+  // Reads what its dataset index gained and steps the job with the object as it now is.
+  void CatchUpJob(JobEntry& e);
   void ScheduleTick(JobEntry& e);
   JobEntry* FindJob(const std::string& key, uint64_t incarnation);
   void DeleteJob(const std::string& key, JobKind kind);

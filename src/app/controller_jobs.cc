@@ -211,6 +211,14 @@ void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
   }
   ScheduleTick(e);
   if (fresh) StepJob(e, core::il::Resume{});
+  if (reloading) {
+    reloaded_jobs.push_back(key);  // Start() runs the rest after the intake journal's reports
+    return;
+  }
+  CatchUpJob(e);
+}
+
+void Controller::Impl::CatchUpJob(JobEntry& e) {
   if (DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
     SchedulePoll(*ds);
     Ingest(e, *ds, false);
@@ -451,7 +459,15 @@ void Controller::Impl::ActOnStep(PlannedStep& p) {
 
 bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                                const dataset::IndexCursor* new_cursor) {
-  FlushReports();  // reports acknowledged before this event are committed (and sent) first
+  // Reports acknowledged before this event are committed (and sent) first; if they cannot be,
+  // neither can this event's step, which would otherwise overtake them.
+  if (!FlushReports()) {
+    spdlog::error(
+        "{} {}: event dropped: the worker reports acknowledged before it are not "
+        "committed yet",
+        e.object_kind(), e.name());
+    return false;
+  }
   ScheduleTrim();
   PlannedStep p = PlanStep(e, ev, std::move(pre_frames), new_cursor);
   if (p.write_record || !p.frames.empty()) {

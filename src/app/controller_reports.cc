@@ -61,7 +61,7 @@ Status Controller::Impl::OpenIntake() {
       // different build could cause): nothing to step. Its number is committed with the batch.
       spdlog::warn("worker {}: report acknowledged before the last stop dropped: {}", r.worker,
                    m.ok() ? "its job is gone" : m.message());
-      reports_pending.push_back({r.seq, "", {}, ""});
+      reports_pending.push_back({r.seq, "", {}, ""});  // its number is committed with the batch
       continue;
     }
     reports_pending.push_back(
@@ -125,7 +125,13 @@ bool Controller::Impl::FlushReports() {
   steps.reserve(reports_pending.size());
   for (PendingReport& r : reports_pending) {
     auto it = jobs.find(r.job_key);
-    if (it == jobs.end()) continue;  // deleted: DeleteJob flushes first, so only at recovery
+    if (it == jobs.end()) {
+      // Deleted: DeleteJob flushes first, so only at recovery or after a failed flush. The GM has
+      // deleted the job too; its reports have nowhere to go.
+      spdlog::warn("worker report (journal entry {}): its job {} is gone; dropped", r.seq,
+                   r.job_key.empty() ? std::string("(unknown)") : r.job_key);
+      continue;
+    }
     JobEntry& e = *it->second;
     bool seen = false;
     for (const Saved& s : saved) seen |= s.e == &e;

@@ -5,6 +5,7 @@
 // Each test drives a situation where the Go LC misbehaves and asserts the observable difference:
 // files on the rootfs, the upstream frames (content, order, count), the database bytes, the log.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -795,6 +796,42 @@ TEST_F(IlBugsTest, ReportBatchZeroCommitsBeforeTheReply) {
   for (const auto& f : OutboxFrames()) forwarded |= ForwardedLoss(Decode(f)) == 0.5;
   EXPECT_TRUE(forwarded) << "the train report was not committed before the 200";
   EXPECT_EQ(Metric("sedna_lc_reports_pending"), 0);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// A batch of acknowledged reports whose commit fails (another process holds the database's write
+// lock; the LC waits out its 5 s busy timeout each time) stays pending and is retried, and no
+// later event of the job commits ahead of it: the GM's next frame is dropped for the job (it is
+// re-derived on the next step), not applied without the report.
+TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
+  StartLc();
+  ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
+  Barrier();
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + kTrainedModelUrl, "NEW-MODEL-ROUND-1");
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
+  auto logged = [&](const char* what) {
+    return WaitUntil([&] { return lc->Log().find(what) != std::string::npos; }, seconds(60));
+  };
+  EXPECT_TRUE(logged("acknowledged report(s): ")) << "the failed batch was not reported";
+  Sync();  // the GM re-sends the job: its step must wait for the report
+  EXPECT_TRUE(logged("event dropped: the worker reports acknowledged before it"));
+  ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(holder);
+
+  // The retry commits the report: its forward is the job's next frame, and it was stepped (Eval
+  // Ready names the model it carried).
+  UpstreamFrame il2 = NextJob();
+  ASSERT_EQ(ForwardedLoss(il2), 0.5) << il2.content;
+  EXPECT_TRUE(WaitUntil([&] { return Metric("sedna_lc_reports_pending") == 0; }, seconds(10)));
+  job->Report(il2.content);
+  job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  EXPECT_EQ(NextJob().content, Il3(kDefaultDeployUrl));
   EXPECT_EQ(lc->Stop(), 0);
 }
 

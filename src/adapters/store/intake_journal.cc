@@ -152,13 +152,14 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
   const uint32_t crc = EntryCrc(seq, payload, len);
   std::memcpy(e + 4, &crc, 4);
   std::memcpy(e + 8, &seq, 8);
+  // The slot after the newest entry never holds a stale length (Recover stops there): cleared
+  // before this entry exists, so that no kill can leave an old entry chained after it.
+  if (pos_ + need + kEntryHeader <= capacity_) {
+    __atomic_store_n(LenAt(base_, pos_ + need), uint32_t{0}, __ATOMIC_RELEASE);
+  }
   // The entry exists once its length is in place.
   __atomic_store_n(LenAt(base_, pos_), static_cast<uint32_t>(len), __ATOMIC_RELEASE);
   pos_ += need;
-  // The slot after the newest entry never holds a stale length: Recover stops there.
-  if (pos_ + kEntryHeader <= capacity_) {
-    __atomic_store_n(LenAt(base_, pos_), uint32_t{0}, __ATOMIC_RELEASE);
-  }
   next_seq_++;
   return seq;
 }
