@@ -329,7 +329,7 @@ void Controller::Impl::Stop() {
   if (ack_flush_timer) ack_flush_timer->cancel();
   if (trim_timer) trim_timer->cancel();
   if (report_timer) report_timer->cancel();
-  if (store) FlushReports();  // what fails stays in the intake journal for the next start
+  if (store) FlushReports(true);  // what fails stays in the intake journal for the next start
   if (store) FlushAcks();
   for (auto& [k, e] : jobs) {
     if (e->tick_timer) e->tick_timer->cancel();

@@ -55,7 +55,15 @@ DatasetEntry* Controller::Impl::FindDataset(const std::string& ns, const std::st
 }
 
 void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persist) {
-  FlushReports();  // reports that arrived before this change step under the spec they came for
+  // Reports that arrived before this change step under the spec they came for.
+  if (!reports_pending.empty()) {
+    auto held = std::make_shared<json::Decoded<core::Dataset>>(std::move(d));
+    if (!ReportsFirst("Dataset " + held->object.meta.ns + "/" + held->object.meta.name,
+                      [this, held, persist] { UpsertDataset(std::move(*held), persist); })) {
+      return;
+    }
+    d = std::move(*held);
+  }
   const auto& ds = d.object;
   const std::string key = core::ResourceKey(ds.meta.ns, core::kKindDataset, ds.meta.name);
   const std::string who = "Dataset " + ds.meta.ns + "/" + ds.meta.name;
@@ -150,7 +158,7 @@ void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persis
 }
 
 void Controller::Impl::DeleteDataset(const std::string& key) {
-  FlushReports();
+  if (!ReportsFirst(key + " delete", [this, key] { DeleteDataset(key); })) return;
   // "<ns>/dataset/<name>" -> "<ns>/<name>", as the other Dataset log lines name it.
   const std::string name = key.substr(0, key.find('/')) + "/" + key.substr(key.rfind('/') + 1);
   auto it = datasets.find(key);
@@ -296,7 +304,15 @@ void Controller::Impl::OnIndexChanged(const std::string& path) {
 
 void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
   if (OutboxFull()) return;  // resumed when the outbox drains
-  FlushReports();            // the outbox keeps arrival order
+  // The outbox keeps arrival order.
+  if (!reports_pending.empty() &&
+      !ReportsFirst(e.name() + " index read", [this, key = e.key, take_unterminated] {
+        if (auto it = datasets.find(key); it != datasets.end()) {
+          ReadDataset(*it->second, take_unterminated);
+        }
+      })) {
+    return;
+  }
   // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
   DatasetRecord rec = e.record;
   bool more = false;
@@ -346,7 +362,14 @@ void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
 // ---------------------------------------------------------------- models
 
 void Controller::Impl::UpsertModel(json::Decoded<core::Model> d, bool persist) {
-  FlushReports();
+  if (!reports_pending.empty()) {
+    auto held = std::make_shared<json::Decoded<core::Model>>(std::move(d));
+    if (!ReportsFirst("Model " + held->object.meta.ns + "/" + held->object.meta.name,
+                      [this, held, persist] { UpsertModel(std::move(*held), persist); })) {
+      return;
+    }
+    d = std::move(*held);
+  }
   const auto& m = d.object;
   const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);
   if (persist) {
@@ -367,7 +390,7 @@ void Controller::Impl::UpsertModel(json::Decoded<core::Model> d, bool persist) {
 }
 
 void Controller::Impl::DeleteModel(const std::string& key) {
-  FlushReports();
+  if (!ReportsFirst(key + " delete", [this, key] { DeleteModel(key); })) return;
   models.erase(key);
   (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
 }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -160,6 +161,7 @@ struct PlannedStep {
 struct PendingReport {
   uint64_t seq = 0;
   std::string job_key;
+  uint64_t incarnation = 0;  // a job deleted and created again under its name is another job
   core::WorkerReport report;
   std::string frame;  // the forwarded message (§3.5), as it goes upstream
 };
@@ -197,6 +199,9 @@ struct Controller::Impl {
   std::unique_ptr<boost::asio::steady_timer> report_timer;
   bool report_timer_armed = false;
   bool report_flush_posted = false;
+  bool reports_failing = false;  // the last batch commit failed; only its retry tries again
+  // Events that came while a batch could not commit, in arrival order: run once it has.
+  std::vector<std::function<void()>> after_reports;
   bool reloading = false;                  // inside Reload() at start
   std::vector<std::string> reloaded_jobs;  // keys loaded by Reload(), for CatchUpJob
   bool stopped = false;
@@ -260,11 +265,17 @@ struct Controller::Impl {
   bool AcceptReport(JobEntry& e, std::string_view worker, std::string_view body,
                     core::WorkerReport report, std::string frame);
   // Commits every pending report in one transaction: each one's step (WorkerReported, its frame
-  // first), in arrival order, and the journal's applied mark; then runs their actions. On a
-  // failed commit the jobs' states are restored, the reports stay pending (and in the journal)
-  // and a retry is scheduled; returns false. Every other event that steps a job, changes a job or
-  // appends to the outbox calls this first, so the outbox keeps arrival order.
-  bool FlushReports();
+  // first), in arrival order, and the journal's applied mark; then runs their actions, then the
+  // events queued in after_reports. On a failed commit the jobs' states are restored, the reports
+  // stay pending (and in the journal), a retry is scheduled and false is returned; until that
+  // retry (`retry` true) succeeds, calls return false at once. Every other event that steps a job,
+  // changes a job, Dataset or Model, or appends to the outbox goes through ReportsFirst, so the
+  // outbox keeps arrival order.
+  bool FlushReports(bool retry = false);
+  // True when no report is pending (after committing them). Otherwise `redo` (the caller's event,
+  // again) is queued behind the pending reports and false returned: the caller stops.
+  // `what` names the event in the debug log line.
+  bool ReportsFirst(const std::string& what, std::function<void()> redo);
   void ScheduleReportFlush(std::chrono::milliseconds after);
 
   // ---------------------------------------------------------------- datasets and models

@@ -115,7 +115,15 @@ std::string Controller::Impl::SpoolPath(const JobEntry& e, const char* which) {
 }
 
 void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
-  FlushReports();  // reports that arrived before this change step under the spec they came for
+  // Reports that arrived before this change step under the spec they came for.
+  if (!reports_pending.empty()) {
+    auto held = std::make_shared<JobEntry>(std::move(incoming));
+    if (!ReportsFirst(std::string(held->object_kind()) + " " + held->name() + " update",
+                      [this, held, persist] { UpsertJob(std::move(*held), persist); })) {
+      return;
+    }
+    incoming = std::move(*held);
+  }
   const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
   const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
   const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
@@ -250,7 +258,7 @@ JobEntry* Controller::Impl::FindJob(const std::string& key, uint64_t incarnation
 }
 
 void Controller::Impl::DeleteJob(const std::string& key, JobKind kind) {
-  FlushReports();
+  if (!ReportsFirst(key + " delete", [this, key, kind] { DeleteJob(key, kind); })) return;
   auto it = jobs.find(key);
   if (it != jobs.end()) {
     JobEntry& e = *it->second;
@@ -274,6 +282,15 @@ void Controller::Impl::DeleteJob(const std::string& key, JobKind kind) {
 
 void Controller::Impl::Ingest(JobEntry& e, DatasetEntry& ds, bool take_unterminated) {
   if (OutboxFull()) return;
+  if (!reports_pending.empty() &&
+      !ReportsFirst(e.name() + " ingest",
+                    [this, key = e.key, inc = e.incarnation, ds_key = ds.key, take_unterminated] {
+                      JobEntry* j = FindJob(key, inc);
+                      auto d = datasets.find(ds_key);
+                      if (j && d != datasets.end()) Ingest(*j, *d->second, take_unterminated);
+                    })) {
+    return;
+  }
   const double p = e.train_prob();
   dataset::IndexCursor cursor = e.cursor;
   if (cursor.path != ds.local_path) {
@@ -459,14 +476,24 @@ void Controller::Impl::ActOnStep(PlannedStep& p) {
 
 bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                                const dataset::IndexCursor* new_cursor) {
-  // Reports acknowledged before this event are committed (and sent) first; if they cannot be,
-  // neither can this event's step, which would otherwise overtake them.
-  if (!FlushReports()) {
-    spdlog::error(
-        "{} {}: event dropped: the worker reports acknowledged before it are not "
-        "committed yet",
-        e.object_kind(), e.name());
-    return false;
+  // Reports acknowledged before this event are committed (and sent) first; if they cannot be yet,
+  // the event waits behind them (an ingest step, whose spool bytes are not kept, is dropped and
+  // retried by its caller; Ingest itself waits first, so this does not happen).
+  if (!reports_pending.empty()) {
+    if (new_cursor) {
+      if (!FlushReports()) {
+        spdlog::error(
+            "{} {}: ingest dropped: the worker reports acknowledged before it are not "
+            "committed yet",
+            e.object_kind(), e.name());
+        return false;
+      }
+    } else if (!ReportsFirst(e.name() + " event",
+                             [this, key = e.key, inc = e.incarnation, ev, pre = pre_frames] {
+                               if (JobEntry* j = FindJob(key, inc)) StepJob(*j, ev, pre);
+                             })) {
+      return true;
+    }
   }
   ScheduleTrim();
   PlannedStep p = PlanStep(e, ev, std::move(pre_frames), new_cursor);

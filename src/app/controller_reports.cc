@@ -61,13 +61,13 @@ Status Controller::Impl::OpenIntake() {
       // different build could cause): nothing to step. Its number is committed with the batch.
       spdlog::warn("worker {}: report acknowledged before the last stop dropped: {}", r.worker,
                    m.ok() ? "its job is gone" : m.message());
-      reports_pending.push_back({r.seq, "", {}, ""});  // its number is committed with the batch
+      reports_pending.push_back({r.seq, "", 0, {}, ""});  // its number is committed with the batch
       continue;
     }
-    reports_pending.push_back(
-        {r.seq, e->key, m->report, JobFrame(*e, json::EncodeForwardedWorkerMessage(*m))});
+    reports_pending.push_back({r.seq, e->key, e->incarnation, m->report,
+                               JobFrame(*e, json::EncodeForwardedWorkerMessage(*m))});
   }
-  if (!FlushReports()) {
+  if (!FlushReports(true)) {
     return Status::Error("intake journal " + path + ": cannot commit the " +
                          std::to_string(recovered.size()) + " report(s) it holds");
   }
@@ -86,7 +86,7 @@ bool Controller::Impl::AcceptReport(JobEntry& e, std::string_view worker, std::s
       return StepJob(e, core::il::WorkerReported{std::move(report)}, {std::move(frame)});
     }
   }
-  reports_pending.push_back({*seq, e.key, std::move(report), std::move(frame)});
+  reports_pending.push_back({*seq, e.key, e.incarnation, std::move(report), std::move(frame)});
   if (reports_pending.size() >= kReportBatch) {
     if (!report_flush_posted) {
       report_flush_posted = true;  // after the current handler: the worker's reply goes out first
@@ -108,12 +108,21 @@ void Controller::Impl::ScheduleReportFlush(std::chrono::milliseconds after) {
   report_timer->async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     report_timer_armed = false;
-    if (!stopped) FlushReports();
+    if (!stopped) FlushReports(true);
   });
 }
 
-bool Controller::Impl::FlushReports() {
+bool Controller::Impl::ReportsFirst(const std::string& what, std::function<void()> redo) {
+  if (FlushReports()) return true;
+  spdlog::debug("{}: waits behind {} acknowledged worker report(s) not committed yet", what,
+                reports_pending.size());
+  after_reports.push_back(std::move(redo));
+  return false;
+}
+
+bool Controller::Impl::FlushReports(bool retry) {
   if (reports_pending.empty()) return true;
+  if (reports_failing && !retry) return false;  // each attempt may wait out the busy timeout
   ScheduleTrim();
   struct Saved {
     JobEntry* e;
@@ -124,15 +133,14 @@ bool Controller::Impl::FlushReports() {
   std::vector<PlannedStep> steps;
   steps.reserve(reports_pending.size());
   for (PendingReport& r : reports_pending) {
-    auto it = jobs.find(r.job_key);
-    if (it == jobs.end()) {
-      // Deleted: DeleteJob flushes first, so only at recovery or after a failed flush. The GM has
-      // deleted the job too; its reports have nowhere to go.
+    JobEntry* found = FindJob(r.job_key, r.incarnation);
+    if (!found) {
+      // Only a report recovered at start for a job that is gone (DeleteJob waits for the batch).
       spdlog::warn("worker report (journal entry {}): its job {} is gone; dropped", r.seq,
                    r.job_key.empty() ? std::string("(unknown)") : r.job_key);
       continue;
     }
-    JobEntry& e = *it->second;
+    JobEntry& e = *found;
     bool seen = false;
     for (const Saved& s : saved) seen |= s.e == &e;
     if (!seen) saved.push_back({&e, e.il_state, e.ll_state});
@@ -153,14 +161,24 @@ bool Controller::Impl::FlushReports() {
     }
     spdlog::error(
         "worker reports: committing {} acknowledged report(s): {}; they stay in the intake "
-        "journal, next try in {} ms",
+        "journal, next try in {} ms; events for jobs wait behind them",
         reports_pending.size(), s.message(), kReportRetry.count());
-    if (!report_timer_armed && !stopped) ScheduleReportFlush(kReportRetry);
+    reports_failing = true;
+    if (!stopped) {
+      if (report_timer_armed) report_timer->cancel();
+      ScheduleReportFlush(kReportRetry);
+    }
     return false;
   }
+  if (reports_failing) spdlog::info("worker reports: the delayed batch is committed");
+  reports_failing = false;
   reports_pending.clear();
   if (intake) intake->Reset();
   for (PlannedStep& p : steps) ActOnStep(p);
+  // Events that waited behind the batch, in their order (each finds no report pending now).
+  std::vector<std::function<void()>> waiting;
+  waiting.swap(after_reports);
+  for (auto& redo : waiting) redo();
   return true;
 }
 

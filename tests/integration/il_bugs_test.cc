@@ -800,9 +800,10 @@ TEST_F(IlBugsTest, ReportBatchZeroCommitsBeforeTheReply) {
 }
 
 // A batch of acknowledged reports whose commit fails (another process holds the database's write
-// lock; the LC waits out its 5 s busy timeout each time) stays pending and is retried, and no
-// later event of the job commits ahead of it: the GM's next frame is dropped for the job (it is
-// re-derived on the next step), not applied without the report.
+// lock; the LC waits out its 5 s busy timeout) stays pending and is retried, and a later event of
+// the job waits behind it: here the GM moves the job to Eval/Waiting meanwhile, and the LC must
+// not answer it before it has the trained model from the train report (it would send Eval Failed
+// or evaluate the wrong model).
 TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
   StartLc();
   ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
@@ -816,22 +817,21 @@ TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
   auto logged = [&](const char* what) {
     return WaitUntil([&] { return lc->Log().find(what) != std::string::npos; }, seconds(60));
   };
-  EXPECT_TRUE(logged("acknowledged report(s): ")) << "the failed batch was not reported";
-  Sync();  // the GM re-sends the job: its step must wait for the report
-  EXPECT_TRUE(logged("event dropped: the worker reports acknowledged before it"));
-  ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(holder);
-
-  // The retry commits the report: its forward is the job's next frame, and it was stepped (Eval
-  // Ready names the model it carried).
-  UpstreamFrame il2 = NextJob();
-  ASSERT_EQ(ForwardedLoss(il2), 0.5) << il2.content;
-  EXPECT_TRUE(WaitUntil([&] { return Metric("sedna_lc_reports_pending") == 0; }, seconds(10)));
-  job->Report(il2.content);
+  EXPECT_TRUE(logged("events for jobs wait behind them")) << "the failed batch was not reported";
   job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
   ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
   Sync();
+  EXPECT_TRUE(logged("update: waits behind 1 acknowledged worker report(s)"));
+  ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(holder);
+
+  // The retry commits the report (its forward first), then the GM's frame is applied: Eval Ready
+  // names the model the report carried.
+  UpstreamFrame il2 = NextJob();
+  ASSERT_EQ(ForwardedLoss(il2), 0.5) << il2.content;
   EXPECT_EQ(NextJob().content, Il3(kDefaultDeployUrl));
+  EXPECT_TRUE(WaitUntil([&] { return Metric("sedna_lc_reports_pending") == 0; }, seconds(10)));
+  EXPECT_NE(lc->Log().find("worker reports: the delayed batch is committed"), std::string::npos);
   EXPECT_EQ(lc->Stop(), 0);
 }
 
