@@ -261,7 +261,8 @@ struct Controller::Impl {
   Status OpenIntake();
   // Takes a decoded report for job `e`: into the intake journal and the pending batch, or, with
   // batching off (or a body too large for the journal), straight through StepJob. Returns false
-  // when it could not be persisted (the caller answers 500).
+  // when it could not be persisted, or events wait behind a batch that cannot commit (the caller
+  // answers 500).
   bool AcceptReport(JobEntry& e, std::string_view worker, std::string_view body,
                     core::WorkerReport report, std::string frame);
   // Commits every pending report in one transaction: each one's step (WorkerReported, its frame

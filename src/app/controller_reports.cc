@@ -78,6 +78,13 @@ Status Controller::Impl::OpenIntake() {
 bool Controller::Impl::AcceptReport(JobEntry& e, std::string_view worker, std::string_view body,
                                     core::WorkerReport report, std::string frame) {
   if (!intake) return StepJob(e, core::il::WorkerReported{std::move(report)}, {std::move(frame)});
+  if (!after_reports.empty()) {
+    // Events wait behind a batch that cannot commit; a report taken now would be committed with
+    // that batch, ahead of them. The worker retries (500), as when a commit fails.
+    spdlog::warn("worker {}: report refused: earlier reports and events wait for the database",
+                 worker);
+    return false;
+  }
   auto seq = intake->Append(worker, body);
   if (!seq.ok()) {
     if (!FlushReports()) return false;

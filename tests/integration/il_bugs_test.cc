@@ -822,6 +822,11 @@ TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
   ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
   Sync();
   EXPECT_TRUE(logged("update: waits behind 1 acknowledged worker report(s)"));
+  // A report now would overtake the waiting update: refused, the worker retries.
+  HttpResult late = HttpRequest(port, "POST", "/sedna/workers/train-worker-h4k9q/info",
+                                TrainReport("train-worker-h4k9q", 0.7),
+                                {"Content-Type: application/json"}, 20000);
+  EXPECT_EQ(late.status, 500) << late.raw;
   ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(holder);
 
