@@ -305,12 +305,16 @@ void Controller::Impl::OnIndexChanged(const std::string& path) {
 void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
   if (OutboxFull()) return;  // resumed when the outbox drains
   // The outbox keeps arrival order.
+  // Queued once per Dataset while it waits.
+  if (!reports_pending.empty() && reads_waiting.count("read:" + e.key)) return;
   if (!reports_pending.empty() &&
       !ReportsFirst(e.name() + " index read", [this, key = e.key, take_unterminated] {
+        reads_waiting.erase("read:" + key);
         if (auto it = datasets.find(key); it != datasets.end()) {
           ReadDataset(*it->second, take_unterminated);
         }
       })) {
+    reads_waiting.insert("read:" + e.key);
     return;
   }
   // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.

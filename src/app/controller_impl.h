@@ -202,6 +202,7 @@ struct Controller::Impl {
   bool reports_failing = false;  // the last batch commit failed; only its retry tries again
   // Events that came while a batch could not commit, in arrival order: run once it has.
   std::vector<std::function<void()>> after_reports;
+  std::set<std::string> reads_waiting;     // "ingest:<job>" / "read:<dataset>" queued there
   bool reloading = false;                  // inside Reload() at start
   std::vector<std::string> reloaded_jobs;  // keys loaded by Reload(), for CatchUpJob
   bool stopped = false;

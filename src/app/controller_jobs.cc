@@ -282,13 +282,18 @@ void Controller::Impl::DeleteJob(const std::string& key, JobKind kind) {
 
 void Controller::Impl::Ingest(JobEntry& e, DatasetEntry& ds, bool take_unterminated) {
   if (OutboxFull()) return;
+  // A read that waits behind reports is queued once per job; it reads the job's dataset as it is
+  // when it runs (an update queued before it may have changed it).
+  if (!reports_pending.empty() && reads_waiting.count("ingest:" + e.key)) return;
   if (!reports_pending.empty() &&
       !ReportsFirst(e.name() + " ingest",
-                    [this, key = e.key, inc = e.incarnation, ds_key = ds.key, take_unterminated] {
+                    [this, key = e.key, inc = e.incarnation, take_unterminated] {
+                      reads_waiting.erase("ingest:" + key);
                       JobEntry* j = FindJob(key, inc);
-                      auto d = datasets.find(ds_key);
-                      if (j && d != datasets.end()) Ingest(*j, *d->second, take_unterminated);
+                      DatasetEntry* d = j ? FindDataset(j->meta().ns, j->dataset_name()) : nullptr;
+                      if (d) Ingest(*j, *d, take_unterminated);
                     })) {
+    reads_waiting.insert("ingest:" + e.key);
     return;
   }
   const double p = e.train_prob();

@@ -185,6 +185,7 @@ bool Controller::Impl::FlushReports(bool retry) {
   // Events that waited behind the batch, in their order (each finds no report pending now).
   std::vector<std::function<void()>> waiting;
   waiting.swap(after_reports);
+  if (stopped) return true;  // at Stop: not kept (docs/durability.md)
   for (auto& redo : waiting) redo();
   return true;
 }
