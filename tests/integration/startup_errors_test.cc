@@ -1,10 +1,13 @@
 // Start-up with a bad database or configuration: a clear message naming the cause and exit code 2,
 // never a crash or a half-started daemon.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "lc_process.h"
 
@@ -48,6 +51,43 @@ TEST(StartupErrorsTest, EachCauseIsNamedWithExitCode2) {
     EXPECT_NE(log.find(c.message), std::string::npos) << log;
     std::filesystem::remove_all(tmp);
   }
+}
+
+// The intake journal's applied mark (lc_state intake/applied) is read at start; a value that is not
+// a number stops start-up with a message naming it, before any report could be applied twice.
+TEST(StartupErrorsTest, UnreadableIntakeMarkIsNamed) {
+  const std::string tmp = MakeTempDir("sedna-start-");
+  const std::string db = tmp + "/database.db";
+  const std::string bin = std::string(SEDNA_BINARY_DIR) + "/sedna-lc";
+  const uint16_t status = FreePort();
+  {
+    LcProcess first(bin, {{"NODENAME", "edge"}},
+                    {"--db", db, "--status-port", std::to_string(status), "--bind-port",
+                     std::to_string(FreePort())},
+                    tmp + "/first.log");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (HttpRequest(status, "GET", "/healthz", "", {}).status != 200) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << ReadFile(tmp + "/first.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling another process
+    }
+    ASSERT_EQ(first.Stop(), 0);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "INSERT OR REPLACE INTO lc_state (scope, key, value, updated_at) "
+                         "VALUES ('intake', 'applied', '12x', '')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  LcProcess second(bin, {{"NODENAME", "edge"}},
+                   {"--db", db, "--status-port", "0", "--bind-port", std::to_string(FreePort())},
+                   tmp + "/second.log");
+  EXPECT_EQ(second.Wait(), 2);
+  EXPECT_NE(ReadFile(tmp + "/second.log").find("lc_state intake/applied is not a number: \"12x\""),
+            std::string::npos)
+      << ReadFile(tmp + "/second.log");
+  std::filesystem::remove_all(tmp);
 }
 
 // One daemon per database: a second sedna-lc on the same --db is refused (exit 2, the message
