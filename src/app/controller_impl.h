@@ -2,7 +2,8 @@
 // dataset, model and job), and the entries it keeps. Its member functions are defined by area:
 //   controller.cc           start-up (Reload), Stop, GM frame dispatch, pass-through objects
 //   controller_datasets.cc  datasets (host watch, S3 index polling, numberOfSamples) and models
-//   controller_jobs.cc      IL/LL jobs: upsert/delete, ingest, StepJob, actions, timers
+//   controller_jobs.cc      IL/LL jobs: upsert/delete, ingest, timers (tick, ingest retry)
+//   controller_steps.cc     one job step: Plan/Write/Adopt/ActOnStep, StepJob, actions, retry timer
 //   controller_outbox.cc    the outbox pump, acknowledgements and its bound
 //   controller_reports.cc   worker reports: the intake journal and batched commits
 //   controller_api.cc       the worker API and the status server
@@ -90,6 +91,9 @@ struct DatasetEntry {
 };
 
 enum class JobKind { kIl, kLl };
+
+// The lc_state scope of a job's record.
+inline const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
 
 // One IL or LL job: the last received object, its compiled triggers, the core state and the
 // job's read cursor over its dataset index (persisted together as one record).
@@ -331,6 +335,10 @@ struct Controller::Impl {
   void ScheduleIngestRetry(JobEntry& e);
   // Drops spool bytes that were appended but not committed.
   void ResetSpools(JobEntry& e);
+
+  // ---------------------------------------------------------------- one job step
+  // (controller_steps.cc)
+
   core::il::Spec MakeIlSpec(const JobEntry& e);
   core::ll::Spec MakeLlSpec(const JobEntry& e);
   // Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
