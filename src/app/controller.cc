@@ -200,6 +200,19 @@ Status Controller::Impl::Start() {
   }
   store::StoreOptions so;
   so.synchronous_full = cfg.db_sync_full;
+  // Called on the Store's checkpoint thread (spdlog is thread-safe); a failure that repeats is
+  // logged once, and again when it changes or clears.
+  so.on_checkpoint = [last_error = std::string()](const store::CheckpointReport& r) mutable {
+    if (!r.status.ok()) {
+      if (r.status.message() != last_error) spdlog::error("{}", r.status.message());
+      last_error = r.status.message();
+      return;
+    }
+    if (!last_error.empty()) spdlog::info("database checkpoints work again");
+    last_error.clear();
+    spdlog::debug("database checkpoint: {} of {} WAL frames in the database", r.backfilled,
+                  r.wal_frames);
+  };
   auto st = store::Store::Open(cfg.db_path, so);
   if (!st.ok()) return st.status();
   store = std::move(*st);

@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "adapters/store/sent_mark.h"
+#include "adapters/store/wal_checkpointer.h"
 
 namespace sedna::store {
 
@@ -159,9 +160,11 @@ struct Store::Impl {
   std::vector<OutboxEntry> appended;  // by the open transaction; joins `tail` at its commit
   int64_t deleted_through = 0;        // acked entries <= this are deleted (committed)
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
+  std::unique_ptr<WalCheckpointer> checkpointer;  // null when read-only
 
   explicit Impl(const std::string& p) : path(p) {}
   ~Impl() {
+    checkpointer.reset();  // before the close, which checkpoints what is left
     for (sqlite3_stmt* s : stmts) sqlite3_finalize(s);
     if (db) sqlite3_close_v2(db);
   }
@@ -402,6 +405,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions
                         " PRAGMA mmap_size = 0;";
   if (!options.read_only) pragmas += " PRAGMA journal_size_limit = 4194304;";
   if (Status s = im.Exec(pragmas.c_str(), "configure"); !s.ok()) return s;
+  if (!options.read_only) {
+    im.checkpointer = std::make_unique<WalCheckpointer>(im.db, path, options.on_checkpoint);
+  }
   if (Status s = im.Migrate(options.read_only); !s.ok()) return s;
 
   auto stats_sql =

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/store/wal_checkpointer.h"
 #include "core/status.h"
 
 namespace sedna::store {
@@ -59,6 +60,9 @@ struct StoreOptions {
   bool synchronous_full = false;
   // How long a call waits for another process's lock before failing with "... is locked ...".
   std::chrono::milliseconds busy_timeout{5000};
+  // Checkpoints never run on the thread that calls Transact(): a thread of the Store's own runs
+  // them (wal_checkpointer.h) and, if this is set, reports each one through it, on that thread.
+  std::function<void(const CheckpointReport&)> on_checkpoint;
 };
 
 class Store {

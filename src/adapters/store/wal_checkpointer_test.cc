@@ -1,0 +1,170 @@
+#include "adapters/store/wal_checkpointer.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "adapters/store/store.h"
+
+namespace sedna::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "wal_checkpointer_test.XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The reports of a checkpointer, with the thread each came from. `Hold()` makes the next report
+// wait in the callback (so the checkpointer's thread runs no further checkpoint) until Release().
+class Reports {
+ public:
+  std::function<void(const CheckpointReport&)> Callback() {
+    return [this](const CheckpointReport& r) {
+      std::unique_lock lock(mu_);
+      got_.push_back({r, std::this_thread::get_id()});
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return !held_; });
+    };
+  }
+  // Waits (at most 60 s) until there are `n` reports.
+  bool AwaitCount(size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return got_.size() >= n; });
+  }
+  size_t Count() {
+    std::lock_guard lock(mu_);
+    return got_.size();
+  }
+  std::pair<CheckpointReport, std::thread::id> At(size_t i) {
+    std::lock_guard lock(mu_);
+    return got_.at(i);
+  }
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<CheckpointReport, std::thread::id>> got_;
+  bool held_ = false;
+};
+
+class WalDb {
+ public:
+  explicit WalDb(const fs::path& p) : path_(p.string()) {
+    if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK) std::abort();
+    Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (b BLOB)");
+  }
+  ~WalDb() { sqlite3_close(db_); }
+  sqlite3* db() { return db_; }
+  void Exec(const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db_);
+  }
+  // One commit of about one page.
+  void Commit() { Exec("INSERT INTO t VALUES (randomblob(3000))"); }
+  // Frames in the WAL file, from its size (32-byte header, then 24 + 4096 bytes per frame).
+  int64_t WalFrames() {
+    std::error_code ec;
+    const auto size = fs::file_size(path_ + "-wal", ec);
+    return ec ? 0 : static_cast<int64_t>((size - 32) / (24 + 4096));
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+TEST(WalCheckpointerTest, CommitsPastTheThresholdAreCheckpointedOnTheCheckpointersThread) {
+  TempDir t;
+  WalDb w(t.path() / "db");
+  Reports reports;
+  WalCheckpointer cp(w.db(), (t.path() / "db").string(), reports.Callback());
+  // Commits until the first report; a checkpointer that never reports fails the test here.
+  for (int i = 0; i < 20000 && reports.Count() == 0; ++i) w.Commit();
+  ASSERT_TRUE(reports.AwaitCount(1));
+  auto [r, thread] = reports.At(0);
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(thread, std::this_thread::get_id());
+  EXPECT_GE(r.wal_frames, WalCheckpointer::kFrames);
+  EXPECT_GT(r.backfilled, 0);
+  EXPECT_LE(r.backfilled, r.wal_frames);
+}
+
+// With its thread held, nothing checkpoints: the writer's own automatic checkpoint (which would
+// keep the WAL near 1000 frames) is off. Released, the thread catches up.
+TEST(WalCheckpointerTest, TheWriterNeverCheckpointsItself) {
+  TempDir t;
+  WalDb w(t.path() / "db");
+  Reports reports;
+  reports.Hold();
+  WalCheckpointer cp(w.db(), (t.path() / "db").string(), reports.Callback());
+  for (int i = 0; i < 20000 && reports.Count() == 0; ++i) w.Commit();
+  ASSERT_TRUE(reports.AwaitCount(1));  // the first checkpoint ran; its thread now waits
+  // The next commit restarts the WAL (if the checkpoint was complete); then 3000 more frames.
+  for (int i = 0; i < 3000; ++i) w.Commit();
+  EXPECT_GE(w.WalFrames(), 2500);
+  EXPECT_EQ(reports.Count(), 1u);
+  reports.Release();
+  w.Commit();  // wakes the thread again (the WAL is past kFrames)
+  ASSERT_TRUE(reports.AwaitCount(2));
+  auto [r, thread] = reports.At(1);
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_GE(r.wal_frames, 2500);
+  EXPECT_EQ(r.backfilled, r.wal_frames);  // no reader held any frame back
+}
+
+// Through the Store: its checkpointer is joined and its connection closed before the Store's own
+// connection, whose close then checkpoints the rest and removes the WAL file.
+TEST(WalCheckpointerTest, ClosingTheStoreLeavesNoWal) {
+  TempDir t;
+  const fs::path db = t.path() / "lc.db";
+  Reports reports;
+  StoreOptions o;
+  o.on_checkpoint = reports.Callback();
+  {
+    auto st = Store::Open(db.string(), o);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const std::string frame(3000, 'f');
+    for (int i = 0; i < 20000 && reports.Count() == 0; ++i) {
+      ASSERT_TRUE(
+          (*st)->Transact([&](Store::Tx& tx) { return tx.OutboxAppend(frame).status(); }).ok());
+    }
+    ASSERT_TRUE(reports.AwaitCount(1));
+    EXPECT_TRUE(reports.At(0).first.status.ok()) << reports.At(0).first.status.message();
+    EXPECT_TRUE(fs::exists(db.string() + "-wal"));
+  }
+  EXPECT_FALSE(fs::exists(db.string() + "-wal"));
+}
+
+}  // namespace
+}  // namespace sedna::store
