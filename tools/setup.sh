@@ -8,7 +8,7 @@ PACKAGES=(
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libcurl4-openssl-dev libssl-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-sklearn
+  python3 python3-sklearn tzdata
 )
 
 missing=()

@@ -3,7 +3,10 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <charconv>
+#include <filesystem>
+#include <string_view>
 
 namespace sedna::app {
 
@@ -37,7 +40,64 @@ Status ValidateGmAddress(const std::string& a) {
   return Status::Ok();
 }
 
+// glibc's POSIX TZ form (tzset(3)): std offset [dst [offset] [,rule]], a name being 3+ letters
+// or <3+ of [A-Za-z0-9+-]>, an offset [+-]hh[:mm[:ss]]. Rules are not checked.
+size_t TzName(std::string_view s, size_t i) {
+  if (i < s.size() && s[i] == '<') {
+    const size_t close = s.find('>', i);
+    if (close == std::string_view::npos || close - i - 1 < 3) return std::string_view::npos;
+    for (size_t k = i + 1; k < close; ++k) {
+      if (!std::isalnum(static_cast<unsigned char>(s[k])) && s[k] != '+' && s[k] != '-') {
+        return std::string_view::npos;
+      }
+    }
+    return close + 1;
+  }
+  size_t k = i;
+  while (k < s.size() && std::isalpha(static_cast<unsigned char>(s[k]))) ++k;
+  return k - i >= 3 ? k : std::string_view::npos;
+}
+size_t TzOffset(std::string_view s, size_t i) {
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (i >= s.size() || s[i] != ':') return i;
+      ++i;
+    }
+    size_t k = i;
+    while (k < s.size() && k - i < 2 && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+    if (k == i) return std::string_view::npos;
+    i = k;
+  }
+  return i;
+}
+bool IsPosixTz(std::string_view s) {
+  size_t i = TzName(s, 0);
+  if (i == std::string_view::npos) return false;
+  i = TzOffset(s, i);
+  if (i == std::string_view::npos) return false;
+  if (i == s.size()) return true;
+  i = TzName(s, i);
+  if (i == std::string_view::npos) return false;
+  if (i < s.size() && s[i] != ',') i = TzOffset(s, i);
+  return i != std::string_view::npos && (i == s.size() || s[i] == ',');
+}
+
 }  // namespace
+
+Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir) {
+  if (tz.empty() || tz == "UTC" || tz == "GMT") return Status::Ok();
+  const std::string name = tz[0] == ':' ? tz.substr(1) : tz;
+  const std::string file = !name.empty() && name[0] == '/' ? name : zoneinfo_dir + "/" + name;
+  std::error_code ec;
+  if (name.find("..") == std::string::npos && std::filesystem::is_regular_file(file, ec)) {
+    return Status::Ok();
+  }
+  if (tz[0] != ':' && IsPosixTz(tz)) return Status::Ok();
+  return Status::Error("TZ (--timezone): unknown time zone \"" + tz + "\": no file " + file +
+                       " (is tzdata installed?), and not a POSIX TZ string such as "
+                       "\"CET-1CEST,M3.5.0,M10.5.0/3\"");
+}
 
 Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
                           const std::vector<std::string>& args) {
@@ -121,6 +181,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     return Result<Config>::Error(
         "--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");
   }
+  const std::string tzdir = Get(env, "TZDIR").empty() ? "/usr/share/zoneinfo" : Get(env, "TZDIR");
+  if (Status s = ValidateTimezone(c.timezone, tzdir); !s.ok()) return s;
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
   bool level_ok = false;
   for (auto* l : kLevels) level_ok |= c.log_level == l;

@@ -42,6 +42,11 @@ struct Config {
 
 // Builds the config from the environment and command-line flags (flags win). A bad value is an
 // error naming the variable or flag and what was expected. `args` excludes argv[0].
+// Ok for an empty `tz`, UTC, GMT, a file under `zoneinfo_dir` (or an absolute path; a leading ':'
+// is dropped, as glibc does), or a POSIX TZ string; otherwise an error naming TZ and the value.
+// glibc would silently use UTC for anything else.
+Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir);
+
 Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
                           const std::vector<std::string>& args);
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 namespace sedna::app {
@@ -159,6 +161,8 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
        {},
        {"--report-batch-ms", "60001"},
        {"--report-batch-ms", "60000"}},
+      {"TZ misspelled", {{"TZ", "Europe/Berln"}}, {}, {"TZ", "\"Europe/Berln\"", "tzdata"}},
+      {"--timezone not a zone", {}, {"--timezone", "12:00"}, {"--timezone", "\"12:00\""}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -168,6 +172,26 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
       EXPECT_NE(c.message().find(s), std::string::npos)
           << "\"" << s << "\" not in: " << c.message();
     }
+  }
+}
+
+TEST(ValidateTimezone, NamesFilesPosixStringsAndNothingElse) {
+  const std::string dir = ::testing::TempDir() + "/config_test_zoneinfo";
+  std::filesystem::create_directories(dir + "/Test");
+  std::ofstream(dir + "/Test/Zone") << "TZif";
+  for (const char* good :
+       {"", "UTC", "GMT", "Test/Zone", ":Test/Zone", "CST-8", "UTC0", "EST5EDT", "<+0330>-3:30",
+        "CET-1CEST,M3.5.0,M10.5.0/3", "NZST-12NZDT-13,M9.5.0,M4.1.0/3"}) {
+    EXPECT_TRUE(ValidateTimezone(good, dir).ok())
+        << good << ": " << ValidateTimezone(good, dir).message();
+  }
+  const std::string absolute = dir + "/Test/Zone";
+  EXPECT_TRUE(ValidateTimezone(absolute, "/nonexistent").ok());
+  for (const char* bad : {"Test/Zon", "Europe/Paris", "CST", "CST+", "C8", "12:00",
+                          "Test/../Test/Zone", ":CST-8", "<+0>-3", "CST-8 ", "/no/such/file"}) {
+    Status s = ValidateTimezone(bad, dir);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(std::string("\"") + bad + "\""), std::string::npos) << s.message();
   }
 }
 
