@@ -200,9 +200,15 @@ int64_t Controller::Impl::PollSeconds(const DatasetEntry& e) {
   return std::max<int64_t>(p, 1);
 }
 
+// A poll already due within the period stays as it is: the GM re-sends every Dataset and job
+// every 30-60 s, and postponing the poll at each re-send would keep an unterminated last line
+// (taken only by a poll) from ever counting.
 void Controller::Impl::SchedulePoll(DatasetEntry& e) {
+  const auto now = asio::steady_timer::clock_type::now();
+  const auto due = now + std::chrono::seconds(PollSeconds(e));
   if (!e.poll_timer) e.poll_timer = std::make_unique<asio::steady_timer>(io);
-  e.poll_timer->expires_after(std::chrono::seconds(PollSeconds(e)));
+  if (e.poll_timer->expiry() > now && e.poll_timer->expiry() <= due) return;
+  e.poll_timer->expires_at(due);
   const std::string key = e.key;
   e.poll_timer->async_wait([this, key](const boost::system::error_code& ec) {
     if (ec || stopped) return;

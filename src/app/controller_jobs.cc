@@ -217,9 +217,14 @@ void Controller::Impl::CatchUpJob(JobEntry& e) {
   StepJob(e, core::il::JobChanged{});
 }
 
+// A tick already due within the period stays as it is, so that the GM's re-sends of the job do
+// not keep postponing it.
 void Controller::Impl::ScheduleTick(JobEntry& e) {
+  const auto now = asio::steady_timer::clock_type::now();
+  const auto due = now + std::chrono::seconds(e.train_trigger.check_period_seconds);
   if (!e.tick_timer) e.tick_timer = std::make_unique<asio::steady_timer>(io);
-  e.tick_timer->expires_after(std::chrono::seconds(e.train_trigger.check_period_seconds));
+  if (e.tick_timer->expiry() > now && e.tick_timer->expiry() <= due) return;
+  e.tick_timer->expires_at(due);
   const std::string key = e.key;
   const uint64_t inc = e.incarnation;
   e.tick_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {

@@ -664,6 +664,36 @@ TEST_F(IlDatasetChangeTest, B28_DatasetRecreatedWithNewIndex) {
   FeedIndexBAndCheck();
 }
 
+// ---------------------------------------------------------------- unterminated last line
+
+// design.md §4: an unterminated last line counts once the file has stayed unchanged for one poll
+// period. The GM re-sends the Dataset and the job every 30-60 s (§1.6); those re-sends must not
+// keep postponing the poll (they did: every one re-armed it a full period later).
+TEST_F(IlBugsTest, UnterminatedLastLineCountsWhileTheGmKeepsResending) {
+  WriteFile(rootfs + kIndex, "x/1.jpg 1\nx/2.jpg 2\nx/3.jpg 3");
+  StartLc();
+  IlJobSpec spec;
+  spec.check_period_seconds = 2;  // the Dataset's poll period
+  const Json job_object = IlJobObject(spec);
+  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, job_object);
+  gm->Send("insert", DatasetObject());
+  Sync();
+  ASSERT_EQ(NextCount(), 2) << "the complete lines count at once";
+  // Re-send both every 400 ms (5 per poll period) for up to 12 s, until the third line counts.
+  const auto give_up = std::chrono::steady_clock::now() + seconds(12);
+  std::optional<int64_t> third;
+  while (!third && std::chrono::steady_clock::now() < give_up) {
+    gm->Send("update", DatasetObject());
+    gm->Send("update", job_object);
+    if (auto f = gm->Next("Dataset", kDatasetName, milliseconds(400))) {
+      third = f->body.at("numberOfSamples").get<int64_t>();
+    }
+  }
+  ASSERT_TRUE(third) << "the unterminated last line never counted while the GM re-sent";
+  EXPECT_EQ(*third, 3);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 // ---------------------------------------------------------------- B23: credentials
 
 TEST_F(IlBugsTest, B23_CredentialNotPersisted) {
