@@ -101,6 +101,7 @@ struct JobEntry {
   JobKind kind = JobKind::kIl;
   std::string key;
   uint64_t incarnation = 0;
+  std::string dirs_made_for;  // the spec.outputDir whose directories exist (§4.5)
   json::Decoded<core::IlJob> il;
   json::Decoded<core::LlJob> ll;
   core::Trigger train_trigger;

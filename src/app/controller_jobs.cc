@@ -163,15 +163,23 @@ void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
   } else {
     e.ll = std::move(incoming.ll);
   }
-  if (fresh) {
-    // Output directories exist before any Ready is sent (§4.5); S3 has no directories.
+  if (e.dirs_made_for != e.output_dir()) {
+    // Output directories exist before any Ready is sent (§4.5), also after the GM changes
+    // spec.outputDir; S3 has no directories. A failure is tried again at the next update.
     const std::string out = fs::JoinRootfs(cfg.rootfs, core::il::OutputRoot(e.output_dir()));
     std::vector<std::string> subs;
     if (!fs::IsS3Url(e.output_dir())) subs = {"", "/data/train", "/data/eval", "/train", "/eval"};
     if (!subs.empty() && !e.is_il()) subs.push_back("/deploy");
+    bool made = true;
     for (const auto& sub : subs) {
-      if (Status s = fs::MakeDirs(out + sub); !s.ok()) spdlog::error("{}: {}", who, s.message());
+      if (Status s = fs::MakeDirs(out + sub); !s.ok()) {
+        spdlog::error("{}: spec.outputDir: {}", who, s.message());
+        made = false;
+      }
     }
+    if (made) e.dirs_made_for = e.output_dir();
+  }
+  if (fresh) {
     auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
     auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
     if (!ts.ok() || !es.ok()) {

@@ -180,4 +180,23 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
 }
 
 }  // namespace
+// §4.5: the output directories exist before any Ready, also for an outputDir the GM changes on a
+// running job (they were made only when the job was first loaded).
+TEST_F(IlClusterTest, ChangedOutputDirGetsItsDirectories) {
+  WriteFile(rootfs + kBarrierIndexUrl, "barrier_images/1.jpg 1,1,2,2,1\n");
+  gm->Send("insert", DatasetObject());
+  gm->Send("insert", IlJobObject());
+  Barrier();
+  EXPECT_TRUE(stdfs::is_directory(rootfs + "/output/data/train"));
+  IlJobSpec moved;
+  moved.output_dir = "/output2";
+  gm->Send("update", IlJobObject(moved));
+  Barrier();
+  for (const char* d :
+       {"/output2/data/train", "/output2/data/eval", "/output2/train", "/output2/eval"}) {
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+  }
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 }  // namespace sedna::testing
