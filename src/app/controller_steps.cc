@@ -223,8 +223,15 @@ void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
                  });
                });
   } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    asio::post(pool, [this, key, inc, ctx = StorageContext(e), src = c->src_url, dst = c->dst_url] {
-      Status s = storage::CopyModel(ctx, src, dst);
+    asio::post(pool, [this, key, inc, who, ctx = StorageContext(e), src = c->src_url,
+                      dst = c->dst_url] {
+      // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).
+      auto r = storage::DeployModel(ctx, src, dst);
+      if (r.ok() && r->kept_version > 0) {
+        spdlog::info("{}: kept the previous model of {} as version {}", who, dst, r->kept_version);
+      }
+      if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
+      const Status s = r.status();
       asio::post(io, [this, key, inc, s] {
         if (JobEntry* j = FindJob(key, inc)) {
           StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});

@@ -1,4 +1,5 @@
-// sedna-lc: cluster mode (Sedna's environment contract) and the `status` subcommand.
+// sedna-lc: cluster mode (Sedna's environment contract) and the `status`, `standalone` and
+// `rollback-model` subcommands.
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <spdlog/spdlog.h>
@@ -15,6 +16,7 @@
 #include "app/controller.h"
 #include "app/local_gm.h"
 #include "app/logging.h"
+#include "app/rollback_cmd.h"
 #include "app/status_cmd.h"
 
 extern char** environ;
@@ -132,7 +134,8 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string sub;
-  if (!args.empty() && (args[0] == "status" || args[0] == "jobs" || args[0] == "standalone")) {
+  if (!args.empty() && (args[0] == "status" || args[0] == "jobs" || args[0] == "standalone" ||
+                        args[0] == "rollback-model")) {
     sub = args[0];
     args.erase(args.begin());
   }
@@ -156,6 +159,15 @@ int main(int argc, char** argv) {
           std::string(::getcwd(cwd, sizeof cwd) ? cwd : ".") + "/.sedna-lc/database.db";
     }
   }
+  sedna::app::RollbackArgs rollback;
+  if (sub == "rollback-model") {
+    auto r = sedna::app::TakeRollbackArgs(args);
+    if (!r.ok()) {
+      std::cerr << "sedna-lc: " << r.message() << "\n";
+      return 2;
+    }
+    rollback = *r;
+  }
   auto cfg = sedna::app::LoadConfig(env, args);
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";
@@ -163,6 +175,9 @@ int main(int argc, char** argv) {
   }
   if (sub == "status" || sub == "jobs") {
     return sedna::app::RunStatusCommand(*cfg, std::cout, std::cerr);
+  }
+  if (sub == "rollback-model") {
+    return sedna::app::RunRollbackCommand(*cfg, rollback, std::cout, std::cerr);
   }
   sedna::app::SetupLogging(cfg->log_json, cfg->log_level);
   if (sub == "standalone") return RunStandalone(*cfg, sflags);

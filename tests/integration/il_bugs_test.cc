@@ -448,12 +448,15 @@ TEST_F(IlBugsTest, B13_ShorterModelReplacesLongerCompletely) {
   const std::string target = rootfs + kDefaultDeployUrl;
   EXPECT_EQ(stdfs::file_size(target), 15u);
   EXPECT_EQ(ReadFile(target), "SHORT-NEW-MODEL");
-  // Nothing else beside it (no temp file left by the atomic replace).
+  // Nothing else beside it (no temp file left by the atomic replace) but the hidden directory
+  // where the replaced model is kept as version 1, whole (docs/design-notes.md, Model versions).
   std::vector<std::string> entries;
   for (const auto& e : stdfs::directory_iterator(rootfs + "/models/deploy_model")) {
     entries.push_back(e.path().filename().string());
   }
-  EXPECT_EQ(entries, std::vector<std::string>{"saved_model.pb"});
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{".sedna-versions", "saved_model.pb"}));
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/.sedna-versions/saved_model.pb.1"), old_model);
   EXPECT_EQ(lc->Stop(), 0);
 }
 

@@ -257,6 +257,8 @@ Status AtomicCopyFile(const std::string& src, const std::string& dst) {
   });
 }
 
+Status SyncDir(const std::string& dir) { return FsyncDir(dir); }
+
 std::string CleanPath(std::string_view path) {
   if (path.empty()) return ".";
   const bool rooted = path[0] == '/';

@@ -46,6 +46,10 @@ Status AtomicWriteFile(const std::string& path, std::string_view content);
 // otherwise). The copy keeps src's permission bits.
 Status AtomicCopyFile(const std::string& src, const std::string& dst);
 
+// fsync(2) on a directory, so that entries created, renamed or removed in it are durable.
+// Error: "syncing directory /a: <errno text>".
+Status SyncDir(const std::string& dir);
+
 // Go's path.Clean: collapses "//", removes "." and resolves ".." lexically; "" -> ".".
 std::string CleanPath(std::string_view path);
 

@@ -1,11 +1,16 @@
 #include "adapters/storage/storage.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <functional>
 
 namespace sedna::storage {
 
@@ -151,9 +156,17 @@ Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
   return WriteOne(ctx, file.url, file.prefix, file.ranges, false);
 }
 
-Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url) {
+namespace {
+
+// Runs the copy of CopyModel; `keep` (may be empty) runs right before the target is replaced,
+// with the S3 client when the target is on S3 (else nullptr). An error from it stops the copy.
+Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,
+                     const std::function<Status(s3::Client*)>& keep) {
   const bool src_s3 = fs::IsS3Url(src_url), dst_s3 = fs::IsS3Url(dst_url);
   if (!src_s3 && !dst_s3) {
+    if (keep) {
+      if (Status s = keep(nullptr); !s.ok()) return s;
+    }
     return fs::AtomicCopyFile(fs::JoinRootfs(ctx.rootfs, src_url),
                               fs::JoinRootfs(ctx.rootfs, dst_url));
   }
@@ -163,6 +176,9 @@ Status CopyModel(const Context& ctx, const std::string& src_url, const std::stri
   if (dst_s3) dst = ParseUrl(ctx, dst_url);
   if (!dst.ok()) return dst.status();
   s3::Client client(*ctx.credentials, ctx.s3_options);
+  if (dst_s3 && keep) {
+    if (Status s = keep(&client); !s.ok()) return s;
+  }
   if (src_s3 && dst_s3) return client.Copy(*src, *dst);
   if (dst_s3) return client.PutFile(*dst, fs::JoinRootfs(ctx.rootfs, src_url));
   // S3 -> host: download to staging, then replace the target atomically.
@@ -183,7 +199,277 @@ Status CopyModel(const Context& ctx, const std::string& src_url, const std::stri
   });
   if (::close(fd) != 0 && s.ok()) s = Status::Error(Errno("writing " + tmp->path()));
   if (!s.ok()) return s;
+  if (keep) {
+    if (Status k = keep(nullptr); !k.ok()) return k;
+  }
   return fs::AtomicCopyFile(tmp->path(), fs::JoinRootfs(ctx.rootfs, dst_url));
+}
+
+// "12" -> 12; anything but a positive decimal number without leading zeros -> nullopt.
+std::optional<int64_t> ParseVersionNumber(std::string_view s) {
+  if (s.empty() || s.size() > 18 || s[0] == '0') return std::nullopt;
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return n;
+}
+
+// A host deploy target and its version directory.
+struct HostTarget {
+  std::string path;  // the target under the rootfs
+  std::string dir;   // <dir of path>/.sedna-versions
+  std::string name;  // the target's file name
+  std::string Version(int64_t n) const { return dir + "/" + name + "." + std::to_string(n); }
+};
+
+HostTarget HostTargetOf(const Context& ctx, const std::string& url) {
+  HostTarget t;
+  t.path = fs::JoinRootfs(ctx.rootfs, url);
+  t.dir = fs::CleanPath(fs::Dirname(t.path) + "/" + kVersionDirName);
+  t.name = Basename(t.path);
+  return t;
+}
+
+// The numbers of the kept versions, ascending; no version directory: none.
+Result<std::vector<int64_t>> HostVersionNumbers(const HostTarget& t) {
+  std::vector<int64_t> out;
+  DIR* d = ::opendir(t.dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return out;
+    return Status::Error(Errno("reading directory " + t.dir));
+  }
+  const std::string prefix = t.name + ".";
+  while (dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (auto n = ParseVersionNumber(name.substr(prefix.size()))) out.push_back(*n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Keeps the current target as the next version; 0 when there is no target file. *created: a new
+// version entry was made (not when the target already is the newest version).
+Result<int64_t> KeepHostVersion(const HostTarget& t, bool* created) {
+  *created = false;
+  const std::string what = "keeping " + t.path + " as a version";
+  struct stat st;
+  if (::lstat(t.path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return int64_t{0};
+    return Status::Error(Errno(what));
+  }
+  // A directory or device is not a model file: the copy over it fails and says so.
+  if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return int64_t{0};
+  const bool regular = S_ISREG(st.st_mode);
+  if (Status s = fs::MakeDirs(t.dir); !s.ok()) return s.With(what);
+  auto nums = HostVersionNumbers(t);
+  if (!nums.ok()) return nums.status().With(what);
+  if (regular && !nums->empty()) {
+    struct stat v;
+    if (::stat(t.Version(nums->back()).c_str(), &v) == 0 && v.st_dev == st.st_dev &&
+        v.st_ino == st.st_ino) {
+      return nums->back();
+    }
+  }
+  int64_t n = nums->empty() ? 1 : nums->back() + 1;
+  for (int attempt = 0;; ++attempt, ++n) {
+    if (attempt == 1000) return Status::Error(what + ": no free version number");
+    const std::string v = t.Version(n);
+    int e = 0;
+    if (regular) {
+      if (::link(t.path.c_str(), v.c_str()) == 0) break;
+      e = errno;
+      if (e == EEXIST) continue;  // a concurrent keeper took n
+    }
+    // A symlink target (keep what it points to) or a filesystem without hard links: copy.
+    if (!regular || e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EXDEV || e == EMLINK) {
+      if (::access(v.c_str(), F_OK) == 0) continue;
+      if (Status s = fs::AtomicCopyFile(t.path, v); !s.ok()) return s.With(what);
+      break;
+    }
+    return Status::Error(what + " " + v + ": " + std::strerror(e));
+  }
+  *created = true;
+  if (Status s = fs::SyncDir(t.dir); !s.ok()) return s.With(what);
+  return n;
+}
+
+// Removes all but the newest `keep` versions.
+Status PruneHostVersions(const HostTarget& t, int keep) {
+  auto nums = HostVersionNumbers(t);
+  if (!nums.ok()) return nums.status();
+  if (nums->size() <= static_cast<size_t>(keep)) return Status::Ok();
+  for (size_t i = 0; i + keep < nums->size(); ++i) {
+    const std::string v = t.Version((*nums)[i]);
+    if (::unlink(v.c_str()) != 0 && errno != ENOENT) {
+      return Status::Error(Errno("removing old model version " + v));
+    }
+  }
+  return fs::SyncDir(t.dir);
+}
+
+// An S3 deploy target and its version keys.
+struct S3Target {
+  s3::S3Url url;
+  std::string prefix;  // "<dir>/.sedna-versions/<name>."
+  s3::S3Url Version(int64_t n) const { return {url.bucket, prefix + std::to_string(n)}; }
+};
+
+S3Target S3TargetOf(const s3::S3Url& u) {
+  const size_t slash = u.key.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : u.key.substr(0, slash + 1);
+  return {u, dir + kVersionDirName + "/" + u.key.substr(slash + 1) + "."};
+}
+
+Result<std::vector<int64_t>> S3VersionNumbers(s3::Client& c, const S3Target& t) {
+  auto keys = c.List(t.url.bucket, t.prefix);
+  if (!keys.ok()) return keys.status();
+  std::vector<int64_t> out;
+  for (const auto& k : *keys) {
+    if (auto n = ParseVersionNumber(std::string_view(k).substr(t.prefix.size()))) {
+      out.push_back(*n);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<int64_t> KeepS3Version(s3::Client& c, const S3Target& t, bool* created) {
+  *created = false;
+  const std::string what = "keeping " + s3::ToString(t.url) + " as a version";
+  auto keys = c.List(t.url.bucket, t.url.key);
+  if (!keys.ok()) return keys.status().With(what);
+  if (std::find(keys->begin(), keys->end(), t.url.key) == keys->end()) return int64_t{0};
+  auto nums = S3VersionNumbers(c, t);
+  if (!nums.ok()) return nums.status().With(what);
+  if (!nums->empty()) {
+    auto cur = c.Head(t.url);
+    auto newest = c.Head(t.Version(nums->back()));
+    if (cur.ok() && newest.ok() && !cur->etag.empty() && cur->etag == newest->etag) {
+      return nums->back();
+    }
+  }
+  const int64_t n = nums->empty() ? 1 : nums->back() + 1;
+  if (Status s = c.Copy(t.url, t.Version(n)); !s.ok()) return s.With(what);
+  *created = true;
+  return n;
+}
+
+Status PruneS3Versions(s3::Client& c, const S3Target& t, int keep) {
+  auto nums = S3VersionNumbers(c, t);
+  if (!nums.ok()) return nums.status();
+  for (size_t i = 0; i + keep < nums->size(); ++i) {
+    if (Status s = c.Delete(t.Version((*nums)[i])); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status NotOnS3(const std::string& url) {
+  return Status::Error(url + ": model versions on S3 are not listed or restored here; they are " +
+                       "the objects " + ModelVersionUrl(url, 1) +
+                       ", .2, … (copy one over the target with any S3 client)");
+}
+
+}  // namespace
+
+Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url) {
+  return CopyModelWith(ctx, src_url, dst_url, nullptr);
+}
+
+std::string ModelVersionUrl(const std::string& dst_url, int64_t n) {
+  const size_t slash = dst_url.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : dst_url.substr(0, slash + 1);
+  return dir + kVersionDirName + "/" + dst_url.substr(slash + 1) + "." + std::to_string(n);
+}
+
+Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
+                                 const std::string& dst_url) {
+  DeployResult r;
+  bool created = false;
+  const bool dst_s3 = fs::IsS3Url(dst_url);
+  const HostTarget host = HostTargetOf(ctx, dst_url);
+  std::optional<S3Target> remote;
+  Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c) -> Status {
+    Result<int64_t> kept = int64_t{0};
+    if (c == nullptr) {
+      kept = KeepHostVersion(host, &created);
+    } else {
+      remote = S3TargetOf(*s3::ParseS3Url(dst_url));
+      kept = KeepS3Version(*c, *remote, &created);
+    }
+    if (!kept.ok()) return kept.status();
+    r.kept_version = *kept;
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    // The target still has the model just kept: drop the version made for it.
+    if (created && !dst_s3) ::unlink(host.Version(r.kept_version).c_str());
+    if (created && dst_s3) {
+      s3::Client(*ctx.credentials, ctx.s3_options).Delete(remote->Version(r.kept_version));
+    }
+    return s;
+  }
+  Status pruned = Status::Ok();
+  if (dst_s3) {
+    s3::Client c(*ctx.credentials, ctx.s3_options);
+    pruned = PruneS3Versions(c, S3TargetOf(*s3::ParseS3Url(dst_url)), kKeptModelVersions);
+  } else {
+    pruned = PruneHostVersions(host, kKeptModelVersions);
+  }
+  if (!pruned.ok()) {
+    r.warning = "keeping at most " + std::to_string(kKeptModelVersions) + " versions of " +
+                dst_url + ": " + pruned.message();
+  }
+  return r;
+}
+
+Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx,
+                                                    const std::string& dst_url) {
+  if (fs::IsS3Url(dst_url)) return NotOnS3(dst_url);
+  const HostTarget t = HostTargetOf(ctx, dst_url);
+  auto nums = HostVersionNumbers(t);
+  if (!nums.ok()) return nums.status();
+  std::vector<ModelVersion> out;
+  for (int64_t n : *nums) {
+    ModelVersion v;
+    v.number = n;
+    v.path = t.Version(n);
+    struct stat st;
+    if (::stat(v.path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;  // pruned meanwhile
+      return Status::Error(Errno("reading " + v.path));
+    }
+    v.size = st.st_size;
+    v.mtime = st.st_mtime;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<int64_t> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
+                                    int64_t number) {
+  if (fs::IsS3Url(dst_url)) return NotOnS3(dst_url);
+  const HostTarget t = HostTargetOf(ctx, dst_url);
+  auto nums = HostVersionNumbers(t);
+  if (!nums.ok()) return nums.status();
+  if (std::find(nums->begin(), nums->end(), number) == nums->end()) {
+    std::string kept;
+    for (int64_t n : *nums) kept += (kept.empty() ? "" : ", ") + std::to_string(n);
+    return Status::Error("version " + std::to_string(number) + " of " + dst_url + " is not kept (" +
+                         (kept.empty() ? "no versions in " + t.dir : "kept: " + kept) + ")");
+  }
+  bool created = false;
+  auto kept = KeepHostVersion(t, &created);
+  if (!kept.ok()) return kept.status();
+  if (Status s = fs::AtomicCopyFile(t.Version(number), t.path); !s.ok()) {
+    if (created) ::unlink(t.Version(*kept).c_str());
+    return s;
+  }
+  if (Status s = PruneHostVersions(t, kKeptModelVersions); !s.ok()) {
+    return s.With("restored " + dst_url + " from version " + std::to_string(number));
+  }
+  return *kept;
 }
 
 }  // namespace sedna::storage
