@@ -87,6 +87,7 @@ std::string TempNameFor(const std::string& path) {
 Status FsyncDir(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoError("syncing directory " + dir, errno);
+  if (int e = InjectedFault(dir); e != 0) return ErrnoError("syncing directory " + dir, e);
   if (::fsync(fd.get()) != 0) return ErrnoError("syncing directory " + dir, errno);
   return Status::Ok();
 }

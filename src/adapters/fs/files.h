@@ -76,8 +76,8 @@ Status WriteAllAt(int fd, int64_t offset, std::string_view data, const std::stri
 // write made through this module (WriteAllAt: atomic writes and copies, the dataset spool) first
 // calls hook(path), where path is the file named in errors (for atomic writes: the target, not
 // the temp file); a non-zero return is an errno that the write fails with, exactly as if
-// write(2) had returned it. Pass nullptr to clear. Thread-safe; no cost beyond an atomic load
-// when unset. Not for production use.
+// write(2) had returned it. The fsync of a directory calls hook(directory) too. Pass nullptr to
+// clear. Thread-safe; no cost beyond an atomic load when unset. Not for production use.
 void SetWriteFaultForTest(std::function<int(const std::string& path)> hook);
 
 }  // namespace sedna::fs

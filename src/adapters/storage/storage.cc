@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 namespace sedna::storage {
 
@@ -261,6 +263,9 @@ Result<int64_t> KeepHostVersion(const HostTarget& t, bool* created) {
   }
   // A directory or device is not a model file: the copy over it fails and says so.
   if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return int64_t{0};
+  // A symlink that points nowhere holds no model; the rename replaces the link itself.
+  struct stat pointed;
+  if (S_ISLNK(st.st_mode) && ::stat(t.path.c_str(), &pointed) != 0) return int64_t{0};
   const bool regular = S_ISREG(st.st_mode);
   if (Status s = fs::MakeDirs(t.dir); !s.ok()) return s.With(what);
   auto nums = HostVersionNumbers(t);
@@ -309,11 +314,53 @@ Status PruneHostVersions(const HostTarget& t, int keep) {
   return fs::SyncDir(t.dir);
 }
 
+// True when both paths name the same file (a version still linked to the unreplaced target).
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev &&
+         x.st_ino == y.st_ino;
+}
+
+// An exclusive flock on the target's directory (created if missing), held from keeping the old
+// model to renaming the new one over it, so that a deploy by the daemon and a `rollback-model`
+// run meanwhile do not interleave (one would silently undo the other, or keep no version).
+class DirLock {
+ public:
+  static Result<std::unique_ptr<DirLock>> Take(const std::string& dir) {
+    if (Status s = fs::MakeDirs(dir); !s.ok()) return s;
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::Error(Errno("locking directory " + dir));
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const Status s = Status::Error(Errno("locking directory " + dir));
+      ::close(fd);
+      return s;
+    }
+    return std::unique_ptr<DirLock>(new DirLock(fd));
+  }
+  ~DirLock() { ::close(fd_); }  // releases the lock
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  explicit DirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+// After a failed copy: the version just made is removed only while it is still the target's own
+// file, i.e. the new model never replaced it. A failure after the rename (the directory's fsync)
+// keeps it: it is then the only copy of the old model.
+void DropUnneededVersion(const HostTarget& t, int64_t n) {
+  if (SameFile(t.path, t.Version(n))) ::unlink(t.Version(n).c_str());
+}
+
 // An S3 deploy target and its version keys.
 struct S3Target {
   s3::S3Url url;
   std::string prefix;  // "<dir>/.sedna-versions/<name>."
   s3::S3Url Version(int64_t n) const { return {url.bucket, prefix + std::to_string(n)}; }
+  // Holds the newest version's number as decimal text.
+  s3::S3Url Newest() const { return {url.bucket, prefix + "newest"}; }
 };
 
 S3Target S3TargetOf(const s3::S3Url& u) {
@@ -322,47 +369,45 @@ S3Target S3TargetOf(const s3::S3Url& u) {
   return {u, dir + kVersionDirName + "/" + u.key.substr(slash + 1) + "."};
 }
 
-Result<std::vector<int64_t>> S3VersionNumbers(s3::Client& c, const S3Target& t) {
-  auto keys = c.List(t.url.bucket, t.prefix);
-  if (!keys.ok()) return keys.status();
-  std::vector<int64_t> out;
-  for (const auto& k : *keys) {
-    if (auto n = ParseVersionNumber(std::string_view(k).substr(t.prefix.size()))) {
-      out.push_back(*n);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+bool IsNotFound(const Status& s) { return s.message().find(": 404 ") != std::string::npos; }
+
+// The newest version's number (0: none yet), from the `Newest()` object: a GET, where a LIST of
+// the version keys would need s3:ListBucket (and trips moto's signature check on '/').
+Result<int64_t> S3NewestVersion(s3::Client& c, const S3Target& t) {
+  std::string text;
+  Status s = c.Get(t.Newest(), 0, -1, [&](std::string_view chunk) -> Status {
+    text.append(chunk);
+    return text.size() > 32 ? Status::Error("longer than a version number") : Status::Ok();
+  });
+  if (!s.ok()) return IsNotFound(s) ? Result<int64_t>(int64_t{0}) : Result<int64_t>(s);
+  auto n = ParseVersionNumber(text);
+  if (!n) return Status::Error(s3::ToString(t.Newest()) + ": \"" + text + "\" is not a version");
+  return *n;
 }
 
 Result<int64_t> KeepS3Version(s3::Client& c, const S3Target& t, bool* created) {
   *created = false;
   const std::string what = "keeping " + s3::ToString(t.url) + " as a version";
-  auto keys = c.List(t.url.bucket, t.url.key);
-  if (!keys.ok()) return keys.status().With(what);
-  if (std::find(keys->begin(), keys->end(), t.url.key) == keys->end()) return int64_t{0};
-  auto nums = S3VersionNumbers(c, t);
-  if (!nums.ok()) return nums.status().With(what);
-  if (!nums->empty()) {
-    auto cur = c.Head(t.url);
-    auto newest = c.Head(t.Version(nums->back()));
-    if (cur.ok() && newest.ok() && !cur->etag.empty() && cur->etag == newest->etag) {
-      return nums->back();
-    }
+  auto cur = c.Head(t.url);
+  if (!cur.ok())
+    return IsNotFound(cur.status()) ? Result<int64_t>(int64_t{0}) : cur.status().With(what);
+  auto newest = S3NewestVersion(c, t);
+  if (!newest.ok()) return newest.status().With(what);
+  if (*newest > 0) {
+    auto v = c.Head(t.Version(*newest));
+    if (v.ok() && !cur->etag.empty() && cur->etag == v->etag) return *newest;  // a re-run
   }
-  const int64_t n = nums->empty() ? 1 : nums->back() + 1;
+  const int64_t n = *newest + 1;
   if (Status s = c.Copy(t.url, t.Version(n)); !s.ok()) return s.With(what);
   *created = true;
+  if (Status s = c.PutBytes(t.Newest(), std::to_string(n)); !s.ok()) return s.With(what);
   return n;
 }
 
-Status PruneS3Versions(s3::Client& c, const S3Target& t, int keep) {
-  auto nums = S3VersionNumbers(c, t);
-  if (!nums.ok()) return nums.status();
-  for (size_t i = 0; i + keep < nums->size(); ++i) {
-    if (Status s = c.Delete(t.Version((*nums)[i])); !s.ok()) return s;
-  }
-  return Status::Ok();
+// Deletes the version that the newest one pushed out of the kept window. (One that a failed
+// delete left behind stays.)
+Status PruneS3Versions(s3::Client& c, const S3Target& t, int64_t newest, int keep) {
+  return newest > keep ? c.Delete(t.Version(newest - keep)) : Status::Ok();
 }
 
 Status NotOnS3(const std::string& url) {
@@ -390,6 +435,12 @@ Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
   const bool dst_s3 = fs::IsS3Url(dst_url);
   const HostTarget host = HostTargetOf(ctx, dst_url);
   std::optional<S3Target> remote;
+  std::unique_ptr<DirLock> lock;
+  if (!dst_s3) {
+    auto l = DirLock::Take(fs::Dirname(host.path));
+    if (!l.ok()) return l.status().With("deploying " + dst_url);
+    lock = std::move(*l);
+  }
   Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c) -> Status {
     Result<int64_t> kept = int64_t{0};
     if (c == nullptr) {
@@ -403,17 +454,17 @@ Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
     return Status::Ok();
   });
   if (!s.ok()) {
-    // The target still has the model just kept: drop the version made for it.
-    if (created && !dst_s3) ::unlink(host.Version(r.kept_version).c_str());
-    if (created && dst_s3) {
-      s3::Client(*ctx.credentials, ctx.s3_options).Delete(remote->Version(r.kept_version));
-    }
+    // On S3 a failed PUT or COPY may still have landed (a timeout after the server stored it):
+    // the version made is kept, as an extra one at worst.
+    if (created && !dst_s3) DropUnneededVersion(host, r.kept_version);
     return s;
   }
+  lock.reset();
   Status pruned = Status::Ok();
   if (dst_s3) {
     s3::Client c(*ctx.credentials, ctx.s3_options);
-    pruned = PruneS3Versions(c, S3TargetOf(*s3::ParseS3Url(dst_url)), kKeptModelVersions);
+    pruned = PruneS3Versions(c, S3TargetOf(*s3::ParseS3Url(dst_url)), r.kept_version,
+                             kKeptModelVersions);
   } else {
     pruned = PruneHostVersions(host, kKeptModelVersions);
   }
@@ -459,13 +510,16 @@ Result<int64_t> RestoreModelVersion(const Context& ctx, const std::string& dst_u
     return Status::Error("version " + std::to_string(number) + " of " + dst_url + " is not kept (" +
                          (kept.empty() ? "no versions in " + t.dir : "kept: " + kept) + ")");
   }
+  auto lock = DirLock::Take(fs::Dirname(t.path));
+  if (!lock.ok()) return lock.status();
   bool created = false;
   auto kept = KeepHostVersion(t, &created);
   if (!kept.ok()) return kept.status();
   if (Status s = fs::AtomicCopyFile(t.Version(number), t.path); !s.ok()) {
-    if (created) ::unlink(t.Version(*kept).c_str());
+    if (created) DropUnneededVersion(t, *kept);
     return s;
   }
+  lock->reset();
   if (Status s = PruneHostVersions(t, kKeptModelVersions); !s.ok()) {
     return s.With("restored " + dst_url + " from version " + std::to_string(number));
   }
