@@ -52,7 +52,7 @@ http::HttpResponse Controller::Impl::OnWorkerMessage(std::string_view path_name,
                                                      std::string_view body) {
   metrics.worker_posts++;
   auto m = json::DecodeWorkerMessage(body);
-  const std::string body_name = m.ok() ? m->report.worker_name : "";
+  const std::string body_name = m.ok() ? m->report.worker_name : json::WorkerNameIn(body);
   if (!m.ok() || body_name != path_name) {
     std::string msg = "worker name(name=" + std::string(path_name) +
                       ") in the api is different from that(name=" + body_name +

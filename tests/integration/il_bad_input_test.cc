@@ -340,6 +340,24 @@ TEST_F(IlBadInputTest, WorkerMalformedJsonGets400) {
   ExpectGoodJobDispatches();
 }
 
+// Go's decoder fills every field it can before returning a type error, so the message names the
+// body's worker; the report is neither forwarded nor fed to the job.
+TEST_F(IlBadInputTest, WorkerBodyWithATypeErrorGets400NamingTheBodysWorker) {
+  for (const std::string body :
+       {R"({"name": "w-type", "ownerInfo": "x"})",
+        R"({"results": [1], "name": "w-type", "ownerName": "helmet-detection-demo", )"
+        R"("ownerKind": "incrementallearningjob", "kind": "train", "status": "completed"})"}) {
+    HttpResult r = Post("w-type", body);
+    EXPECT_EQ(r.status, 400) << r.raw;
+    const std::string go =
+        "{\n \"Status\": 400,\n \"Message\": \"worker name(name=w-type) in the api is different "
+        "from that(name=w-type) in the message body";
+    EXPECT_EQ(r.body.substr(0, go.size()), go) << r.body;
+  }
+  ExpectLog({"w-type", "results[0]: expected an object, got number"});
+  ExpectGoodJobDispatches();
+}
+
 TEST_F(IlBadInputTest, WorkerNameMismatchGets400) {
   // Otherwise a valid train report for the good job: it must not be forwarded.
   HttpResult r = Post("a", TrainReport("b"));

@@ -172,11 +172,22 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
     msg.results = *results;
     r.results.resize(results->size());
     for (size_t i = 0; i < results->size(); ++i) {
-      std::string problem = ReadResult((*results)[i], i, &r.results[i]);
+      // Go decodes results into []map[string]interface{}: an element that is neither an object
+      // nor null fails the decode (400); what is inside an object is free-form.
+      const RawJson& el = (*results)[i];
+      if (!el.is_object() && !el.is_null()) return TypeError(Index("results", i), "an object", el);
+      std::string problem = ReadResult(el, i, &r.results[i]);
       if (r.results_error.empty()) r.results_error = std::move(problem);
     }
   }
   return msg;
+}
+
+std::string WorkerNameIn(std::string_view body) {
+  auto parsed = RawJson::Parse(body);
+  if (!parsed.ok()) return "";
+  const RawJson* name = parsed->Find("name");
+  return name != nullptr && name->is_string() ? name->string_value() : "";
 }
 
 std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg) {

@@ -38,8 +38,14 @@ struct WorkerMessage {
 // indices), filled from `format`/`url` when they are strings and `metrics` when it is an object
 // (number -> Number, array of numbers -> List, else Other); the first element that is not an
 // object or lacks a string format/url is described in report.results_error (e.g.
-// "results[0].url: missing", "results[1].format: expected a string, got number").
+// "results[0].url: missing", "results[1].format: expected a string, got number"). An element
+// that is neither an object nor null is an error, as for Go's []map[string]interface{}.
 Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
+
+// The body's `name` when it is a JSON object whose (last) `name` member is a string, else "": what
+// Go's decoder leaves in MessageContent.Name after a type error elsewhere in the body (it fills
+// every field it can); after a syntax error it fills nothing.
+std::string WorkerNameIn(std::string_view body);
 
 // The forwarded message (§3.5): {"phase":kind,"status":status,"output":{"models":<results>,
 // "ownerInfo":<ownerInfo>}}, results/ownerInfo as Go re-marshals them (map keys sorted, number

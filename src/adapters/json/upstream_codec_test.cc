@@ -162,6 +162,25 @@ TEST(UpstreamCodec, ForwardsOwnerInfoAndAbsentResults) {
             R"({"phase":"","status":"","output":{"models":null,"ownerInfo":null}})");
 }
 
+// Go's []map[string]interface{}: a result that is neither an object nor null fails the decode.
+TEST(UpstreamCodec, ResultThatIsNotAnObjectIsADecodeError) {
+  for (const char* results : {"[1]", R"([{"format":"pb","url":"/a"},"x"])", "[[]]", "[true]"}) {
+    auto m = DecodeWorkerMessage(std::string(R"({"name":"w","results":)") + results + "}");
+    ASSERT_FALSE(m.ok()) << results;
+    EXPECT_NE(m.message().find("expected an object"), std::string::npos) << m.message();
+    EXPECT_NE(m.message().find("results["), std::string::npos) << m.message();
+  }
+}
+
+TEST(UpstreamCodec, WorkerNameInIsWhatGoKeepsAfterADecodeError) {
+  EXPECT_EQ(WorkerNameIn(R"({"name":"w1","ownerInfo":"x"})"), "w1");
+  EXPECT_EQ(WorkerNameIn(R"({"results":[1],"name":"w1"})"), "w1");  // filled whatever the order
+  EXPECT_EQ(WorkerNameIn(R"({"name":"a","name":"b"})"), "b");       // the last one, as Go
+  EXPECT_EQ(WorkerNameIn(R"({"name":5})"), "");
+  EXPECT_EQ(WorkerNameIn(R"({"name":"w1", )"), "");  // a syntax error fills nothing
+  EXPECT_EQ(WorkerNameIn(R"(["name"])"), "");
+}
+
 TEST(UpstreamCodec, ResultsAreLenientAndReportTheFirstProblem) {
   struct Case {
     std::string results;
@@ -170,14 +189,13 @@ TEST(UpstreamCodec, ResultsAreLenientAndReportTheFirstProblem) {
   };
   const Case kCases[] = {
       {R"([{"format":"pb","url":"/m"}])", "", 1},
-      {"[1]", "results[0]: expected an object, got number", 1},
       {"[null]", "results[0]: expected an object, got null", 1},
       {R"([{"format":"pb"}])", "results[0].url: missing", 1},
       {R"([{"format":"pb","url":null}])", "results[0].url: missing", 1},
       {R"([{"format":"pb","url":5}])", "results[0].url: expected a string, got number", 1},
       {R"([{"url":"/m"}])", "results[0].format: missing", 1},
       {R"([{"format":["pb"],"url":{}}])", "results[0].format: expected a string, got array", 1},
-      {R"([{"format":"pb","url":"/a"},{"format":"pb"},"x"])", "results[1].url: missing", 3},
+      {R"([{"format":"pb","url":"/a"},{"format":"pb"},null])", "results[1].url: missing", 3},
       {R"([{"format":"pb","url":"/a","metrics":[1]}])",
        "results[0].metrics: expected an object, got array", 1},
   };
