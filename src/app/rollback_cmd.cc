@@ -119,13 +119,15 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
   auto r = storage::RestoreModelVersion(ctx, args.target, args.version);
   if (!r.ok()) {
     err << "sedna-lc: rollback-model: " << r.message() << "\n";
-    return kept ? 1 : 2;
+    return versions.ok() && !kept ? 2 : 1;  // a version that is not kept; else an IO error
   }
   out << "restored " << args.target << " from version " << args.version << "\n";
-  if (*r > 0) {
-    out << "the model it replaced is kept as version " << *r << " (undo: sedna-lc rollback-model "
-        << args.target << " --version " << *r << ")\n";
+  if (r->kept_version > 0) {
+    out << "the model it replaced is kept as version " << r->kept_version
+        << " (undo: sedna-lc rollback-model " << args.target << " --version " << r->kept_version
+        << ")\n";
   }
+  if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
   return 0;
 }
 

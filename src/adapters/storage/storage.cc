@@ -498,8 +498,8 @@ Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx,
   return out;
 }
 
-Result<int64_t> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
-                                    int64_t number) {
+Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
+                                         int64_t number) {
   if (fs::IsS3Url(dst_url)) return NotOnS3(dst_url);
   const HostTarget t = HostTargetOf(ctx, dst_url);
   auto nums = HostVersionNumbers(t);
@@ -520,10 +520,13 @@ Result<int64_t> RestoreModelVersion(const Context& ctx, const std::string& dst_u
     return s;
   }
   lock->reset();
+  DeployResult r;
+  r.kept_version = *kept;
   if (Status s = PruneHostVersions(t, kKeptModelVersions); !s.ok()) {
-    return s.With("restored " + dst_url + " from version " + std::to_string(number));
+    r.warning = "keeping at most " + std::to_string(kKeptModelVersions) + " versions of " +
+                dst_url + ": " + s.message();
   }
-  return *kept;
+  return r;
 }
 
 }  // namespace sedna::storage

@@ -87,8 +87,10 @@ Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx, const st
 // Restores version `number` of a host deploy target: the current target is kept as the next
 // version first (so a restore can be undone), then the version is copied over the target
 // atomically, then versions beyond kKeptModelVersions are pruned. Returns the number the
-// replaced model was kept as (0: there was no target). A number that is not kept is an error
+// replaced model was kept as (0: there was no target), and a warning when pruning failed (the
+// restore stands). A number that is not kept is an error
 // naming it and the kept ones; S3 URLs are an error.
-Result<int64_t> RestoreModelVersion(const Context& ctx, const std::string& dst_url, int64_t number);
+Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
+                                         int64_t number);
 
 }  // namespace sedna::storage

@@ -416,14 +416,15 @@ TEST_F(StorageTest, RestoreKeepsTheCurrentModelAndCanBeUndone) {
   // Versions: 1 = model-0, 2 = model-1; the target is model-2.
   auto kept = RestoreModelVersion(ctx_, "/models/deploy/model.pb", 1);
   ASSERT_TRUE(kept.ok()) << kept.message();
-  EXPECT_EQ(*kept, 3);
+  EXPECT_EQ(kept->kept_version, 3);
+  EXPECT_TRUE(kept->warning.empty()) << kept->warning;
   EXPECT_EQ(ReadFile(target), "model-0");
   EXPECT_EQ(ReadFile(ctx_.rootfs + "/models/deploy/.sedna-versions/model.pb.3"), "model-2");
   EXPECT_EQ(ReadFile(ctx_.rootfs + "/models/deploy/.sedna-versions/model.pb.1"), "model-0");
   // Undo: version 3 back.
   kept = RestoreModelVersion(ctx_, "/models/deploy/model.pb", 3);
   ASSERT_TRUE(kept.ok()) << kept.message();
-  EXPECT_EQ(*kept, 4);
+  EXPECT_EQ(kept->kept_version, 4);
   EXPECT_EQ(ReadFile(target), "model-2");
   // A number that is not kept is an error naming it and the kept ones; nothing changes.
   kept = RestoreModelVersion(ctx_, "/models/deploy/model.pb", 9);
@@ -445,10 +446,8 @@ TEST_F(StorageTest, ListAndRestoreOnS3AreAClearError) {
   EXPECT_NE(r.message().find("not listed or restored here"), std::string::npos) << r.message();
 }
 
-// Signature checking is off here: the versions are found with a LIST whose prefix has a '/',
-// which moto verifies against the query with %2F decoded, so it rejects even botocore's own
-// requests (see s3_client_test KeysAndPrefixesNeedingEscapesRoundTrip; the signing of such
-// queries is pinned against botocore in sigv4_test).
+// Deploys on S3 with moto's signature check on: no LIST (the newest number is in <name>.newest);
+// the prune deletes exactly the version that fell out of the newest 5.
 TEST_F(StorageTest, S3DeployKeepsTheOldObjectAsAVersion) {
   UseS3();
   const std::string b = "s3://" + bucket_;
