@@ -13,6 +13,7 @@
 #include "adapters/fs/files.h"
 #include "adapters/json/envelope.h"
 #include "adapters/json/upstream_codec.h"
+#include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 #include "app/controller_impl.h"
 #include "core/il_job.h"

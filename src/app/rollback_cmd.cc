@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "adapters/fs/files.h"
+#include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 
 namespace sedna::app {

@@ -1,6 +1,7 @@
 // `sedna-lc rollback-model <deploy path> [--list] [--version N]`: lists the model versions that
-// deploys keep beside a deploy target, or restores one (storage::RestoreModelVersion). Host paths
-// only, read and written under the rootfs (--rootfs / ROOTFS_MOUNT_DIR, like the daemon).
+// deploys keep beside a deploy target, or restores one (storage::RestoreModelVersion,
+// model_versions.h). Host paths only, read and written under the rootfs (--rootfs /
+// ROOTFS_MOUNT_DIR, like the daemon).
 #pragma once
 
 #include <cstdint>

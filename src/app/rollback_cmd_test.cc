@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 
 namespace sedna::app {
