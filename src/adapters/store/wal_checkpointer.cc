@@ -17,7 +17,7 @@ struct WalCheckpointer::Impl {
   std::condition_variable cv;
   bool wanted = false;      // guarded by mu
   bool stopping = false;    // guarded by mu
-  sqlite3* conn = nullptr;  // the thread's own connection; only the thread touches it
+  sqlite3* conn = nullptr;  // the thread's own connection, open during a checkpoint
   std::thread thread;
 
   // Runs on the writer's thread after each commit, with the WAL's frame count.
@@ -70,6 +70,9 @@ struct WalCheckpointer::Impl {
       wanted = false;
       lock.unlock();
       const CheckpointReport r = Checkpoint();
+      // Closed until the next one (every ~4 MB of WAL): an idle LC holds no second connection.
+      sqlite3_close_v2(conn);
+      conn = nullptr;
       if (on_checkpoint) on_checkpoint(r);
       lock.lock();
     }

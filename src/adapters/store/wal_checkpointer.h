@@ -27,7 +27,7 @@ class WalCheckpointer {
   // Takes over checkpointing of `writer` (an open WAL connection to `path`): replaces its
   // automatic checkpoints with a wal hook that wakes this object's thread after a commit leaves
   // kFrames or more in the WAL. The thread runs a PASSIVE checkpoint through a connection of its
-  // own, opened at its first checkpoint: writers are never blocked, and frames a reader still
+  // own, open only while it runs: writers are never blocked, and frames a reader still
   // needs are left for the next one. `on_checkpoint`, if set, is called on that thread after each
   // checkpoint. The destructor removes the hook and joins the thread, and must run before
   // `writer` is closed (closing it then checkpoints the rest, as SQLite does).
