@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 
 namespace sedna::app {
@@ -85,16 +86,22 @@ bool IsPosixTz(std::string_view s) {
 
 }  // namespace
 
-Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir) {
-  if (tz.empty() || tz == "UTC" || tz == "GMT") return Status::Ok();
-  const std::string name = tz[0] == ':' ? tz.substr(1) : tz;
-  const std::string file = !name.empty() && name[0] == '/' ? name : zoneinfo_dir + "/" + name;
+// A compiled zone file (tzfile(5)), as glibc loads it: it starts with "TZif".
+bool IsZoneFile(const std::string& path) {
   std::error_code ec;
-  if (name.find("..") == std::string::npos && std::filesystem::is_regular_file(file, ec)) {
-    return Status::Ok();
-  }
-  if (tz[0] != ':' && IsPosixTz(tz)) return Status::Ok();
-  return Status::Error("TZ (--timezone): unknown time zone \"" + tz + "\": no file " + file +
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "TZif";
+}
+
+Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir) {
+  // glibc's tzset drops a leading ':', then tries a zone file, then the POSIX form.
+  const std::string name = !tz.empty() && tz[0] == ':' ? tz.substr(1) : tz;
+  if (name.empty() || name == "UTC" || name == "GMT") return Status::Ok();
+  const std::string file = name[0] == '/' ? name : zoneinfo_dir + "/" + name;
+  if (IsZoneFile(file) || IsPosixTz(name)) return Status::Ok();
+  return Status::Error("TZ (--timezone): unknown time zone \"" + tz + "\": no zone file " + file +
                        " (is tzdata installed?), and not a POSIX TZ string such as "
                        "\"CET-1CEST,M3.5.0,M10.5.0/3\"");
 }

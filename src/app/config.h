@@ -42,9 +42,9 @@ struct Config {
 
 // Builds the config from the environment and command-line flags (flags win). A bad value is an
 // error naming the variable or flag and what was expected. `args` excludes argv[0].
-// Ok for an empty `tz`, UTC, GMT, a file under `zoneinfo_dir` (or an absolute path; a leading ':'
-// is dropped, as glibc does), or a POSIX TZ string; otherwise an error naming TZ and the value.
-// glibc would silently use UTC for anything else.
+// Ok for an empty `tz`, UTC, GMT, a compiled zone file ("TZif") under `zoneinfo_dir` or at an
+// absolute path, or a POSIX TZ string (a leading ':' is dropped, as glibc does); otherwise an
+// error naming TZ and the value. glibc would silently use UTC for anything else.
 Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir);
 
 Result<Config> LoadConfig(const std::map<std::string, std::string>& env,

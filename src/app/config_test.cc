@@ -178,17 +178,18 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
 TEST(ValidateTimezone, NamesFilesPosixStringsAndNothingElse) {
   const std::string dir = ::testing::TempDir() + "/config_test_zoneinfo";
   std::filesystem::create_directories(dir + "/Test");
-  std::ofstream(dir + "/Test/Zone") << "TZif";
-  for (const char* good :
-       {"", "UTC", "GMT", "Test/Zone", ":Test/Zone", "CST-8", "UTC0", "EST5EDT", "<+0330>-3:30",
-        "CET-1CEST,M3.5.0,M10.5.0/3", "NZST-12NZDT-13,M9.5.0,M4.1.0/3"}) {
+  std::ofstream(dir + "/Test/Zone") << "TZif2 and the rest of a zone file";
+  std::ofstream(dir + "/zone.tab") << "# tzdb timezone descriptions\n";  // a file, not a zone
+  for (const char* good : {"", "UTC", "GMT", ":UTC", "Test/Zone", ":Test/Zone", "Test/../Test/Zone",
+                           "CST-8", ":CST-8", "UTC0", "EST5EDT", "<+0330>-3:30", "<-03>3",
+                           "CET-1CEST,M3.5.0,M10.5.0/3", "NZST-12NZDT-13,M9.5.0,M4.1.0/3"}) {
     EXPECT_TRUE(ValidateTimezone(good, dir).ok())
         << good << ": " << ValidateTimezone(good, dir).message();
   }
   const std::string absolute = dir + "/Test/Zone";
   EXPECT_TRUE(ValidateTimezone(absolute, "/nonexistent").ok());
-  for (const char* bad : {"Test/Zon", "Europe/Paris", "CST", "CST+", "C8", "12:00",
-                          "Test/../Test/Zone", ":CST-8", "<+0>-3", "CST-8 ", "/no/such/file"}) {
+  for (const char* bad : {"Test/Zon", "Europe/Paris", "CST", "CST+", "C8", "12:00", "zone.tab",
+                          ":zone.tab", "<+0>-3", "CST-8 ", "/no/such/file"}) {
     Status s = ValidateTimezone(bad, dir);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find(std::string("\"") + bad + "\""), std::string::npos) << s.message();

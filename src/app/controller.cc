@@ -203,6 +203,7 @@ Status Controller::Impl::Start() {
   // Called on the Store's checkpoint thread (spdlog is thread-safe); a failure that repeats is
   // logged once, and again when it changes or clears.
   so.on_checkpoint = [last_error = std::string()](const store::CheckpointReport& r) mutable {
+    if (r.busy) return;  // another checkpoint was running; a later commit retries
     if (!r.status.ok()) {
       if (r.status.message() != last_error) spdlog::error("{}", r.status.message());
       last_error = r.status.message();

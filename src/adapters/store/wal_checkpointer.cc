@@ -21,7 +21,15 @@ struct WalCheckpointer::Impl {
   std::thread thread;
 
   // Runs on the writer's thread after each commit, with the WAL's frame count.
-  static int OnCommit(void* arg, sqlite3*, const char*, int frames) {
+  static int OnCommit(void* arg, sqlite3* db, const char*, int frames) {
+    if (frames >= kMaxFrames) {
+      // Commits outran the thread: a background checkpoint copies only what was committed when
+      // it began, and the WAL starts over only once every frame was copied before the next
+      // write. Copying the rest here (little, the thread did most) lets the next commit start
+      // it over. SQLITE_BUSY (the thread is checkpointing) leaves it to a later commit.
+      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      return SQLITE_OK;
+    }
     if (frames >= kFrames) {
       auto* im = static_cast<Impl*>(arg);
       std::lock_guard lock(im->mu);
@@ -49,8 +57,11 @@ struct WalCheckpointer::Impl {
     int frames = -1, backfilled = -1;
     const int rc =
         sqlite3_wal_checkpoint_v2(conn, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &backfilled);
-    // SQLITE_BUSY: another connection was checkpointing; the next commit past kFrames retries.
-    if ((rc != SQLITE_OK && rc != SQLITE_BUSY) || (rc == SQLITE_OK && frames < 0)) {
+    if (rc == SQLITE_BUSY) {  // another connection was checkpointing; a later commit retries
+      r.busy = true;
+      return r;
+    }
+    if (rc != SQLITE_OK || frames < 0) {
       r.status = Status::Error("database " + path + ": checkpoint failed: " +
                                (rc == SQLITE_OK ? "not in WAL mode" : sqlite3_errmsg(conn)));
       sqlite3_close_v2(conn);  // opened again for the next one

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -82,7 +83,10 @@ class WalDb {
  public:
   explicit WalDb(const fs::path& p) : path_(p.string()) {
     if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK) std::abort();
-    Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (b BLOB)");
+    // As the Store: a WAL that starts over is cut back to 4 MiB (1000 frames).
+    Exec(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = "
+        "4194304; CREATE TABLE t (b BLOB)");
   }
   ~WalDb() { sqlite3_close(db_); }
   sqlite3* db() { return db_; }
@@ -130,9 +134,15 @@ TEST(WalCheckpointerTest, TheWriterNeverCheckpointsItself) {
   WalCheckpointer cp(w.db(), (t.path() / "db").string(), reports.Callback());
   for (int i = 0; i < 20000 && reports.Count() == 0; ++i) w.Commit();
   ASSERT_TRUE(reports.AwaitCount(1));  // the first checkpoint ran; its thread now waits
-  // The next commit restarts the WAL (if the checkpoint was complete); then 3000 more frames.
-  for (int i = 0; i < 3000; ++i) w.Commit();
-  EXPECT_GE(w.WalFrames(), 2500);
+  // The WAL now grows past 2500 frames (a commit writes a few): the writer's own automatic
+  // checkpoint would start it over at 1000 and cut it back to 4 MiB. Below kMaxFrames.
+  int commits = 0;
+  while (w.WalFrames() < 2500 && commits < 2000) {
+    w.Commit();
+    ++commits;
+  }
+  EXPECT_GE(w.WalFrames(), 2500) << "after " << commits << " commits";
+  EXPECT_LT(w.WalFrames(), WalCheckpointer::kMaxFrames);
   EXPECT_EQ(reports.Count(), 1u);
   reports.Release();
   w.Commit();  // wakes the thread again (the WAL is past kFrames)
@@ -140,11 +150,30 @@ TEST(WalCheckpointerTest, TheWriterNeverCheckpointsItself) {
   auto [r, thread] = reports.At(1);
   EXPECT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_GE(r.wal_frames, 2500);
-  EXPECT_EQ(r.backfilled, r.wal_frames);  // no reader held any frame back
+  EXPECT_GE(r.backfilled, 2500);  // the held-back frames are copied now
 }
 
-// Through the Store: its checkpointer is joined and its connection closed before the Store's own
-// connection, whose close then checkpoints the rest and removes the WAL file.
+// Commits that keep outrunning the thread (here: it is held) would grow the WAL without end; past
+// kMaxFrames the writer copies the rest itself, and the WAL starts over (cut back to 4 MiB).
+TEST(WalCheckpointerTest, TheWalIsBoundedWhenCommitsOutrunTheThread) {
+  TempDir t;
+  WalDb w(t.path() / "db");
+  Reports reports;
+  reports.Hold();
+  WalCheckpointer cp(w.db(), (t.path() / "db").string(), reports.Callback());
+  int64_t most = 0;
+  for (int i = 0; i < WalCheckpointer::kMaxFrames + 3000; ++i) {
+    w.Commit();
+    most = std::max(most, w.WalFrames());
+  }
+  EXPECT_GE(most, WalCheckpointer::kMaxFrames - 100);  // the held thread copied nothing since
+  EXPECT_LT(w.WalFrames(), WalCheckpointer::kMaxFrames / 2);  // started over
+  reports.Release();
+}
+
+// Through the Store: the checkpointer holds no connection between checkpoints and its thread is
+// joined before the Store's own connection closes, which then checkpoints the rest and removes the
+// WAL file.
 TEST(WalCheckpointerTest, ClosingTheStoreLeavesNoWal) {
   TempDir t;
   const fs::path db = t.path() / "lc.db";
