@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 #include <utility>
@@ -156,6 +157,33 @@ Status Fetch(Client& client, const S3Url& url, const std::string& etag, int64_t 
   return Status::Ok();
 }
 
+// Whether the object (the HEAD's version) still holds, at [committed - n, committed), the last
+// n <= kBoundaryCheck bytes of the mirror: one ranged GET. *fetched counts the bytes.
+Result<bool> BoundaryUnchanged(Client& client, const S3Url& url, const std::string& etag,
+                               const std::string& mirror_path, int64_t committed,
+                               const std::string& where, int64_t* fetched) {
+  const int64_t n = std::min<int64_t>(committed, kBoundaryCheck);
+  std::string local(static_cast<size_t>(n), '\0');
+  Fd fd(::open(mirror_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return Status::Error(where + ": opening: " + ErrnoText(errno));
+  for (int64_t got = 0; got < n;) {
+    const ssize_t r =
+        ::pread(fd.get(), local.data() + got, static_cast<size_t>(n - got), committed - n + got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return Status::Error(where + ": reading: " + (r < 0 ? ErrnoText(errno) : "short"));
+    got += r;
+  }
+  std::string remote;
+  Status s = client.Get(url, committed - n, n, etag, [&](std::string_view chunk) -> Status {
+    remote.append(chunk);
+    return static_cast<int64_t>(remote.size()) > n ? Status::Error(where + ": GET sent too much")
+                                                   : Status::Ok();
+  });
+  *fetched = static_cast<int64_t>(remote.size());
+  if (!s.ok()) return GetError(s, url);
+  return remote == local;
+}
+
 Status CommitState(const std::string& state_path, const S3Url& url, const ObjectInfo& info,
                    const std::string& where) {
   return fs::AtomicWriteFile(state_path, StateText(url, info.size, info.etag)).With(where);
@@ -224,6 +252,14 @@ Result<MirrorSync> SyncIndexMirror(Client& client, const S3Url& url,
   if (!rewrite && state.kind == State::kValid && info.size == committed &&
       info.etag == state.etag) {
     return done();
+  }
+  // S3 has no append: a longer object is taken as appended to only if the last bytes already
+  // mirrored are still there, in the same place; else it is a rewrite.
+  if (!rewrite && state.kind == State::kValid && committed > 0 && info.size > committed) {
+    auto same = BoundaryUnchanged(client, url, info.etag, mirror_path, committed, where,
+                                  &out.bytes_checked);
+    if (!same.ok()) return same.status();
+    rewrite = !*same;
   }
   if (!rewrite && info.size >= committed && (state.kind == State::kNone || info.size > committed)) {
     Fd fd(::open(mirror_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));

@@ -17,11 +17,15 @@
 
 namespace sedna::s3 {
 
+// Bytes compared at the end of what is mirrored when the object grew.
+inline constexpr int64_t kBoundaryCheck = 1024;
+
 struct MirrorSync {
   bool changed = false;       // the committed mirror changed (new bytes, a rewrite, first sync)
   bool rewritten = false;     // the mirror was replaced by a new file (new inode)
   bool missing = false;       // HEAD answered 404 (no such key or bucket): nothing else was done
-  int64_t bytes_fetched = 0;  // object bytes downloaded by this call
+  int64_t bytes_fetched = 0;  // object bytes downloaded into the mirror by this call
+  int64_t bytes_checked = 0;  // object bytes downloaded to check that a longer object was appended
   int requests = 0;           // HTTP requests sent by this call (every attempt, retries included)
 };
 
@@ -34,15 +38,18 @@ struct MirrorSync {
 //    body to say why: one ranged GET fetches the S3 error document, and the error reads e.g.
 //    "HEAD s3://b/k: 403 Forbidden (GET: 403 SignatureDoesNotMatch: The request signature …)".
 // 4. Remote size and ETag equal to the committed ones: nothing else (requests = 1, bytes 0).
-//    Remote size larger (or no sidecar yet): one ranged GET of [committed size, remote size)
-//    with If-Match on the HEAD's ETag, written to the mirror as chunks arrive (memory does not
-//    depend on the size), fdatasync, then the sidecar. Otherwise (smaller, or the same size with
-//    another ETag, or step 1/2 said so): the whole object is fetched (If-Match) into
+//    Remote size larger: first one ranged GET (If-Match) of the last kBoundaryCheck bytes
+//    before the committed size; if they differ from the mirror's, the object was rewritten, not
+//    appended to (below). Remote size larger with those bytes unchanged (or no sidecar yet): one
+//    ranged GET of [committed size, remote size) with If-Match on the HEAD's ETag, written to the
+//    mirror as chunks arrive (memory does not depend on the size), fdatasync, then the sidecar.
+//    Otherwise (smaller, or the same size with another ETag, a longer object whose mirrored tail
+//    changed, or step 1/2 said so): the whole object is fetched (If-Match) into
 //    "<mirror_path>.tmp", fsynced and renamed over the mirror (rewritten = true), then the
 //    sidecar.
-// Limitation: S3 has no append, so "larger" means the writer uploaded a longer object; that its
-// first <committed size> bytes are unchanged is assumed, not checked (as the reader assumes for a
-// host file that grew).
+// S3 has no append, so "larger" means the writer uploaded a longer object: only the last
+// kBoundaryCheck bytes of what was mirrored are checked, not all of it (a host file that grew is
+// assumed appended to without any check).
 //
 // Errors leave the committed state (sidecar, and the mirror's first <committed size> bytes) as
 // it was; bytes appended by a failed call are truncated away, so the mirror never holds bytes

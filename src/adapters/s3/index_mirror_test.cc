@@ -200,16 +200,22 @@ TEST_F(IndexMirrorTest, AppendFetchesOnlyTheNewBytes) {
   EXPECT_TRUE(s.changed);
   EXPECT_FALSE(s.rewritten);
   EXPECT_EQ(s.bytes_fetched, static_cast<int64_t>(v2.size() - v1.size()));
-  EXPECT_EQ(s.requests, 2);
+  EXPECT_EQ(s.bytes_checked, kBoundaryCheck);
+  EXPECT_EQ(s.requests, 3);  // HEAD, the boundary check, the new bytes
   EXPECT_TRUE(MirrorIs(v2));
   EXPECT_EQ(Inode(mirror_), ino) << "an append keeps the inode";
   const std::string requests = proxy.requests();
+  EXPECT_NE(requests.find("range: bytes=" + std::to_string(v1.size() - kBoundaryCheck) + "-" +
+                          std::to_string(v1.size() - 1) + "\r\n"),
+            std::string::npos)
+      << requests;
   EXPECT_NE(requests.find("range: bytes=" + std::to_string(v1.size()) + "-" +
                           std::to_string(v2.size() - 1) + "\r\n"),
             std::string::npos)
       << requests;
   EXPECT_NE(requests.find("if-match: \""), std::string::npos) << requests;
-  EXPECT_LT(proxy.bytes_to_client(), static_cast<int64_t>(v2.size() - v1.size()) + 4096);
+  EXPECT_LT(proxy.bytes_to_client(),
+            static_cast<int64_t>(v2.size() - v1.size()) + kBoundaryCheck + 4096);
 }
 
 TEST_F(IndexMirrorTest, ShrinkRewritesWithANewInode) {
@@ -590,16 +596,35 @@ TEST_F(IndexMirrorTest, IndexReaderSeesAppendsAndRewrites) {
   EXPECT_FALSE(rr.rewritten);
 }
 
-// Pins the documented limitation: a longer object is taken as an append without checking that
-// its beginning is unchanged (S3 has no append; the writer is trusted to only add at the end).
-TEST_F(IndexMirrorTest, LongerObjectWithAChangedBeginningIsTakenAsAnAppend) {
-  Put("a.png 1\n");
+// A longer object whose bytes at the end of what was mirrored changed is a rewrite, not an
+// append (design.md §4: samples beyond the consumed count are new, never a piece of a line).
+TEST_F(IndexMirrorTest, LongerObjectWithAChangedMirroredTailIsARewrite) {
+  dataset::IndexCursor cursor;
+  auto read = [&] {
+    std::vector<std::string> got;
+    auto r = dataset::ReadNewSamples(mirror_, dataset::IndexFormat::kTxt, cursor, false, 0,
+                                     [&](std::string_view line) {
+                                       got.emplace_back(line);
+                                       return Status::Ok();
+                                     });
+    EXPECT_TRUE(r.ok()) << r.message();
+    return got;
+  };
+  Put("aaaa.png 1\nbbbb.png 2\n");
   Sync();
-  Put("b.png 2\nc.png 3\n");
+  EXPECT_EQ(read(), (std::vector<std::string>{"aaaa.png 1", "bbbb.png 2"}));
+  const uint64_t ino = Inode(mirror_);
+  const std::string v2 = "x.png 1\ny.png 2\nz.png 3\nw.png 4\n";  // longer, other lines
+  Put(v2);
   MirrorSync s = Sync();
-  EXPECT_FALSE(s.rewritten);
-  EXPECT_EQ(s.bytes_fetched, 8);
-  EXPECT_TRUE(MirrorIs("a.png 1\nc.png 3\n"));
+  EXPECT_TRUE(s.rewritten);
+  EXPECT_EQ(s.bytes_checked, 22);
+  EXPECT_EQ(s.bytes_fetched, static_cast<int64_t>(v2.size()));
+  EXPECT_TRUE(MirrorIs(v2));
+  EXPECT_NE(Inode(mirror_), ino);
+  // Read as a rewrite: 2 samples were consumed, the rest are new, whole lines (taken as an
+  // append it would have been "png 3" and "w.png 4": bytes from offset 22).
+  EXPECT_EQ(read(), (std::vector<std::string>{"z.png 3", "w.png 4"}));
 }
 
 // Task figure: the cost of polling an unchanged 1e6-line (~44 MB) index.
