@@ -141,6 +141,20 @@ class IndexMirrorTest : public ::testing::Test {
     return Sync(c);
   }
 
+  // The samples the host-path index reader takes from the mirror now (and its result).
+  std::vector<std::string> ReadSamples(dataset::IndexCursor& cursor,
+                                       dataset::ReadResult* result = nullptr) {
+    std::vector<std::string> got;
+    auto r = dataset::ReadNewSamples(mirror_, dataset::IndexFormat::kTxt, cursor, false, 0,
+                                     [&](std::string_view line) {
+                                       got.emplace_back(line);
+                                       return Status::Ok();
+                                     });
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (r.ok() && result != nullptr) *result = *r;
+    return got;
+  }
+
   static inline MotoServer* server_ = nullptr;
   static inline std::string problem_;
   static inline bool skip_ = false;
@@ -564,17 +578,7 @@ TEST_F(IndexMirrorTest, TwentyMegabyteObject) {
 // The point of the mirror: the host-path index reader works on it unchanged.
 TEST_F(IndexMirrorTest, IndexReaderSeesAppendsAndRewrites) {
   dataset::IndexCursor cursor;
-  auto read = [&](dataset::ReadResult* result) {
-    std::vector<std::string> got;
-    auto r = dataset::ReadNewSamples(mirror_, dataset::IndexFormat::kTxt, cursor, false, 0,
-                                     [&](std::string_view line) {
-                                       got.emplace_back(line);
-                                       return Status::Ok();
-                                     });
-    EXPECT_TRUE(r.ok()) << r.message();
-    if (r.ok()) *result = *r;
-    return got;
-  };
+  auto read = [&](dataset::ReadResult* result) { return ReadSamples(cursor, result); };
   dataset::ReadResult rr;
   Put("a.png 1\nb.png 2\n");
   Sync();
@@ -600,16 +604,7 @@ TEST_F(IndexMirrorTest, IndexReaderSeesAppendsAndRewrites) {
 // append (design.md §4: samples beyond the consumed count are new, never a piece of a line).
 TEST_F(IndexMirrorTest, LongerObjectWithAChangedMirroredTailIsARewrite) {
   dataset::IndexCursor cursor;
-  auto read = [&] {
-    std::vector<std::string> got;
-    auto r = dataset::ReadNewSamples(mirror_, dataset::IndexFormat::kTxt, cursor, false, 0,
-                                     [&](std::string_view line) {
-                                       got.emplace_back(line);
-                                       return Status::Ok();
-                                     });
-    EXPECT_TRUE(r.ok()) << r.message();
-    return got;
-  };
+  auto read = [&] { return ReadSamples(cursor); };
   Put("aaaa.png 1\nbbbb.png 2\n");
   Sync();
   EXPECT_EQ(read(), (std::vector<std::string>{"aaaa.png 1", "bbbb.png 2"}));
