@@ -56,13 +56,10 @@ DatasetEntry* Controller::Impl::FindDataset(const std::string& ns, const std::st
 
 void Controller::Impl::UpsertDataset(json::Decoded<core::Dataset> d, bool persist) {
   // Reports that arrived before this change step under the spec they came for.
-  if (!reports_pending.empty()) {
-    auto held = std::make_shared<json::Decoded<core::Dataset>>(std::move(d));
-    if (!ReportsFirst("Dataset " + held->object.meta.ns + "/" + held->object.meta.name,
-                      [this, held, persist] { UpsertDataset(std::move(*held), persist); })) {
-      return;
-    }
-    d = std::move(*held);
+  if (!reports_pending.empty() &&
+      !UpdateAfterReports("Dataset " + d.object.meta.ns + "/" + d.object.meta.name, d, persist,
+                          &Impl::UpsertDataset)) {
+    return;
   }
   const auto& ds = d.object;
   const std::string key = core::ResourceKey(ds.meta.ns, core::kKindDataset, ds.meta.name);
@@ -372,13 +369,10 @@ void Controller::Impl::ReadDataset(DatasetEntry& e, bool take_unterminated) {
 // ---------------------------------------------------------------- models
 
 void Controller::Impl::UpsertModel(json::Decoded<core::Model> d, bool persist) {
-  if (!reports_pending.empty()) {
-    auto held = std::make_shared<json::Decoded<core::Model>>(std::move(d));
-    if (!ReportsFirst("Model " + held->object.meta.ns + "/" + held->object.meta.name,
-                      [this, held, persist] { UpsertModel(std::move(*held), persist); })) {
-      return;
-    }
-    d = std::move(*held);
+  if (!reports_pending.empty() &&
+      !UpdateAfterReports("Model " + d.object.meta.ns + "/" + d.object.meta.name, d, persist,
+                          &Impl::UpsertModel)) {
+    return;
   }
   const auto& m = d.object;
   const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);

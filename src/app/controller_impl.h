@@ -283,6 +283,21 @@ struct Controller::Impl {
   // again) is queued behind the pending reports and false returned: the caller stops.
   // `what` names the event in the debug log line.
   bool ReportsFirst(const std::string& what, std::function<void()> redo);
+  // ReportsFirst for an update of a job, Dataset or Model (`apply(update, persist)`): true when it
+  // may be applied now (`update` intact). Otherwise it waits, moved into the queued redo that
+  // calls `apply` again, and false is returned: the caller stops.
+  template <class T>
+  bool UpdateAfterReports(const std::string& what, T& update, bool persist,
+                          void (Impl::*apply)(T, bool)) {
+    if (reports_pending.empty()) return true;
+    auto held = std::make_shared<T>(std::move(update));
+    if (!ReportsFirst(
+            what, [this, held, persist, apply] { (this->*apply)(std::move(*held), persist); })) {
+      return false;
+    }
+    update = std::move(*held);
+    return true;
+  }
   void ScheduleReportFlush(std::chrono::milliseconds after);
 
   // ---------------------------------------------------------------- datasets and models

@@ -99,13 +99,10 @@ std::string Controller::Impl::SpoolPath(const JobEntry& e, const char* which) {
 
 void Controller::Impl::UpsertJob(JobEntry incoming, bool persist) {
   // Reports that arrived before this change step under the spec they came for.
-  if (!reports_pending.empty()) {
-    auto held = std::make_shared<JobEntry>(std::move(incoming));
-    if (!ReportsFirst(std::string(held->object_kind()) + " " + held->name() + " update",
-                      [this, held, persist] { UpsertJob(std::move(*held), persist); })) {
-      return;
-    }
-    incoming = std::move(*held);
+  if (!reports_pending.empty() &&
+      !UpdateAfterReports(std::string(incoming.object_kind()) + " " + incoming.name() + " update",
+                          incoming, persist, &Impl::UpsertJob)) {
+    return;
   }
   const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
   const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
