@@ -272,9 +272,10 @@ Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
   lock.reset();
   Status pruned = Status::Ok();
   if (dst_s3) {
-    s3::Client c(*ctx.credentials, ctx.s3_options);
-    pruned = PruneS3Versions(c, S3TargetOf(*s3::ParseS3Url(dst_url)), r.kept_version,
-                             kKeptModelVersions);
+    if (remote && r.kept_version > kKeptModelVersions) {  // a version fell out of the window
+      s3::Client c(*ctx.credentials, ctx.s3_options);
+      pruned = PruneS3Versions(c, *remote, r.kept_version, kKeptModelVersions);
+    }
   } else {
     pruned = PruneHostVersions(host, kKeptModelVersions);
   }

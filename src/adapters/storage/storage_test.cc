@@ -483,5 +483,24 @@ TEST_F(StorageTest, S3DeployKeepsTheOldObjectAsAVersion) {
   EXPECT_EQ(Get("deploy/.sedna-versions/m.pkl.6"), "model-5");
 }
 
+// A `.newest` object that does not hold a version number fails the deploy with its name, before
+// the target is touched.
+TEST_F(StorageTest, S3GarbageNewestVersionObjectFailsTheDeployNamingIt) {
+  UseS3();
+  const std::string b = "s3://" + bucket_;
+  WriteFile(ctx_.rootfs + "/out/0/m.pkl", "model-0");
+  WriteFile(ctx_.rootfs + "/out/1/m.pkl", "model-1");
+  ASSERT_TRUE(DeployModel(ctx_, "/out/0/m.pkl", b + "/deploy/m.pkl").ok());
+  s3::Client c(server_->credentials(), ctx_.s3_options);
+  ASSERT_TRUE(c.PutBytes({bucket_, "deploy/.sedna-versions/m.pkl.newest"}, "seven").ok());
+  auto r = DeployModel(ctx_, "/out/1/m.pkl", b + "/deploy/m.pkl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.message().find(b + "/deploy/.sedna-versions/m.pkl.newest: \"seven\" is not a version"),
+      std::string::npos)
+      << r.message();
+  EXPECT_EQ(Get("deploy/m.pkl"), "model-0");
+}
+
 }  // namespace
 }  // namespace sedna::storage
