@@ -1,0 +1,208 @@
+#include "app/cli/load_config.h"
+
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+namespace sedna::app {
+
+Result<uint16_t> ParsePort(const std::string& what, const std::string& value) {
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || p != value.data() + value.size() || v > 65535) {
+    return Result<uint16_t>::Error(what + ": \"" + value + "\" is not a port number (0-65535)");
+  }
+  return static_cast<uint16_t>(v);
+}
+
+namespace {
+
+std::string Get(const std::map<std::string, std::string>& env, const std::string& k) {
+  auto it = env.find(k);
+  return it == env.end() ? std::string() : it->second;
+}
+
+Status ValidateGmAddress(const std::string& a) {
+  if (a.empty()) return Status::Ok();
+  if (a.find("://") != std::string::npos || a.find('/') != std::string::npos) {
+    return Status::Error("GM_ADDRESS: \"" + a + "\" must be host:port without a scheme or path");
+  }
+  auto colon = a.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Error("GM_ADDRESS: \"" + a + "\" must be host:port");
+  }
+  auto port = ParsePort("GM_ADDRESS", a.substr(colon + 1));
+  if (!port.ok()) return port.status();
+  return Status::Ok();
+}
+
+// glibc's POSIX TZ form (tzset(3)): std offset [dst [offset] [,rule]], a name being 3+ letters
+// or <3+ of [A-Za-z0-9+-]>, an offset [+-]hh[:mm[:ss]]. Rules are not checked.
+size_t TzName(std::string_view s, size_t i) {
+  if (i < s.size() && s[i] == '<') {
+    const size_t close = s.find('>', i);
+    if (close == std::string_view::npos || close - i - 1 < 3) return std::string_view::npos;
+    for (size_t k = i + 1; k < close; ++k) {
+      if (!std::isalnum(static_cast<unsigned char>(s[k])) && s[k] != '+' && s[k] != '-') {
+        return std::string_view::npos;
+      }
+    }
+    return close + 1;
+  }
+  size_t k = i;
+  while (k < s.size() && std::isalpha(static_cast<unsigned char>(s[k]))) ++k;
+  return k - i >= 3 ? k : std::string_view::npos;
+}
+size_t TzOffset(std::string_view s, size_t i) {
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (i >= s.size() || s[i] != ':') return i;
+      ++i;
+    }
+    size_t k = i;
+    while (k < s.size() && k - i < 2 && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+    if (k == i) return std::string_view::npos;
+    i = k;
+  }
+  return i;
+}
+bool IsPosixTz(std::string_view s) {
+  size_t i = TzName(s, 0);
+  if (i == std::string_view::npos) return false;
+  i = TzOffset(s, i);
+  if (i == std::string_view::npos) return false;
+  if (i == s.size()) return true;
+  i = TzName(s, i);
+  if (i == std::string_view::npos) return false;
+  if (i < s.size() && s[i] != ',') i = TzOffset(s, i);
+  return i != std::string_view::npos && (i == s.size() || s[i] == ',');
+}
+
+}  // namespace
+
+// A compiled zone file (tzfile(5)), as glibc loads it: it starts with "TZif".
+bool IsZoneFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "TZif";
+}
+
+Status ValidateTimezone(const std::string& tz, const std::string& zoneinfo_dir) {
+  // glibc's tzset drops a leading ':', then tries a zone file, then the POSIX form.
+  const std::string name = !tz.empty() && tz[0] == ':' ? tz.substr(1) : tz;
+  if (name.empty() || name == "UTC" || name == "GMT") return Status::Ok();
+  const std::string file = name[0] == '/' ? name : zoneinfo_dir + "/" + name;
+  if (IsZoneFile(file) || IsPosixTz(name)) return Status::Ok();
+  return Status::Error("TZ (--timezone): unknown time zone \"" + tz + "\": no zone file " + file +
+                       " (is tzdata installed?), and not a POSIX TZ string such as "
+                       "\"CET-1CEST,M3.5.0,M10.5.0/3\"");
+}
+
+Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
+                          const std::vector<std::string>& args) {
+  Config c;
+  c.gm_address = Get(env, "GM_ADDRESS");
+  c.node_name = Get(env, "NODENAME");
+  if (c.node_name.empty()) c.node_name = Get(env, "HOSTNAME");
+  if (env.count("ROOTFS_MOUNT_DIR")) c.rootfs = Get(env, "ROOTFS_MOUNT_DIR");
+  if (!Get(env, "SEDNA_DB_PATH").empty()) c.db_path = Get(env, "SEDNA_DB_PATH");
+  if (!Get(env, "TZ").empty()) c.timezone = Get(env, "TZ");
+  std::string bind_port = Get(env, "BIND_PORT");
+  if (!bind_port.empty()) {
+    auto p = ParsePort("BIND_PORT", bind_port);
+    if (!p.ok()) return p.status();
+    c.bind_port = *p;
+  }
+
+  CLI::App app{"sedna-lc: Local Controller for KubeEdge Sedna"};
+  std::string bind_port_flag, status_port_flag;
+  app.add_option("--gm-address", c.gm_address, "GM websocket host:port (env GM_ADDRESS)");
+  app.add_option("--node-name", c.node_name, "node name sent as Node-Name (env NODENAME)");
+  app.add_option("--bind-port", bind_port_flag, "worker API port (env BIND_PORT, default 9100)");
+  app.add_option("--bind-address", c.bind_address, "worker API address");
+  app.add_option("--rootfs", c.rootfs, "host root mount (env ROOTFS_MOUNT_DIR, default /rootfs)");
+  app.add_option("--db", c.db_path, "SQLite database (env SEDNA_DB_PATH)");
+  app.add_option("--spool-dir", c.spool_dir, "sample spool directory (default <db dir>/spool)");
+  app.add_option("--status-port", status_port_flag, "status/health/metrics port, 0 = off");
+  app.add_option("--status-address", c.status_address, "status server address");
+  app.add_option("--timezone", c.timezone, "time zone for trigger timers (env TZ)");
+  app.add_flag("--log-json", c.log_json, "one JSON object per log line");
+  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error");
+  app.add_flag("--db-sync-full", c.db_sync_full, "fsync every commit (power-loss durability)");
+  app.add_option("--ping-interval-ms", c.ping_interval_ms, "websocket ping period");
+  app.add_option("--ping-timeout-ms", c.ping_timeout_ms, "dead-peer timeout after a ping");
+  app.add_option("--backoff-max-ms", c.backoff_max_ms, "reconnect backoff cap");
+  app.add_option(
+      "--s3-timeout-ms", c.s3_timeout_ms,
+      "S3: connect / no-progress limit per attempt (whole seconds are used, at least 1)");
+  app.add_option("--s3-retries", c.s3_retries, "S3: extra attempts on 5xx and connection errors");
+  app.add_option("--outbox-max-bytes", c.outbox_max_bytes,
+                 "unsent upstream bytes above which ingestion pauses and workers get 503");
+  app.add_option("--report-batch-ms", c.report_batch_ms,
+                 "commit acknowledged worker reports in batches at most this old (0: each one "
+                 "before its reply)");
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    return Result<Config>::Error(app.help());
+  } catch (const CLI::ParseError& e) {
+    return Result<Config>::Error(std::string("command line: ") + e.what());
+  }
+  if (!bind_port_flag.empty()) {
+    auto p = ParsePort("--bind-port", bind_port_flag);
+    if (!p.ok()) return p.status();
+    c.bind_port = *p;
+  }
+  if (!status_port_flag.empty()) {
+    auto p = ParsePort("--status-port", status_port_flag);
+    if (!p.ok()) return p.status();
+    c.status_port = *p;
+  }
+  if (Status s = ValidateGmAddress(c.gm_address); !s.ok()) return s;
+  if (c.node_name.empty()) {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) == 0) c.node_name = host;
+  }
+  if (c.node_name.empty()) {
+    return Result<Config>::Error(
+        "NODENAME: not set, HOSTNAME is empty and gethostname failed; "
+        "set NODENAME or --node-name");
+  }
+  if (c.db_path.empty()) return Result<Config>::Error("--db: must not be empty");
+  if (c.outbox_max_bytes <= 0) return Result<Config>::Error("--outbox-max-bytes: must be > 0");
+  if (c.report_batch_ms < 0 || c.report_batch_ms > 60000) {
+    return Result<Config>::Error("--report-batch-ms: must be 0 to 60000");
+  }
+  if (c.s3_timeout_ms <= 0) return Result<Config>::Error("--s3-timeout-ms: must be > 0");
+  if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
+  if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
+    return Result<Config>::Error(
+        "--ping-interval-ms/--ping-timeout-ms/--backoff-max-ms: must be > 0");
+  }
+  const std::string tzdir = Get(env, "TZDIR").empty() ? "/usr/share/zoneinfo" : Get(env, "TZDIR");
+  if (Status s = ValidateTimezone(c.timezone, tzdir); !s.ok()) return s;
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  bool level_ok = false;
+  for (auto* l : kLevels) level_ok |= c.log_level == l;
+  if (!level_ok) {
+    return Result<Config>::Error("--log-level: \"" + c.log_level +
+                                 "\" (expected trace, debug, info, warn or error)");
+  }
+  if (c.spool_dir.empty()) {
+    auto slash = c.db_path.rfind('/');
+    c.spool_dir =
+        (slash == std::string::npos ? std::string(".") : c.db_path.substr(0, slash)) + "/spool";
+  }
+  return c;
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,185 @@
+// sedna-lc: cluster mode (Sedna's environment contract) and the `status`, `standalone` and
+// `rollback-model` subcommands.
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "adapters/log/logging.h"
+#include "app/cli/load_config.h"
+#include "app/cli/rollback_cmd.h"
+#include "app/cli/status_cmd.h"
+#include "app/cluster/controller.h"
+#include "app/standalone/local_gm.h"
+
+extern char** environ;
+
+namespace {
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq) env[std::string(*e, static_cast<size_t>(eq - *e))] = std::string(eq + 1);
+  }
+  return env;
+}
+
+int RunDaemon(const sedna::app::Config& cfg) {
+  boost::asio::io_context io(1);
+  sedna::app::Controller controller(io, cfg);
+  if (sedna::Status s = controller.Start(); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    controller.Stop();
+    return 2;
+  }
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    controller.Stop();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+struct StandaloneFlags {
+  std::string manifests;
+  int64_t worker_timeout_s = 0;
+};
+
+// Takes -f/--filename and --worker-timeout out of args.
+sedna::Result<StandaloneFlags> TakeStandaloneFlags(std::vector<std::string>& args) {
+  StandaloneFlags f;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const std::string& name) -> std::optional<std::string> {
+      if (a == name && i + 1 < args.size()) return args[++i];
+      if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
+      return std::nullopt;
+    };
+    if (auto v = value("-f")) {
+      f.manifests = *v;
+    } else if (auto v2 = value("--filename")) {
+      f.manifests = *v2;
+    } else if (auto v3 = value("--worker-timeout")) {
+      char* end = nullptr;
+      f.worker_timeout_s = std::strtoll(v3->c_str(), &end, 10);
+      if (v3->empty() || *end != '\0' || f.worker_timeout_s < 0) {
+        return sedna::Result<StandaloneFlags>::Error("--worker-timeout: \"" + *v3 +
+                                                     "\" is not a number of seconds");
+      }
+    } else {
+      rest.push_back(a);
+    }
+  }
+  if (f.manifests.empty()) {
+    return sedna::Result<StandaloneFlags>::Error(
+        "standalone: -f <manifest file or directory> is required");
+  }
+  args = std::move(rest);
+  return f;
+}
+
+int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
+  boost::asio::io_context io(1);
+  sedna::app::Controller controller(io, cfg);
+  sedna::app::LocalGmOptions o;
+  o.manifest_path = flags.manifests;
+  o.db_path = cfg.db_path;
+  auto slash = cfg.db_path.rfind('/');
+  o.log_dir =
+      (slash == std::string::npos ? std::string(".") : cfg.db_path.substr(0, slash)) + "/workers";
+  o.worker_timeout = std::chrono::seconds(flags.worker_timeout_s);
+  sedna::app::LocalGm local(io, controller, o);
+  controller.SetUpstreamSink(&local);
+  if (sedna::Status s = controller.Start(); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    controller.Stop();
+    return 2;
+  }
+  // Workers reach the LC on loopback; the port is known once the controller started.
+  local.SetLcServer("http://127.0.0.1:" + std::to_string(controller.worker_port()));
+  if (sedna::Status s = local.Start(); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    local.Stop();
+    controller.Stop();
+    return 2;
+  }
+  spdlog::info("standalone: manifests {}, worker logs in {}", flags.manifests, o.log_dir);
+  controller.PumpOutbox();
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping workers and shutting down", sig);
+    local.Stop();
+    controller.Stop();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string sub;
+  if (!args.empty() && (args[0] == "status" || args[0] == "jobs" || args[0] == "standalone" ||
+                        args[0] == "rollback-model")) {
+    sub = args[0];
+    args.erase(args.begin());
+  }
+  auto env = Environment();
+  StandaloneFlags sflags;
+  if (sub == "standalone") {
+    auto f = TakeStandaloneFlags(args);
+    if (!f.ok()) {
+      std::cerr << "sedna-lc: " << f.message() << "\n";
+      return 2;
+    }
+    sflags = *f;
+    // Standalone defaults: host paths are real paths, state beside the working directory.
+    env.erase("GM_ADDRESS");
+    if (!env.count("ROOTFS_MOUNT_DIR")) env["ROOTFS_MOUNT_DIR"] = "";
+    bool db_flag = false;
+    for (const auto& a : args) db_flag |= a == "--db" || a.rfind("--db=", 0) == 0;
+    if (!db_flag && !env.count("SEDNA_DB_PATH")) {
+      char cwd[4096];
+      env["SEDNA_DB_PATH"] =
+          std::string(::getcwd(cwd, sizeof cwd) ? cwd : ".") + "/.sedna-lc/database.db";
+    }
+  }
+  sedna::app::RollbackArgs rollback;
+  if (sub == "rollback-model") {
+    auto r = sedna::app::TakeRollbackArgs(args);
+    if (!r.ok()) {
+      std::cerr << "sedna-lc: " << r.message() << "\n";
+      return 2;
+    }
+    rollback = *r;
+  }
+  auto cfg = sedna::app::LoadConfig(env, args);
+  if (!cfg.ok()) {
+    std::cerr << "sedna-lc: " << cfg.message() << "\n";
+    return 2;
+  }
+  if (sub == "status" || sub == "jobs") {
+    return sedna::app::RunStatusCommand(*cfg, std::cout, std::cerr);
+  }
+  if (sub == "rollback-model") {
+    return sedna::app::RunRollbackCommand(*cfg, rollback, std::cout, std::cerr);
+  }
+  sedna::app::SetupLogging(cfg->log_json, cfg->log_level);
+  if (sub == "standalone") return RunStandalone(*cfg, sflags);
+  return RunDaemon(*cfg);
+}

@@ -1,0 +1,40 @@
+// What the controller is configured with: Sedna's environment contract (sedna-protocol.md §9.1)
+// plus our flags. Read from the environment and the command line by cli/load_config.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sedna::app {
+
+struct Config {
+  std::string gm_address;     // GM_ADDRESS "host:port"
+  std::string node_name;      // NODENAME, falls back to HOSTNAME
+  uint16_t bind_port = 9100;  // BIND_PORT: worker API
+  std::string bind_address = "0.0.0.0";
+  std::string rootfs = "/rootfs";  // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
+  std::string db_path = "/var/lib/sedna/database.db";  // SEDNA_DB_PATH / --db
+  std::string spool_dir;                               // default: <dir of db>/spool
+  uint16_t status_port = 9101;  // /healthz /readyz /metrics /status; 0 disables
+  std::string status_address = "127.0.0.1";
+  std::string timezone;  // TZ for trigger timers; empty = process default
+  bool log_json = false;
+  std::string log_level = "info";
+  bool db_sync_full = false;
+  int64_t ping_interval_ms = 10000;
+  int64_t ping_timeout_ms = 10000;
+  int64_t backoff_max_ms = 30000;
+  // S3: per-attempt connect / no-progress limit (Go's minio client: 100 s), retries on 5xx and
+  // transport errors.
+  int64_t s3_timeout_ms = 100000;
+  int s3_retries = 3;
+  // Above this many bytes of unsent upstream messages the LC pauses what would add more (sample
+  // ingestion, worker reports get 503) until the GM link drains it; nothing queued is dropped.
+  int64_t outbox_max_bytes = 64 << 20;
+  // Worker reports are acknowledged once they are in the intake journal (kill -9 safe) and
+  // committed to SQLite in batches at most this old (docs/durability.md). 0: each report is
+  // committed before its reply. --db-sync-full implies 0 (the journal is not fsynced).
+  int64_t report_batch_ms = 2;
+};
+
+}  // namespace sedna::app

@@ -1,0 +1,51 @@
+// The controller: one loop thread (the io_context) owns every job, dataset and model. Adapters turn
+// IO into events; each event goes to core::il::Step; the new state and the upstream frames it
+// produces are committed to SQLite in one transaction before the step's actions run.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "app/cluster/config.h"
+#include "app/cluster/upstream_sink.h"
+#include "core/status.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace sedna::app {
+
+class Controller {
+ public:
+  Controller(boost::asio::io_context& io, Config config);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Opens the store, reloads every resource and job record, re-issues in-flight work, starts the
+  // worker API, the status server and (when GM_ADDRESS is set) the GM link. Errors name the part.
+  Status Start();
+  // Stops servers and the GM link, waits for in-flight blocking work. Called on the loop thread.
+  void Stop();
+
+  uint16_t worker_port() const;
+  uint16_t status_port() const;
+
+  // Applies one GM→LC frame (what the GM link delivers). Public for tests and standalone mode.
+  void OnGmFrame(const std::string& text);
+
+  // Standalone mode: the outbox goes to `sink` instead of a GM link. Set before Start().
+  void SetUpstreamSink(UpstreamSink* sink);
+  // Sends outbox frames while the sink takes them (call when the sink becomes ready).
+  void PumpOutbox();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sedna::app

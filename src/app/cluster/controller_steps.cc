@@ -1,0 +1,245 @@
+// Controller::Impl, one job step: the core::{il,ll}::Spec of a job, PlanStep (core Step on the
+// job's state) -> WriteStep (its frames and record, in the caller's transaction) -> AdoptStep ->
+// ActOnStep (actions, their blocking work on the pool, the retry timer); StepJob does all four for
+// one event in a transaction of its own.
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <variant>
+
+#include "adapters/fs/files.h"
+#include "adapters/json/envelope.h"
+#include "adapters/json/upstream_codec.h"
+#include "adapters/storage/model_versions.h"
+#include "adapters/storage/storage.h"
+#include "app/cluster/controller_impl.h"
+#include "core/il_job.h"
+#include "core/ll_job.h"
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+using core::il::Action;
+using core::il::Event;
+
+namespace {
+
+core::il::Now MakeNow() {
+  using namespace std::chrono;
+  core::il::Now n;
+  n.unix_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  std::time_t t = static_cast<std::time_t>(n.unix_ms / 1000);
+  std::tm lt{}, ut{};
+  localtime_r(&t, &lt);
+  gmtime_r(&t, &ut);
+  n.minute_of_day = lt.tm_hour * 60 + lt.tm_min;
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+  n.rfc3339 = buf;
+  return n;
+}
+
+}  // namespace
+
+core::il::Spec Controller::Impl::MakeIlSpec(const JobEntry& e) {
+  core::il::Spec spec;
+  spec.job = &e.il.object;
+  spec.train_trigger = &e.train_trigger;
+  spec.deploy_trigger = &e.deploy_trigger;
+  spec.initial_model = ModelRefFor(e.meta().ns, e.il.object.spec.initial_model_name);
+  spec.deploy_model = ModelRefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
+  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  spec.dataset_known = ds != nullptr;
+  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+  spec.dataset_s3 = ds && ds->s3;
+  return spec;
+}
+
+core::ll::Spec Controller::Impl::MakeLlSpec(const JobEntry& e) {
+  core::ll::Spec spec;
+  spec.job = &e.ll.object;
+  spec.train_trigger = &e.train_trigger;
+  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  spec.dataset_known = ds != nullptr;
+  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
+  spec.dataset_s3 = ds && ds->s3;
+  return spec;
+}
+
+PlannedStep Controller::Impl::PlanStep(JobEntry& e, const Event& ev,
+                                       std::vector<std::string> pre_frames,
+                                       const dataset::IndexCursor* new_cursor) {
+  const core::il::Now now = MakeNow();
+  PlannedStep p;
+  p.e = &e;
+  p.now_ms = now.unix_ms;
+  bool state_changed = false;
+  if (e.is_il()) {
+    core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
+    state_changed = !(out.state == e.il_state);
+    p.il_next = std::move(out.state);
+    p.actions = std::move(out.actions);
+  } else {
+    core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
+    state_changed = !(out.state == e.ll_state);
+    p.ll_next = std::move(out.state);
+    p.actions = std::move(out.actions);
+  }
+  p.frames = std::move(pre_frames);
+  for (const Action& a : p.actions) {
+    if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+      p.frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
+    }
+  }
+  if (new_cursor) p.new_cursor = *new_cursor;
+  const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
+  p.write_record = state_changed || new_cursor;  // a forward alone needs no record
+  if (p.write_record) {
+    p.record =
+        e.is_il() ? EncodeIlRecord({p.il_next, cursor}) : EncodeLlRecord({p.ll_next, cursor});
+  }
+  return p;
+}
+
+Status Controller::Impl::WriteStep(store::Store::Tx& tx, const PlannedStep& p) {
+  for (const auto& f : p.frames) {
+    if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+  }
+  return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
+}
+
+void Controller::Impl::AdoptStep(PlannedStep& p) {
+  JobEntry& e = *p.e;
+  if (e.is_il()) {
+    e.il_state = std::move(p.il_next);
+  } else {
+    e.ll_state = std::move(p.ll_next);
+  }
+  if (p.new_cursor) e.cursor = *p.new_cursor;
+}
+
+void Controller::Impl::ActOnStep(PlannedStep& p) {
+  for (const Action& a : p.actions) RunAction(*p.e, a);
+  if (!p.frames.empty()) PostPump();
+  ScheduleRetry(*p.e, p.now_ms);
+}
+
+bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
+                               const dataset::IndexCursor* new_cursor) {
+  // Reports acknowledged before this event are committed (and sent) first; if they cannot be yet,
+  // the event waits behind them (an ingest step, whose spool bytes are not kept, is dropped and
+  // retried by its caller; Ingest itself waits first, so this does not happen).
+  if (!reports_pending.empty()) {
+    if (new_cursor) {
+      if (!FlushReports()) {
+        spdlog::error(
+            "{} {}: ingest dropped: the worker reports acknowledged before it are not "
+            "committed yet",
+            e.object_kind(), e.name());
+        return false;
+      }
+    } else if (!ReportsFirst(e.name() + " event",
+                             [this, key = e.key, inc = e.incarnation, ev, pre = pre_frames] {
+                               if (JobEntry* j = FindJob(key, inc)) StepJob(*j, ev, pre);
+                             })) {
+      return true;
+    }
+  }
+  ScheduleTrim();
+  PlannedStep p = PlanStep(e, ev, std::move(pre_frames), new_cursor);
+  if (p.write_record || !p.frames.empty()) {
+    Status s = store->Transact([&](store::Store::Tx& tx) { return WriteStep(tx, p); });
+    if (!s.ok()) {
+      spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),
+                    s.message());
+      return false;
+    }
+  }
+  AdoptStep(p);
+  ActOnStep(p);
+  return true;
+}
+
+void Controller::Impl::ScheduleRetry(JobEntry& e, int64_t now_ms) {
+  const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
+  if (at <= now_ms || at == e.retry_scheduled_at) return;
+  e.retry_scheduled_at = at;
+  if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(io);
+  e.retry_timer->expires_after(std::chrono::milliseconds(at - now_ms + 5));
+  const std::string key = e.key;
+  const uint64_t inc = e.incarnation;
+  e.retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
+    if (ec || stopped) return;
+    if (JobEntry* j = FindJob(key, inc)) {
+      j->retry_scheduled_at = 0;
+      StepJob(*j, core::il::Tick{});
+    }
+  });
+}
+
+void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
+  const std::string key = e.key;
+  const std::string who = std::string(e.object_kind()) + " " + e.name();
+  const uint64_t inc = e.incarnation;
+  if (auto* log = std::get_if<core::il::Log>(&a)) {
+    switch (log->level) {
+      case core::il::Log::Level::kInfo:
+        spdlog::info("{}: {}", who, log->text);
+        break;
+      case core::il::Log::Level::kWarn:
+        spdlog::warn("{}: {}", who, log->text);
+        break;
+      case core::il::Log::Level::kError:
+        spdlog::error("{}: {}", who, log->text);
+        break;
+    }
+  } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
+    spdlog::info("{}: reported {} {}", who, r->report.phase, r->report.status);
+  } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
+    std::vector<fs::FileRange> ranges;
+    const std::string spool =
+        SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
+    for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
+    storage::SampleFile file;
+    file.url = w->url;
+    if (w->csv_header) file.prefix = e.cursor.header + "\n";
+    file.ranges = std::move(ranges);
+    file.index_url = w->index_url;
+    if (const DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
+      file.index_prefix = storage::UrlPrefix(ds->ds.spec.url);
+    }
+    const core::il::Work work =
+        w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
+    const int64_t round = w->round;
+    asio::post(pool,
+               [this, key, inc, ctx = StorageContext(e), file = std::move(file), work, round] {
+                 Status s = storage::WriteSampleFile(ctx, file);
+                 asio::post(io, [this, key, inc, work, round, s] {
+                   if (JobEntry* j = FindJob(key, inc)) {
+                     StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+                   }
+                 });
+               });
+  } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
+    asio::post(pool, [this, key, inc, who, ctx = StorageContext(e), src = c->src_url,
+                      dst = c->dst_url] {
+      // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).
+      auto r = storage::DeployModel(ctx, src, dst);
+      if (r.ok() && r->kept_version > 0) {
+        spdlog::info("{}: kept the previous model of {} as version {}", who, dst, r->kept_version);
+      }
+      if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
+      const Status s = r.status();
+      asio::post(io, [this, key, inc, s] {
+        if (JobEntry* j = FindJob(key, inc)) {
+          StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
+        }
+      });
+    });
+  }
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,272 @@
+#include "app/cluster/il_record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sedna::app {
+namespace {
+
+using core::MetricValue;
+using core::ModelRef;
+using core::il::SpoolRange;
+using nlohmann::json;
+
+json MetricsToJson(const core::Metrics& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) {
+    switch (v.kind) {
+      case MetricValue::Kind::kNumber:
+        j[k] = v.number;
+        break;
+      case MetricValue::Kind::kList:
+        j[k] = v.list;
+        break;
+      case MetricValue::Kind::kOther:
+        j[k] = nullptr;
+        break;
+    }
+  }
+  return j;
+}
+
+core::Metrics MetricsFromJson(const json& j) {
+  core::Metrics m;
+  if (!j.is_object()) return m;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_number()) {
+      m[it.key()] = MetricValue::Number(it->get<double>());
+    } else if (it->is_array()) {
+      m[it.key()] = MetricValue::List(it->get<std::vector<double>>());
+    } else {
+      m[it.key()] = MetricValue::Other();
+    }
+  }
+  return m;
+}
+
+json ModelToJson(const ModelRef& m) {
+  json j{{"format", m.format}, {"url", m.url}};
+  if (!m.metrics.empty()) j["metrics"] = MetricsToJson(m.metrics);
+  return j;
+}
+
+ModelRef ModelFromJson(const json& j) {
+  ModelRef m;
+  m.format = j.value("format", "");
+  m.url = j.value("url", "");
+  if (j.contains("metrics")) m.metrics = MetricsFromJson(j["metrics"]);
+  return m;
+}
+
+json ModelsToJson(const std::vector<ModelRef>& v) {
+  json a = json::array();
+  for (const auto& m : v) a.push_back(ModelToJson(m));
+  return a;
+}
+
+std::vector<ModelRef> ModelsFromJson(const json& j) {
+  std::vector<ModelRef> v;
+  if (j.is_array()) {
+    for (const auto& e : j) v.push_back(ModelFromJson(e));
+  }
+  return v;
+}
+
+json RangeToJson(const SpoolRange& r) { return json::array({r.begin, r.end, r.count}); }
+
+SpoolRange RangeFromJson(const json& j) {
+  if (!j.is_array() || j.size() != 3) return {};
+  return SpoolRange{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>()};
+}
+
+json CursorToJson(const dataset::IndexCursor& c) {
+  return json{{"path", c.path},
+              {"dev", c.dev},
+              {"ino", c.ino},
+              {"offset", c.offset},
+              {"samples", c.samples},
+              {"skip", c.skip},
+              {"header_done", c.header_done},
+              {"header", c.header},
+              {"tail_size", c.tail_size}};
+}
+
+dataset::IndexCursor CursorFromJson(const json& j) {
+  dataset::IndexCursor c;
+  c.path = j.value("path", "");
+  c.dev = j.value("dev", uint64_t{0});
+  c.ino = j.value("ino", uint64_t{0});
+  c.offset = j.value("offset", int64_t{0});
+  c.samples = j.value("samples", int64_t{0});
+  c.skip = j.value("skip", int64_t{0});
+  c.header_done = j.value("header_done", false);
+  c.header = j.value("header", "");
+  c.tail_size = j.value("tail_size", int64_t{-1});
+  return c;
+}
+
+}  // namespace
+
+std::string EncodeIlRecord(const IlRecord& r) {
+  const auto& s = r.state;
+  json windows = json::array();
+  for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
+  json deployments = json::array();
+  for (const auto& d : s.deployments) {
+    deployments.push_back(json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
+  }
+  json st{{"round", s.round},
+          {"samples_seen", s.samples_seen},
+          {"train_pending", RangeToJson(s.train_pending)},
+          {"eval_open", RangeToJson(s.eval_open)},
+          {"eval_windows", windows},
+          {"answered_train_waiting", s.answered_train_waiting},
+          {"answered_eval_waiting", s.answered_eval_waiting},
+          {"work", static_cast<int>(s.work)},
+          {"work_condition", s.work_condition},
+          {"work_round", s.work_round},
+          {"work_range", RangeToJson(s.work_range)},
+          {"work_models", ModelsToJson(s.work_models)},
+          {"eval_outstanding", s.eval_outstanding},
+          {"eval_round", s.eval_round},
+          {"eval_models", ModelsToJson(s.eval_models)},
+          {"last_eval_results", ModelsToJson(s.last_eval_results)},
+          {"last_decision", s.last_decision},
+          {"decisions", s.decisions},
+          {"decided_round", s.decided_round},
+          {"deployments", deployments},
+          {"retry_after_ms", s.retry_after_ms},
+          {"last_error", s.last_error}};
+  if (s.trained) st["trained"] = ModelToJson(*s.trained);
+  if (s.trained_base) st["trained_base"] = ModelToJson(*s.trained_base);
+  return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+}
+
+Result<IlRecord> DecodeIlRecord(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    IlRecord r;
+    const json& st = j.at("state");
+    auto& s = r.state;
+    s.round = st.at("round").get<int64_t>();
+    s.samples_seen = st.value("samples_seen", int64_t{0});
+    s.train_pending = RangeFromJson(st.at("train_pending"));
+    s.eval_open = RangeFromJson(st.at("eval_open"));
+    for (const auto& w : st.at("eval_windows")) s.eval_windows.push_back(RangeFromJson(w));
+    s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
+    s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
+    int work = st.value("work", 0);
+    if (work < 0 || work > 3) return Result<IlRecord>::Error("state.work: out of range");
+    s.work = static_cast<core::il::Work>(work);
+    s.work_condition = st.value("work_condition", int64_t{-1});
+    s.work_round = st.value("work_round", int64_t{0});
+    s.work_range = RangeFromJson(st.value("work_range", json::array()));
+    s.work_models = ModelsFromJson(st.value("work_models", json::array()));
+    if (st.contains("trained")) s.trained = ModelFromJson(st["trained"]);
+    if (st.contains("trained_base")) s.trained_base = ModelFromJson(st["trained_base"]);
+    s.eval_outstanding = st.value("eval_outstanding", false);
+    s.eval_round = st.value("eval_round", int64_t{0});
+    s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
+    s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
+    s.last_decision = st.value("last_decision", "");
+    s.decisions = st.value("decisions", int64_t{0});
+    s.decided_round = st.value("decided_round", int64_t{0});
+    for (const auto& d : st.value("deployments", json::array())) {
+      s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
+                                                   d.value("at", "")});
+    }
+    s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
+    s.last_error = st.value("last_error", "");
+    r.cursor = CursorFromJson(j.at("cursor"));
+    if ((s.work == core::il::Work::kDeploy || s.work == core::il::Work::kWriteEval) &&
+        s.work_models.size() != 2) {
+      return Result<IlRecord>::Error("state.work_models: expected 2 models for " +
+                                     std::string(core::il::WorkName(s.work)));
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return Result<IlRecord>::Error(std::string("IL job record: ") + e.what());
+  }
+}
+
+std::string EncodeLlRecord(const LlRecord& r) {
+  const auto& s = r.state;
+  json windows = json::array();
+  for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
+  json deployments = json::array();
+  for (const auto& d : s.deployments) {
+    deployments.push_back(json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
+  }
+  json st{{"phase", static_cast<int>(s.phase)},
+          {"version", s.version},
+          {"samples_seen", s.samples_seen},
+          {"train_pending", RangeToJson(s.train_pending)},
+          {"eval_open", RangeToJson(s.eval_open)},
+          {"eval_windows", windows},
+          {"train_range", RangeToJson(s.train_range)},
+          {"work", static_cast<int>(s.work)},
+          {"worker_awaited", s.worker_awaited},
+          {"conditions_seen", s.conditions_seen},
+          {"deploy_count", s.deploy_count},
+          {"consecutive_failures", s.consecutive_failures},
+          {"deployments", deployments},
+          {"retry_after_ms", s.retry_after_ms},
+          {"last_error", s.last_error}};
+  if (s.train_model) st["train_model"] = ModelToJson(*s.train_model);
+  if (s.eval_result) st["eval_result"] = ModelToJson(*s.eval_result);
+  return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+}
+
+Result<LlRecord> DecodeLlRecord(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    LlRecord r;
+    const json& st = j.at("state");
+    auto& s = r.state;
+    int phase = st.at("phase").get<int>();
+    int work = st.value("work", 0);
+    if (phase < 0 || phase > 2) return Result<LlRecord>::Error("state.phase: out of range");
+    if (work < 0 || work > 3) return Result<LlRecord>::Error("state.work: out of range");
+    s.phase = static_cast<core::ll::Phase>(phase);
+    s.work = static_cast<core::il::Work>(work);
+    s.version = st.at("version").get<int64_t>();
+    s.samples_seen = st.value("samples_seen", int64_t{0});
+    s.train_pending = RangeFromJson(st.at("train_pending"));
+    s.eval_open = RangeFromJson(st.at("eval_open"));
+    for (const auto& w : st.at("eval_windows")) s.eval_windows.push_back(RangeFromJson(w));
+    s.train_range = RangeFromJson(st.value("train_range", json::array()));
+    s.worker_awaited = st.value("worker_awaited", false);
+    s.conditions_seen = st.value("conditions_seen", int64_t{0});
+    s.deploy_count = st.value("deploy_count", int64_t{0});
+    s.consecutive_failures = st.value("consecutive_failures", int64_t{0});
+    if (st.contains("train_model")) s.train_model = ModelFromJson(st["train_model"]);
+    if (st.contains("eval_result")) s.eval_result = ModelFromJson(st["eval_result"]);
+    for (const auto& d : st.value("deployments", json::array())) {
+      s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
+                                                   d.value("at", "")});
+    }
+    s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
+    s.last_error = st.value("last_error", "");
+    r.cursor = CursorFromJson(j.at("cursor"));
+    return r;
+  } catch (const std::exception& e) {
+    return Result<LlRecord>::Error(std::string("LL job record: ") + e.what());
+  }
+}
+
+std::string EncodeDatasetRecord(const DatasetRecord& r) {
+  return json{{"v", 1}, {"cursor", CursorToJson(r.cursor)}, {"reported", r.reported}}.dump();
+}
+
+Result<DatasetRecord> DecodeDatasetRecord(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    DatasetRecord r;
+    r.cursor = CursorFromJson(j.at("cursor"));
+    r.reported = j.value("reported", int64_t{0});
+    return r;
+  } catch (const std::exception& e) {
+    return Result<DatasetRecord>::Error(std::string("dataset record: ") + e.what());
+  }
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,314 @@
+// LocalGm and its jobs' conditions: kept by the GM's condition machine, stored, sent to the LC.
+#include "app/standalone/local_gm.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <cctype>
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <variant>
+
+#include "adapters/json/envelope.h"
+#include "adapters/json/upstream_codec.h"
+#include "app/cluster/controller.h"
+#include "app/standalone/local_gm_impl.h"
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+using NJ = nlohmann::json;
+using core::Stage;
+using core::gm::PodPhase;
+using local_gm_detail::KindName;
+using local_gm_detail::kScope;
+using local_gm_detail::Lower;
+
+namespace local_gm_detail {
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string KindName(const std::string& kind_lower) {
+  if (kind_lower == core::kKindDataset) return "Dataset";
+  if (kind_lower == core::kKindModel) return "Model";
+  if (kind_lower == core::kKindIlJob) return "IncrementalLearningJob";
+  if (kind_lower == core::kKindLlJob) return "LifelongLearningJob";
+  return kind_lower;
+}
+
+}  // namespace local_gm_detail
+
+namespace {
+
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm ut{};
+  gmtime_r(&t, &ut);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+  return buf;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ frames to the controller
+
+void LocalGm::Impl::Deliver(const std::string& op, const std::string& kind_lower,
+                            const std::string& ns, const std::string& name,
+                            const std::string& content) {
+  std::string frame = json::EncodeFrame({ns, kind_lower, name, op}, content);
+  asio::post(io, [this, frame] {
+    if (!stopped) controller.OnGmFrame(frame);
+  });
+}
+
+void LocalGm::Impl::DeliverObject(const std::string& kind_lower, const std::string& ns,
+                                  const std::string& name, const std::string& text) {
+  const std::string key = core::ResourceKey(ns, kind_lower, name);
+  CredentialInjection c = InjectCredential(text, secrets);
+  if (c.missing) {
+    auto [it, inserted] = missing_secret.emplace(key, c.secret);
+    if (inserted || it->second != c.secret) {
+      it->second = c.secret;
+      spdlog::error(
+          "standalone: {} {}/{}: spec.credentialName: Secret {} not found; sent without the {} "
+          "annotation (sent again when the Secret appears in the manifests)",
+          KindName(kind_lower), ns, name, c.secret, core::kCredentialAnnotation);
+    }
+  } else if (auto it = missing_secret.find(key); it != missing_secret.end()) {
+    if (!c.secret.empty()) {
+      spdlog::info("standalone: {} {}/{}: Secret {} found; sent with its credential",
+                   KindName(kind_lower), ns, name, c.secret);
+    }
+    missing_secret.erase(it);
+  }
+  Deliver("insert", kind_lower, ns, name, c.object_json);
+}
+
+NJ LocalGm::Impl::JobObject(const GmJob& j) {
+  NJ o = j.object;
+  NJ conds = NJ::array();
+  for (const auto& c : j.state.conditions) {
+    NJ e{{"type", core::ConditionTypeName(c.type)},
+         {"status", core::gm::kConditionStatus},
+         {"stage", core::StageName(c.stage)},
+         {"lastHeartbeatTime", c.last_transition_time},
+         {"lastTransitionTime", c.last_transition_time}};
+    if (!c.reason.empty()) e["reason"] = c.reason;
+    if (!c.message.empty()) e["message"] = c.message;
+    if (!c.data_json.empty()) e["data"] = c.data_json;
+    conds.push_back(e);
+  }
+  o["status"] = NJ{{"conditions", conds}};
+  return o;
+}
+
+void LocalGm::Impl::Sync(GmJob& j) {
+  auto d = core::gm::DownstreamFor(j.gm_kind, j.state);
+  if (!d.send_job) return;
+  DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+  std::string model;
+  if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
+    model = j.object["spec"]["initialModel"].value("name", "");
+  } else if (d.model == core::gm::Downstream::ModelToSend::kDeploy) {
+    model = j.object["spec"]["deploySpec"]["model"].value("name", "");
+  }
+  if (!model.empty()) {
+    auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, model));
+    if (it != plain.end()) DeliverObject(core::kKindModel, j.ns, model, it->second);
+  }
+}
+
+// ------------------------------------------------------------------ persistence
+
+void LocalGm::Impl::Persist(const GmJob& j) {
+  NJ conds = NJ::array();
+  for (const auto& c : j.state.conditions) {
+    conds.push_back(NJ{{"type", core::ConditionTypeName(c.type)},
+                       {"stage", core::StageName(c.stage)},
+                       {"time", c.last_transition_time},
+                       {"reason", c.reason},
+                       {"message", c.message},
+                       {"data", c.data_json}});
+  }
+  NJ rec{{"conditions", conds}, {"started", j.state.started}};
+  Status s =
+      store->Transact([&](store::Store::Tx& tx) { return tx.PutState(kScope, j.key, rec.dump()); });
+  if (!s.ok()) spdlog::error("standalone: persisting {}: {}", j.key, s.message());
+}
+
+bool LocalGm::Impl::ServedBefore(const GmJob& j) {
+  if (!j.state.started) return false;
+  if (j.gm_kind == core::gm::JobKind::kIncremental) return true;
+  for (const auto& c : j.state.conditions) {
+    if (c.stage == Stage::kDeploy) return true;
+  }
+  return false;
+}
+
+bool LocalGm::Impl::Restore(GmJob& j) {
+  auto v = store->GetState(kScope, j.key);
+  if (!v.ok() || !v->has_value()) return false;
+  try {
+    NJ rec = NJ::parse(**v);
+    j.state.started = rec.value("started", false);
+    for (const auto& c : rec.at("conditions")) {
+      core::JobCondition jc;
+      auto type = core::ParseConditionType(c.at("type"));
+      auto stage = core::ParseStage(c.at("stage"));
+      if (!type || !stage) continue;
+      jc.type = *type;
+      jc.stage = *stage;
+      jc.last_transition_time = c.value("time", "");
+      jc.reason = c.value("reason", "");
+      jc.message = c.value("message", "");
+      jc.data_json = c.value("data", "");
+      j.state.conditions.push_back(jc);
+    }
+    // Workers of the previous run are gone: a stage that was running has failed (§4.2).
+    if (!j.state.conditions.empty()) {
+      const auto& last = j.state.conditions.back();
+      if (last.type == core::ConditionType::kStarting ||
+          last.type == core::ConditionType::kRunning) {
+        SetPod(j, last.stage, PodPhase::kFailed);
+      }
+    }
+    spdlog::info("standalone: {} resumed at {} condition(s)", j.key, j.state.conditions.size());
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::error("standalone: stored conditions of {} unreadable: {}", j.key, e.what());
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------ the condition machine
+
+void LocalGm::Impl::SetPod(GmJob& j, Stage stage, PodPhase phase) {
+  switch (stage) {
+    case Stage::kTrain:
+      j.pods.train = phase;
+      break;
+    case Stage::kEval:
+      j.pods.eval = phase;
+      break;
+    case Stage::kDeploy:
+      j.pods.inference = phase;
+      break;
+  }
+}
+
+void LocalGm::Impl::Settle(GmJob& j) {
+  for (int guard = 0; guard < 8; ++guard) {
+    auto settled = core::gm::Settle(j.gm_kind, j.state, j.pods, NowRfc3339());
+    const bool changed = settled.step.changed;
+    j.state = settled.step.state;
+    j.pods = settled.pods;
+    bool acted = false;
+    for (const auto& a : settled.step.actions) {
+      acted = true;
+      if (auto* cp = std::get_if<core::gm::CreatePod>(&a)) {
+        StartWorker(j, cp->stage, cp->data_json);
+      } else {
+        StartInference(j);
+      }
+    }
+    if (changed) {
+      Persist(j);
+      Sync(j);
+    }
+    if (!acted) break;  // workers started: their phase changes may advance the job again
+  }
+}
+
+// ------------------------------------------------------------------ upstream (the outbox)
+
+void LocalGm::Impl::Apply(const std::string& frame) {
+  auto f = json::DecodeFrame(frame);
+  if (!f.ok()) {
+    spdlog::warn("standalone: upstream frame dropped: {}", f.message());
+    return;
+  }
+  const std::string kind = Lower(f->header.resource_kind);
+  const std::string key = core::ResourceKey(f->header.ns, kind, f->header.resource_name);
+  if (kind == core::kKindDataset) {
+    NJ c = NJ::parse(f->content, nullptr, false);
+    if (c.is_object()) sample_counts[key] = c.value("numberOfSamples", int64_t{0});
+    return;
+  }
+  auto it = jobs.find(key);
+  if (it == jobs.end()) {
+    spdlog::warn("standalone: status for unknown job {} dropped", key);
+    return;
+  }
+  GmJob& j = *it->second;
+  NJ c = NJ::parse(f->content, nullptr, false);
+  if (!c.is_object()) return;
+  const std::string phase = c.value("phase", ""), status = c.value("status", "");
+  auto data = json::CondDataFromUpstreamContent(f->content);
+  if (!data.ok()) {
+    spdlog::warn("standalone: {}: status dropped: {}", key, data.message());
+    return;
+  }
+  auto step = core::gm::ApplyUpstream(j.gm_kind, j.state, phase, status, *data, NowRfc3339());
+  if (!step.ok()) {
+    spdlog::warn("standalone: {}: status dropped like the GM would: {}", key, step.message());
+    return;
+  }
+  const std::string lp = Lower(phase), ls = Lower(status);
+  if ((ls == "completed" || ls == "failed") && (lp == "train" || lp == "eval")) {
+    j.reported[lp == "train" ? Stage::kTrain : Stage::kEval] = true;
+  }
+  j.state = step->state;
+  Persist(j);
+  Sync(j);
+  Settle(j);
+}
+
+LocalGm::LocalGm(asio::io_context& io, Controller& controller, LocalGmOptions options)
+    : impl_(std::make_unique<Impl>(io, controller, std::move(options))) {}
+
+LocalGm::~LocalGm() { Stop(); }
+
+Status LocalGm::Start() {
+  Impl& m = *impl_;
+  auto st = store::Store::Open(m.opt.db_path);
+  if (!st.ok()) return st.status();
+  m.store = std::move(*st);
+  m.runner = std::make_unique<process::ProcessRunner>(m.io);
+  m.manifest_signature = m.ManifestSignature();
+  if (!m.Load(true)) {
+    return Status::Error("manifests " + m.opt.manifest_path +
+                         ": no usable Dataset, Model, IncrementalLearningJob or "
+                         "LifelongLearningJob (see the errors above)");
+  }
+  m.SchedulePoll();
+  return Status::Ok();
+}
+
+void LocalGm::Stop() {
+  Impl& m = *impl_;
+  if (m.stopped) return;
+  m.stopped = true;
+  if (m.poll) m.poll->cancel();
+  if (m.runner) m.runner->TerminateAllAndWait(std::chrono::milliseconds(3000));
+}
+
+void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; }
+
+bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }
+
+bool LocalGm::Send(std::string frame, std::function<void(bool)> done, bool /*more*/) {
+  if (!connected()) return false;
+  asio::post(impl_->io, [this, frame = std::move(frame), done = std::move(done)] {
+    if (!impl_->stopped) impl_->Apply(frame);
+    done(true);
+  });
+  return true;
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,60 @@
+// Standalone mode's embedded local manager: plays Sedna's GM for the jobs of the user's YAML
+// manifests. It keeps each job's conditions with the GM's condition machine (core::gm, §4.1/§4.2),
+// consumes the controller's outbox as the GM consumes LC messages, sends the job back to the
+// controller as the GM would (§4.3), and runs the train/eval/inference "pods" as local processes
+// from the pod templates with the GM's env contract (§4.4), using local paths.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "adapters/manifest/manifest.h"
+#include "app/cluster/upstream_sink.h"
+#include "app/standalone/local_credentials.h"
+#include "core/status.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace sedna::app {
+
+class Controller;
+
+struct LocalGmOptions {
+  std::string manifest_path;  // file or directory (*.yaml, *.yml), watched for changes
+  std::string db_path;        // the controller's database (conditions are kept there too)
+  std::string log_dir;        // worker logs: <log_dir>/<job>/<worker-name>.log
+  std::string lc_server;      // LC_SERVER given to workers, e.g. http://127.0.0.1:9100
+  std::chrono::milliseconds worker_timeout{0};  // per train/eval worker; 0 = none
+  std::chrono::milliseconds manifest_poll{2000};
+};
+
+class LocalGm : public UpstreamSink {
+ public:
+  LocalGm(boost::asio::io_context& io, Controller& controller, LocalGmOptions options);
+  ~LocalGm() override;
+  // Loads the manifests (errors name file, document and field; bad documents are skipped), resumes
+  // stored conditions, and feeds every object to the controller, with the credential of the
+  // Secret its spec.credentialName names (§2.5; a missing Secret is logged, the object sent
+  // without it and sent again when the Secret appears, changes or goes). Fails only when nothing
+  // usable could be loaded at all or the database cannot be opened.
+  Status Start();
+  // Terminates every worker (SIGTERM, then SIGKILL) and waits for them.
+  void Stop();
+  // LC_SERVER given to workers (known once the worker API listens).
+  void SetLcServer(const std::string& url);
+
+  bool connected() const override;
+  bool Send(std::string frame, std::function<void(bool)> done, bool more) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sedna::app

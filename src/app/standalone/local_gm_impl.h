@@ -1,0 +1,147 @@
+// Internal to src/app/local_gm*.cc: GmJob and LocalGm::Impl, the local manager's state.
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "adapters/manifest/manifest.h"
+#include "adapters/process/process_runner.h"
+#include "adapters/store/store.h"
+#include "app/standalone/local_credentials.h"
+#include "app/standalone/local_gm.h"
+#include "core/gm_conditions.h"
+#include "core/resources.h"
+#include "core/status.h"
+
+namespace sedna::app {
+
+// Helpers more than one local_gm*.cc needs (defined in local_gm.cc).
+namespace local_gm_detail {
+
+// The lc_state scope of the conditions kept for each job.
+constexpr const char* kScope = "localgm";
+
+std::string Lower(std::string s);
+// "dataset" -> "Dataset", ..., for messages.
+std::string KindName(const std::string& kind_lower);
+
+}  // namespace local_gm_detail
+
+struct GmJob {
+  std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
+  core::gm::JobKind gm_kind = core::gm::JobKind::kIncremental;
+  std::string ns, name, key;
+  nlohmann::json object;  // the manifest object, paths resolved
+  std::string signature;  // object JSON, to detect changes
+  core::gm::GmJobState state;
+  core::gm::Pods pods;
+  std::map<core::Stage, int64_t> pod_ids;
+  std::map<core::Stage, bool> reported;
+  int64_t inference_id = -1;
+  bool warned_no_inference = false;
+};
+
+struct LocalGm::Impl {
+  boost::asio::io_context& io;
+  Controller& controller;
+  LocalGmOptions opt;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<process::ProcessRunner> runner;
+  std::map<std::string, std::unique_ptr<GmJob>> jobs;
+  std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
+  std::map<std::string, int64_t> sample_counts;
+  std::map<std::string, std::string> source_file;  // object key -> manifest file it came from
+  // The manifests' Secrets: in memory only (never logged, stored or written anywhere).
+  SecretMap secrets;
+  // Object key -> the Secret ("ns/name") it names but that is missing (logged once per Secret).
+  std::map<std::string, std::string> missing_secret;
+  std::unique_ptr<boost::asio::steady_timer> poll;
+  std::string manifest_signature;
+  bool stopped = false;
+
+  Impl(boost::asio::io_context& io_, Controller& c, LocalGmOptions o)
+      : io(io_), controller(c), opt(std::move(o)) {}
+
+  // ---------------------------------------------------------------- frames and conditions
+  // (local_gm.cc)
+
+  void Deliver(const std::string& op, const std::string& kind_lower, const std::string& ns,
+               const std::string& name, const std::string& content);
+  // Sends an object downstream (insert) as the GM does: with the credential of the Secret its
+  // spec.credentialName names (§2.5); without it, and an error in the log, when that Secret is
+  // missing (Load sends it again when the Secret appears).
+  void DeliverObject(const std::string& kind_lower, const std::string& ns, const std::string& name,
+                     const std::string& text);
+  nlohmann::json JobObject(const GmJob& j);
+  // §4.3: the job (and the Model that goes with it) as the GM would send them to the LC.
+  void Sync(GmJob& j);
+  void Persist(const GmJob& j);
+  // IL serves from the job's start; LL once a deploy happened.
+  bool ServedBefore(const GmJob& j);
+  // Returns whether stored conditions were found.
+  bool Restore(GmJob& j);
+  void SetPod(GmJob& j, core::Stage stage, core::gm::PodPhase phase);
+  void Settle(GmJob& j);
+  void Apply(const std::string& frame);
+
+  // ---------------------------------------------------------------- workers
+  // (local_gm_workers.cc)
+
+  core::PodTemplate Template(const GmJob& j, const char* which);
+  std::string DatasetUrl(const GmJob& j);
+  // spec.credentialName of the Dataset or Model `name` of the job's namespace ("" when unset).
+  std::string ObjectCredentialName(const GmJob& j, const char* kind_lower, const std::string& name);
+  // A URL of the job's own (outputDir, the round's data, trained models): the job's Secret, else
+  // the Dataset's.
+  WorkerUrl JobUrl(const GmJob& j, const std::string& var, const std::string& url);
+  // A URL of the Dataset or Model `name` of the job's namespace: that object's Secret, else the
+  // job's.
+  WorkerUrl ObjectUrl(const GmJob& j, const char* kind_lower, const std::string& name,
+                      const std::string& var, const std::string& url);
+  WorkerUrl DatasetOwned(const GmJob& j, const std::string& var, const std::string& url);
+  // A model URL a train or eval worker gets (§4.4): the initial Model's Secret when it is that
+  // Model's URL, else the job's.
+  WorkerUrl InputModelUrl(const GmJob& j, const std::string& var, const std::string& url);
+  // Adds the S3 env of the worker's s3:// URLs to `env` (S3EnvForWorker). Logs the Secret's name
+  // and the endpoint, never a key.
+  void AddS3Env(const GmJob& j, const std::string& worker, const std::vector<WorkerUrl>& urls,
+                std::map<std::string, std::string>& env);
+  // Builds argv, env and working dir from the template's first container (image ignored).
+  Result<process::ProcessSpec> WorkerSpec(const GmJob& j, const core::PodTemplate& t,
+                                          const std::string& worker,
+                                          const std::map<std::string, std::string>& contract);
+  void StartWorker(GmJob& j, core::Stage stage, const std::string& data_json);
+  void OnWorkerExit(const std::string& key, core::Stage stage, const process::ExitInfo& info);
+  void StartInference(GmJob& j);
+
+  // ---------------------------------------------------------------- manifests
+  // (local_gm_manifests.cc)
+
+  // Changes when a manifest file is added, removed or edited: names, sizes and mtimes only (the
+  // poll runs every few seconds; parsing happens in Load when this changes).
+  std::string ManifestSignature();
+  bool Load(bool first);
+  // Replaces the Secrets with the loaded ones (a Secret of a file with an error keeps its previous
+  // version, as objects do) and returns the (namespace, name) of those added, changed or removed.
+  std::set<std::pair<std::string, std::string>> UpdateSecrets(
+      const std::vector<manifest::Secret>& loaded, const std::set<std::string>& broken);
+  // The GM resends its objects periodically, each with the Secret as it is then: objects whose
+  // Secret was added, changed or removed (and that Load did not just send) are sent again.
+  void ResendForSecrets(const std::set<std::pair<std::string, std::string>>& changed,
+                        const std::set<std::string>& sent);
+  // Objects the database still has from an earlier run but whose documents are gone were removed
+  // while the daemon was stopped: delete them now (the controller reloaded them from SQLite).
+  void ForgetStoredObjectsNotInManifests(const std::map<std::string, bool>& seen);
+  void SchedulePoll();
+};
+
+}  // namespace sedna::app
