@@ -4,7 +4,7 @@
 //   GB) CPU while nothing changes, after the ingest    target ~0 (Go LC 3 s CPU/min at 1e7 lines)
 //
 // "Settle" is --settle-seconds (3 s): longer than the 2 s after which sedna-lc hands the heap
-// pages a burst freed back to the OS (malloc_trim, Controller::Impl::ScheduleTrim), so the figure
+// pages a burst freed back to the OS (malloc_trim, app/cluster/context.h HeapTrim), so the figure
 // is the idle state, not the tail of start-up. VmHWM keeps the peak.
 //
 // Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator, so

@@ -1,5 +1,5 @@
 // The cost of durability on the hot path (issue 4, "Measure"): the SQLite store (sedna_store)
-// used directly, the way the controller uses it (src/app/controller.cc StepJob, PumpOutbox):
+// used directly, the way the controller uses it (src/app/cluster: JobRunner::Step, Outbox::Pump):
 //   transition            Transact{PutState("il", job, record)}         a state change alone
 //   transition + frame    Transact{OutboxAppend(frame); PutState(..)}   a step that reports
 //   frame only            Transact{OutboxAppend(frame)}                 a forwarded worker report

@@ -1,7 +1,7 @@
-// Controller::Impl, one job step: the core::{il,ll}::Spec of a job, PlanStep (core Step on the
-// job's state) -> WriteStep (its frames and record, in the caller's transaction) -> AdoptStep ->
-// ActOnStep (actions, their blocking work on the pool, the retry timer); StepJob does all four for
-// one event in a transaction of its own.
+// The job runner, one step (job_runner.h): the core::{il,ll}::Spec of a job, Plan (core Step on
+// the job's state) -> Write (its frames and record, in the caller's transaction) -> Adopt ->
+// ActOn (actions, their blocking work on the pool, the retry timer); Step does all four for one
+// event in a transaction of its own.
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -15,9 +15,8 @@
 #include "adapters/json/upstream_codec.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
-#include "app/cluster/controller_impl.h"
-#include "core/il_job.h"
-#include "core/ll_job.h"
+#include "app/cluster/job_entry.h"
+#include "app/cluster/job_runner.h"
 
 namespace sedna::app {
 
@@ -42,36 +41,48 @@ core::il::Now MakeNow() {
   return n;
 }
 
+storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
+  storage::Context c;
+  c.rootfs = ctx.cfg.rootfs;
+  c.staging_dir = ctx.cfg.spool_dir + "/staging";
+  c.credentials = e.creds;
+  c.s3_options = ctx.S3Options();
+  return c;
+}
+
 }  // namespace
 
-core::il::Spec Controller::Impl::MakeIlSpec(const JobEntry& e) {
+std::string JobRunner::JobFrame(const JobEntry& e, const std::string& content) const {
+  return json::EncodeFrame({e.meta().ns, e.object_kind(), e.meta().name, "status"}, content);
+}
+
+core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   core::il::Spec spec;
   spec.job = &e.il.object;
   spec.train_trigger = &e.train_trigger;
   spec.deploy_trigger = &e.deploy_trigger;
-  spec.initial_model = ModelRefFor(e.meta().ns, e.il.object.spec.initial_model_name);
-  spec.deploy_model = ModelRefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
-  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  spec.initial_model = models_.RefFor(e.meta().ns, e.il.object.spec.initial_model_name);
+  spec.deploy_model = models_.RefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
+  const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name());
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
   return spec;
 }
 
-core::ll::Spec Controller::Impl::MakeLlSpec(const JobEntry& e) {
+core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
   core::ll::Spec spec;
   spec.job = &e.ll.object;
   spec.train_trigger = &e.train_trigger;
-  DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name());
+  const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name());
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
   return spec;
 }
 
-PlannedStep Controller::Impl::PlanStep(JobEntry& e, const Event& ev,
-                                       std::vector<std::string> pre_frames,
-                                       const dataset::IndexCursor* new_cursor) {
+PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
+                            const dataset::IndexCursor* new_cursor) {
   const core::il::Now now = MakeNow();
   PlannedStep p;
   p.e = &e;
@@ -104,14 +115,14 @@ PlannedStep Controller::Impl::PlanStep(JobEntry& e, const Event& ev,
   return p;
 }
 
-Status Controller::Impl::WriteStep(store::Store::Tx& tx, const PlannedStep& p) {
+Status JobRunner::Write(store::Store::Tx& tx, const PlannedStep& p) {
   for (const auto& f : p.frames) {
-    if (auto id = tx.OutboxAppend(f); !id.ok()) return id.status();
+    if (Status s = Outbox::Append(tx, f); !s.ok()) return s;
   }
   return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
 }
 
-void Controller::Impl::AdoptStep(PlannedStep& p) {
+void JobRunner::Adopt(PlannedStep& p) {
   JobEntry& e = *p.e;
   if (e.is_il()) {
     e.il_state = std::move(p.il_next);
@@ -121,66 +132,71 @@ void Controller::Impl::AdoptStep(PlannedStep& p) {
   if (p.new_cursor) e.cursor = *p.new_cursor;
 }
 
-void Controller::Impl::ActOnStep(PlannedStep& p) {
+void JobRunner::ActOn(PlannedStep& p) {
   for (const Action& a : p.actions) RunAction(*p.e, a);
-  if (!p.frames.empty()) PostPump();
+  if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);
 }
 
-bool Controller::Impl::StepJob(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
-                               const dataset::IndexCursor* new_cursor) {
+// Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
+// runs the actions. Returns false (state unchanged) when the commit failed.
+bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
+                     const dataset::IndexCursor* new_cursor) {
   // Reports acknowledged before this event are committed (and sent) first; if they cannot be yet,
   // the event waits behind them (an ingest step, whose spool bytes are not kept, is dropped and
   // retried by its caller; Ingest itself waits first, so this does not happen).
-  if (!reports_pending.empty()) {
+  if (!intake_.settled()) {
     if (new_cursor) {
-      if (!FlushReports()) {
+      if (!intake_.Flush()) {
         spdlog::error(
             "{} {}: ingest dropped: the worker reports acknowledged before it are not "
             "committed yet",
             e.object_kind(), e.name());
         return false;
       }
-    } else if (!ReportsFirst(e.name() + " event",
-                             [this, key = e.key, inc = e.incarnation, ev, pre = pre_frames] {
-                               if (JobEntry* j = FindJob(key, inc)) StepJob(*j, ev, pre);
-                             })) {
+    } else if (!intake_.RunAfterReports(
+                   e.name() + " event",
+                   [this, key = e.key, inc = e.incarnation, ev, pre = pre_frames] {
+                     if (JobEntry* j = Find(key, inc)) Step(*j, ev, pre);
+                   })) {
       return true;
     }
   }
-  ScheduleTrim();
-  PlannedStep p = PlanStep(e, ev, std::move(pre_frames), new_cursor);
+  ctx_.trim.Schedule();
+  PlannedStep p = Plan(e, ev, std::move(pre_frames), new_cursor);
   if (p.write_record || !p.frames.empty()) {
-    Status s = store->Transact([&](store::Store::Tx& tx) { return WriteStep(tx, p); });
+    Status s = ctx_.store->Transact([&](store::Store::Tx& tx) { return Write(tx, p); });
     if (!s.ok()) {
       spdlog::error("{} {}: committing state: {}; event dropped", e.object_kind(), e.name(),
                     s.message());
       return false;
     }
   }
-  AdoptStep(p);
-  ActOnStep(p);
+  Adopt(p);
+  ActOn(p);
   return true;
 }
 
-void Controller::Impl::ScheduleRetry(JobEntry& e, int64_t now_ms) {
+// A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
+// checkPeriodSeconds.
+void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
   const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
   if (at <= now_ms || at == e.retry_scheduled_at) return;
   e.retry_scheduled_at = at;
-  if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(io);
+  if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(ctx_.io);
   e.retry_timer->expires_after(std::chrono::milliseconds(at - now_ms + 5));
   const std::string key = e.key;
   const uint64_t inc = e.incarnation;
   e.retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
-    if (ec || stopped) return;
-    if (JobEntry* j = FindJob(key, inc)) {
+    if (ec || ctx_.stopped) return;
+    if (JobEntry* j = Find(key, inc)) {
       j->retry_scheduled_at = 0;
-      StepJob(*j, core::il::Tick{});
+      Step(*j, core::il::Tick{});
     }
   });
 }
 
-void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
+void JobRunner::RunAction(JobEntry& e, const Action& a) {
   const std::string key = e.key;
   const std::string who = std::string(e.object_kind()) + " " + e.name();
   const uint64_t inc = e.incarnation;
@@ -208,24 +224,24 @@ void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
     if (w->csv_header) file.prefix = e.cursor.header + "\n";
     file.ranges = std::move(ranges);
     file.index_url = w->index_url;
-    if (const DatasetEntry* ds = FindDataset(e.meta().ns, e.dataset_name())) {
-      file.index_prefix = storage::UrlPrefix(ds->ds.spec.url);
+    if (const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name())) {
+      file.index_prefix = storage::UrlPrefix(ds->url);
     }
     const core::il::Work work =
         w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
     const int64_t round = w->round;
-    asio::post(pool,
-               [this, key, inc, ctx = StorageContext(e), file = std::move(file), work, round] {
-                 Status s = storage::WriteSampleFile(ctx, file);
-                 asio::post(io, [this, key, inc, work, round, s] {
-                   if (JobEntry* j = FindJob(key, inc)) {
-                     StepJob(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
-                   }
-                 });
-               });
+    asio::post(ctx_.pool, [this, key, inc, ctx = StorageContext(ctx_, e), file = std::move(file),
+                           work, round] {
+      Status s = storage::WriteSampleFile(ctx, file);
+      asio::post(ctx_.io, [this, key, inc, work, round, s] {
+        if (JobEntry* j = Find(key, inc)) {
+          Step(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
+        }
+      });
+    });
   } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    asio::post(pool, [this, key, inc, who, ctx = StorageContext(e), src = c->src_url,
-                      dst = c->dst_url] {
+    asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), src = c->src_url,
+                           dst = c->dst_url] {
       // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).
       auto r = storage::DeployModel(ctx, src, dst);
       if (r.ok() && r->kept_version > 0) {
@@ -233,9 +249,9 @@ void Controller::Impl::RunAction(JobEntry& e, const Action& a) {
       }
       if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
       const Status s = r.status();
-      asio::post(io, [this, key, inc, s] {
-        if (JobEntry* j = FindJob(key, inc)) {
-          StepJob(*j, core::il::ModelCopied{s.ok(), s.message()});
+      asio::post(ctx_.io, [this, key, inc, s] {
+        if (JobEntry* j = Find(key, inc)) {
+          Step(*j, core::il::ModelCopied{s.ok(), s.message()});
         }
       });
     });

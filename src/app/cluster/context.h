@@ -1,0 +1,74 @@
+// What every part of the controller shares, owned by the composition root (controller.cc): the
+// loop, the configuration, the store, the pool for blocking work, the /metrics counters, and
+// whether the controller is stopping. Parts hold a reference; each part's own state is its own.
+// Everything here is used on the loop thread only, except `pool`, which runs blocking work whose
+// result comes back to the loop with asio::post(io, ...).
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <memory>
+
+#include "adapters/s3/s3_client.h"
+#include "adapters/store/store.h"
+#include "app/cluster/config.h"
+#include "app/cluster/status_view.h"
+
+namespace sedna::app {
+
+// lc_state scopes.
+constexpr const char* kScopeIl = "il";
+constexpr const char* kScopeLl = "ll";
+constexpr const char* kScopeDataset = "dataset";
+constexpr const char* kScopeStatus = "status";
+// ("intake", "applied"): the sequence number of the last intake-journal entry committed.
+constexpr const char* kScopeIntake = "intake";
+// At most this many index bytes are read per pass (a dataset count or a job's ingest); more is
+// read in a later posted pass.
+constexpr int64_t kIngestSliceBytes = 4 << 20;
+
+// Returns the heap pages a burst of work freed (start-up, GM frames, steps) to the OS
+// (malloc_trim) a few seconds after the burst began. Armed by events only, so an idle LC never
+// wakes for it.
+class HeapTrim {
+ public:
+  explicit HeapTrim(boost::asio::io_context& io) : io_(io) {}
+  void Schedule();
+  void Cancel();
+
+ private:
+  boost::asio::io_context& io_;
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  bool armed_ = false;
+  bool cancelled_ = false;
+};
+
+struct Context {
+  Context(boost::asio::io_context& io_, Config c) : io(io_), cfg(std::move(c)), trim(io_) {}
+
+  boost::asio::io_context& io;
+  const Config cfg;
+  std::unique_ptr<store::Store> store;  // opened by Controller::Start, before any part runs
+  boost::asio::thread_pool pool{2};
+  Metrics metrics;
+  HeapTrim trim;
+  bool stopped = false;
+
+  s3::ClientOptions S3Options() const {
+    s3::ClientOptions o;
+    o.timeout = std::chrono::milliseconds(cfg.s3_timeout_ms);
+    o.retries = cfg.s3_retries;
+    return o;
+  }
+};
+
+// Parses an object's sedna.io/credential annotation (§2.5); nullopt when there is none. The
+// error names the annotation.
+Result<std::optional<s3::Credentials>> CredentialsOf(const std::optional<std::string>& json);
+// A resource key as a file name (spool files, S3 index mirrors).
+std::string SanitizeKey(const std::string& key);
+
+}  // namespace sedna::app

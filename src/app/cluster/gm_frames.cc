@@ -1,0 +1,148 @@
+// GM frames and the start-up reload (gm_frames.h).
+#include "app/cluster/gm_frames.h"
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "adapters/json/envelope.h"
+#include "adapters/json/resource_codec.h"
+
+namespace sedna::app {
+
+namespace {
+
+// "<ns>/<kind>/<name> " from a frame's header when it is readable, for error messages.
+std::string FrameObjectName(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("header") || !j["header"].is_object()) return "";
+  const auto& h = j["header"];
+  auto str = [&](const char* k) {
+    return h.contains(k) && h[k].is_string() ? h[k].get<std::string>() : std::string();
+  };
+  return core::ResourceKey(str("namespace"), str("resourceKind"), str("resourceName")) + " ";
+}
+
+}  // namespace
+
+void GmFrames::Reject(const std::string& key, const std::string& msg) {
+  spdlog::error("GM object {} rejected: {}", key, msg);
+  ctx_.metrics.rejected_objects++;
+}
+
+void GmFrames::OnFrame(const std::string& text) {
+  ctx_.metrics.frames_received++;
+  ctx_.trim.Schedule();
+  auto f = json::DecodeFrame(text);
+  if (!f.ok()) {
+    spdlog::warn("GM frame {}skipped: {}", FrameObjectName(text), f.message());
+    ctx_.metrics.rejected_frames++;
+    return;
+  }
+  const auto& h = f->header;
+  const std::string& kind = h.resource_kind;
+  const std::string key = core::ResourceKey(h.ns, kind, h.resource_name);
+  if (h.operation == "delete") {
+    if (kind == core::kKindIlJob) {
+      jobs_.Delete(key, JobKind::kIl);
+    } else if (kind == core::kKindLlJob) {
+      jobs_.Delete(key, JobKind::kLl);
+    } else if (kind == core::kKindDataset) {
+      datasets_.Delete(key);
+    } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
+      passthrough_.Delete(key);
+    } else if (kind == core::kKindModel) {
+      models_.Delete(key);
+    }
+    return;
+  }
+  if (h.operation != "insert" && h.operation != "update") {
+    spdlog::warn("GM frame for {} skipped: header.operation: unknown \"{}\"", key, h.operation);
+    ctx_.metrics.rejected_frames++;
+    return;
+  }
+  if (kind == core::kKindDataset) {
+    auto d = json::DecodeDataset(f->content);
+    if (!d.ok()) return Reject(key, d.message());
+    datasets_.Upsert(std::move(*d), true);
+  } else if (kind == core::kKindModel) {
+    auto d = json::DecodeModel(f->content);
+    if (!d.ok()) return Reject(key, d.message());
+    models_.Upsert(std::move(*d), true);
+  } else if (kind == core::kKindIlJob) {
+    auto d = json::DecodeIlJob(f->content);
+    if (!d.ok()) return Reject(key, d.message());
+    jobs_.UpsertIl(std::move(*d), true);
+  } else if (kind == core::kKindLlJob) {
+    auto d = json::DecodeLlJob(f->content);
+    if (!d.ok()) return Reject(key, d.message());
+    jobs_.UpsertLl(std::move(*d), true);
+  } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
+    passthrough_.Upsert(key, f->content);
+  } else if (warned_kinds_.insert(kind).second) {
+    spdlog::warn("resource kind \"{}\" is unknown; ignored", kind);
+  }
+}
+
+Status GmFrames::Reload() {
+  auto rows = ctx_.store->LoadResources();
+  if (!rows.ok()) return rows.status();
+  std::vector<const store::ResourceRow*> ds, ms, job_rows;
+  for (const auto& r : *rows) {
+    if (r.name.find("/dataset/") != std::string::npos)
+      ds.push_back(&r);
+    else if (r.name.find("/model/") != std::string::npos)
+      ms.push_back(&r);
+    else if (r.name.find("/jointinferenceservice/") != std::string::npos ||
+             r.name.find("/federatedlearningjob/") != std::string::npos)
+      passthrough_.Reloaded(r.name);
+    else if (r.name.find("/incrementallearningjob/") != std::string::npos ||
+             r.name.find("/lifelonglearningjob/") != std::string::npos)
+      job_rows.push_back(&r);
+  }
+  auto assemble = [](const store::ResourceRow& r, const std::string& status) {
+    return json::AssembleObject(r.type_meta, r.object_meta, r.spec, status, std::nullopt);
+  };
+  for (auto* r : ds) {
+    auto d = json::DecodeDataset(assemble(*r, ""));
+    if (d.ok())
+      datasets_.Upsert(std::move(*d), false);
+    else
+      spdlog::error("stored {}: {}", r->name, d.message());
+  }
+  for (auto* r : ms) {
+    auto d = json::DecodeModel(assemble(*r, ""));
+    if (d.ok())
+      models_.Upsert(std::move(*d), false);
+    else
+      spdlog::error("stored {}: {}", r->name, d.message());
+  }
+  for (auto* r : job_rows) {
+    std::string status;
+    if (auto s = ctx_.store->GetState(kScopeStatus, r->name); s.ok() && s->has_value()) {
+      status = **s;
+    }
+    const std::string obj = assemble(*r, status);
+    if (r->name.find("/incrementallearningjob/") != std::string::npos) {
+      auto d = json::DecodeIlJob(obj);
+      if (!d.ok()) {
+        spdlog::error("stored {}: {}", r->name, d.message());
+        continue;
+      }
+      jobs_.UpsertIl(std::move(*d), false);
+    } else {
+      auto d = json::DecodeLlJob(obj);
+      if (!d.ok()) {
+        spdlog::error("stored {}: {}", r->name, d.message());
+        continue;
+      }
+      jobs_.UpsertLl(std::move(*d), false);
+    }
+  }
+  if (!rows->empty()) {
+    spdlog::info("reloaded {} datasets, {} models, {} jobs from {}", ds.size(), ms.size(),
+                 job_rows.size(), ctx_.cfg.db_path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,46 @@
+// GM frames: decodes each GM→LC frame (§3) and routes it to the part that owns its object; on
+// start-up, rebuilds the same parts from the store alone (no GM resync needed).
+//
+// Owns: the resource kinds already warned about.
+// Calls: the dataset and model registries, the job runner, the pass-through objects (Upsert,
+//   Delete); the store (Reload reads the stored objects).
+// Called by: the GM link (OnFrame, on the loop thread), standalone mode's local manager, and the
+//   composition root at start-up (Reload).
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "app/cluster/context.h"
+#include "app/cluster/dataset_registry.h"
+#include "app/cluster/job_runner.h"
+#include "app/cluster/model_registry.h"
+#include "app/cluster/passthrough.h"
+
+namespace sedna::app {
+
+class GmFrames {
+ public:
+  GmFrames(Context& ctx, DatasetRegistry& datasets, ModelRegistry& models, JobRunner& jobs,
+           Passthrough& passthrough)
+      : ctx_(ctx), datasets_(datasets), models_(models), jobs_(jobs), passthrough_(passthrough) {}
+
+  // One frame. A frame that cannot be decoded, or an object that is invalid, is logged naming the
+  // object and the field, and counted; nothing else changes.
+  void OnFrame(const std::string& text);
+  // Every stored Dataset, Model, pass-through object and job, in that order (jobs resume under
+  // their stored objects and status).
+  Status Reload();
+
+ private:
+  void Reject(const std::string& key, const std::string& msg);
+
+  Context& ctx_;
+  DatasetRegistry& datasets_;
+  ModelRegistry& models_;
+  JobRunner& jobs_;
+  Passthrough& passthrough_;
+  std::set<std::string> warned_kinds_;
+};
+
+}  // namespace sedna::app

@@ -1,0 +1,101 @@
+// Internal to the job runner (job_runner*.cc, job_ingest.cc, job_steps.cc): one job's entry and
+// one planned step. Not to be included elsewhere: other parts reach jobs through job_runner.h.
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/dataset/index_reader.h"
+#include "adapters/dataset/spool.h"
+#include "adapters/json/resource_codec.h"
+#include "adapters/s3/s3_client.h"
+#include "app/cluster/il_record.h"
+#include "app/cluster/job_runner.h"
+#include "core/il_job.h"
+#include "core/ll_job.h"
+#include "core/resources.h"
+#include "core/trigger.h"
+
+namespace sedna::app {
+
+// The lc_state scope of a job's record.
+inline const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
+
+// One IL or LL job: the last received object, its compiled triggers, the core state and the
+// job's read cursor over its dataset index (persisted together as one record).
+struct JobEntry {
+  JobKind kind = JobKind::kIl;
+  std::string key;
+  uint64_t incarnation = 0;
+  std::string dirs_made_for;  // the spec.outputDir whose directories exist (§4.5)
+  json::Decoded<core::IlJob> il;
+  json::Decoded<core::LlJob> ll;
+  core::Trigger train_trigger;
+  core::Trigger deploy_trigger;          // IL only
+  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
+  core::il::State il_state;
+  core::ll::State ll_state;
+  dataset::IndexCursor cursor;
+  std::unique_ptr<dataset::Spool> train_spool;
+  std::unique_ptr<dataset::Spool> eval_spool;
+  std::unique_ptr<boost::asio::steady_timer> tick_timer;
+  std::unique_ptr<boost::asio::steady_timer> retry_timer;
+  int64_t retry_scheduled_at = 0;
+  std::unique_ptr<boost::asio::steady_timer> ingest_retry_timer;
+  bool ingest_retry_pending = false;
+  bool ingest_posted = false;
+
+  bool is_il() const { return kind == JobKind::kIl; }
+  const core::ObjectMeta& meta() const { return is_il() ? il.object.meta : ll.object.meta; }
+  const std::string& dataset_name() const {
+    return is_il() ? il.object.spec.dataset_name : ll.object.spec.dataset_name;
+  }
+  bool uses(const std::string& ns, const std::string& dataset) const {
+    return meta().ns == ns && dataset_name() == dataset;
+  }
+  double train_prob() const {
+    return is_il() ? il.object.spec.train_prob : ll.object.spec.train_prob;
+  }
+  const std::string& output_dir() const {
+    return is_il() ? il.object.spec.output_dir : ll.object.spec.output_dir;
+  }
+  const std::vector<core::JobCondition>& conditions() const {
+    return is_il() ? il.object.conditions : ll.object.conditions;
+  }
+  const char* object_kind() const {
+    return is_il() ? "IncrementalLearningJob" : "LifelongLearningJob";
+  }
+  std::string name() const { return meta().ns + "/" + meta().name; }
+  int64_t samples_seen() const { return is_il() ? il_state.samples_seen : ll_state.samples_seen; }
+  int64_t train_committed() const {
+    return is_il() ? il_state.train_pending.end : ll_state.train_pending.end;
+  }
+  int64_t eval_committed() const {
+    return is_il() ? il_state.eval_open.end : ll_state.eval_open.end;
+  }
+  std::string EncodeRecord(const dataset::IndexCursor& c) const {
+    return is_il() ? EncodeIlRecord({il_state, c}) : EncodeLlRecord({ll_state, c});
+  }
+};
+
+// One job step, computed (Plan) and not yet committed (Write) or acted on.
+struct PlannedStep {
+  JobEntry* e = nullptr;
+  core::il::State il_next;
+  core::ll::State ll_next;
+  std::vector<core::il::Action> actions;
+  std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports
+  bool write_record = false;        // the state or the cursor changed
+  std::string record;
+  std::optional<dataset::IndexCursor> new_cursor;
+  int64_t now_ms = 0;
+};
+
+}  // namespace sedna::app

@@ -1,0 +1,126 @@
+// The job runner: every IL and LL job, its core state machine (core::il / core::ll Step), its read
+// cursor over its Dataset's index, its train and eval spools, and the actions its steps ask for.
+//
+// Owns: the jobs (the last received object, compiled triggers, core state, cursor, spools), their
+//   tick / retry / ingest-retry timers, and the lc_state records "il", "ll" and "status".
+// Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
+//   ingesting); the report intake (the ordering contract: every step, update and delete waits
+//   behind pending reports); the dataset registry (Source, Reschedule) and the model registry
+//   (RefFor), read-only; the pool (sample files and model deploys, whose results come back as
+//   FileWritten / ModelCopied events).
+// Called by: the composition root (GM frames, start-up reload, the registries' hooks), the report
+//   intake (CommitReports, StepReport) and the worker and status endpoints (PrepareReport,
+//   Views).
+// Emits: upstream frames only, committed with the step that produced them (docs/durability.md:
+//   the new state and its frames in one transaction, before the step's actions run).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/json/resource_codec.h"
+#include "adapters/json/upstream_codec.h"
+#include "app/cluster/context.h"
+#include "app/cluster/dataset_registry.h"
+#include "app/cluster/model_registry.h"
+#include "app/cluster/outbox.h"
+#include "app/cluster/report_intake.h"
+#include "app/cluster/status_view.h"
+#include "core/il_job.h"
+#include "core/ll_job.h"
+
+namespace sedna::app {
+
+enum class JobKind { kIl, kLl };
+
+struct JobEntry;
+struct PlannedStep;
+
+class JobRunner {
+ public:
+  JobRunner(Context& ctx, Outbox& outbox, ReportIntake& intake, DatasetRegistry& datasets,
+            const ModelRegistry& models);
+  ~JobRunner();
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  // Inserts or updates a job (from the GM: `persist`; from the store at start-up: not). An invalid
+  // object is rejected with a message naming the field; a previous good version keeps running.
+  void UpsertIl(json::Decoded<core::IlJob> d, bool persist);
+  void UpsertLl(json::Decoded<core::LlJob> d, bool persist);
+  void Delete(const std::string& key, JobKind kind);
+
+  // Start-up: while reloading, a job is loaded and resumed (its work in flight re-issued) only;
+  // CatchUpReloaded then reads what each index gained and steps the jobs under their stored
+  // objects (after the intake journal's reports are committed).
+  void set_reloading(bool reloading) { reloading_ = reloading; }
+  void CatchUpReloaded();
+
+  // The registries' hooks.
+  void OnDatasetChanged(const std::string& ns, const std::string& name);
+  void OnDatasetRead(const DatasetSource& src, bool take_unterminated);
+  void OnModelChanged(const std::string& ns, const std::string& name);
+  // The shortest checkPeriodSeconds of the jobs that use the Dataset; 60 when none does.
+  int64_t PollSecondsFor(const std::string& ns, const std::string& name) const;
+
+  // Worker reports. PrepareReport: the report of an IL/LL job this LC knows, with its forwarded
+  // frame; nullopt when the job is unknown. RecoverReport: the same for a journal entry at
+  // start-up (job_key empty when gone, `why` says why). CommitReports and StepReport are the
+  // intake's ReportIntake::CommitBatch and StepAlone.
+  std::optional<PendingReport> PrepareReport(const json::WorkerMessage& m);
+  PendingReport RecoverReport(const std::string& worker, const std::string& body, std::string* why);
+  Result<std::function<void()>> CommitReports(const std::vector<PendingReport>& reports,
+                                              const std::function<Status(store::Store::Tx&)>& also);
+  bool StepReport(PendingReport r);
+
+  std::vector<JobView> Views() const;
+  size_t size() const { return jobs_.size(); }
+
+  // Cancels every job's timers.
+  void Stop();
+
+ private:
+  void Upsert(JobEntry incoming, bool persist);
+  JobEntry* Find(const std::string& key, uint64_t incarnation);
+  Status Validate(JobEntry& probe, core::Trigger& train, core::Trigger& deploy);
+  void MakeOutputDirs(JobEntry& e, const std::string& who);
+  void Load(JobEntry& e, const std::string& who);
+  std::string SpoolPath(const JobEntry& e, const char* which) const;
+  void CatchUp(JobEntry& e);
+  void ScheduleTick(JobEntry& e);
+  // job_ingest.cc
+  void Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated);
+  void ScheduleIngestRetry(JobEntry& e);
+  // Ingest for the job (key, incarnation) and its Dataset as they are now, if both still exist.
+  void IngestAgain(const std::string& key, uint64_t incarnation, bool take_unterminated);
+  void ResetSpools(JobEntry& e);
+  // job_steps.cc
+  core::il::Spec MakeIlSpec(const JobEntry& e) const;
+  core::ll::Spec MakeLlSpec(const JobEntry& e) const;
+  bool Step(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},
+            const dataset::IndexCursor* new_cursor = nullptr);
+  PlannedStep Plan(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames,
+                   const dataset::IndexCursor* new_cursor);
+  Status Write(store::Store::Tx& tx, const PlannedStep& p);
+  void Adopt(PlannedStep& p);
+  void ActOn(PlannedStep& p);
+  void ScheduleRetry(JobEntry& e, int64_t now_ms);
+  void RunAction(JobEntry& e, const core::il::Action& a);
+  std::string JobFrame(const JobEntry& e, const std::string& content) const;
+
+  Context& ctx_;
+  Outbox& outbox_;
+  ReportIntake& intake_;
+  DatasetRegistry& datasets_;
+  const ModelRegistry& models_;
+  std::map<std::string, std::unique_ptr<JobEntry>> jobs_;
+  uint64_t next_incarnation_ = 1;
+  bool reloading_ = false;
+  std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
+};
+
+}  // namespace sedna::app

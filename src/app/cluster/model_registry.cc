@@ -1,0 +1,40 @@
+// The model registry (model_registry.h).
+#include "app/cluster/model_registry.h"
+
+#include <spdlog/spdlog.h>
+
+namespace sedna::app {
+
+void ModelRegistry::Upsert(json::Decoded<core::Model> d, bool persist) {
+  if (!UpdateAfterReports(
+          intake_, "Model " + d.object.meta.ns + "/" + d.object.meta.name, d,
+          [this, persist](json::Decoded<core::Model> u) { Upsert(std::move(u), persist); })) {
+    return;
+  }
+  const auto& m = d.object;
+  const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);
+  if (persist) {
+    Status s = ctx_.store->Transact([&](store::Store::Tx& tx) {
+      return tx.UpsertResource({key, d.type_meta_json, d.object_meta_json, d.spec_json});
+    });
+    if (!s.ok()) spdlog::error("Model {}: persisting: {}", key, s.message());
+  }
+  const std::string ns = m.meta.ns, name = m.meta.name;
+  models_[key] = std::move(d);
+  changed_(ns, name);
+}
+
+void ModelRegistry::Delete(const std::string& key) {
+  if (!intake_.RunAfterReports(key + " delete", [this, key] { Delete(key); })) return;
+  models_.erase(key);
+  (void)ctx_.store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
+}
+
+std::optional<core::ModelRef> ModelRegistry::RefFor(const std::string& ns,
+                                                    const std::string& name) const {
+  auto it = models_.find(core::ResourceKey(ns, core::kKindModel, name));
+  if (it == models_.end()) return std::nullopt;
+  return core::ModelRef{it->second.object.spec.format, it->second.object.spec.url, {}};
+}
+
+}  // namespace sedna::app

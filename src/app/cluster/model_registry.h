@@ -1,0 +1,40 @@
+// The model registry: every Model the GM sent, for the IL jobs that name it (initialModel,
+// deploySpec.model).
+//
+// Owns: the Models.
+// Calls: the store; the report intake (an update or delete waits behind pending reports).
+// Called by: the composition root (GM frames, start-up reload); the job runner (RefFor).
+// Emits: changed(ns, name) after an update (the job runner steps the jobs that name it).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "adapters/json/resource_codec.h"
+#include "app/cluster/context.h"
+#include "app/cluster/report_intake.h"
+#include "core/resources.h"
+
+namespace sedna::app {
+
+class ModelRegistry {
+ public:
+  using Changed = std::function<void(const std::string& ns, const std::string& name)>;
+  ModelRegistry(Context& ctx, ReportIntake& intake, Changed changed)
+      : ctx_(ctx), intake_(intake), changed_(std::move(changed)) {}
+
+  void Upsert(json::Decoded<core::Model> d, bool persist);
+  void Delete(const std::string& key);
+  // The Model <ns>/<name> as a job refers to it, or nullopt.
+  std::optional<core::ModelRef> RefFor(const std::string& ns, const std::string& name) const;
+
+ private:
+  Context& ctx_;
+  ReportIntake& intake_;
+  Changed changed_;
+  std::map<std::string, json::Decoded<core::Model>> models_;
+};
+
+}  // namespace sedna::app

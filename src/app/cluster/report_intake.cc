@@ -1,0 +1,170 @@
+// The report intake: journal, batches and the ordering contract (report_intake.h).
+#include "app/cluster/report_intake.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include <charconv>
+
+namespace sedna::app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Reports per transaction at most; the batch is committed as soon as it is full.
+constexpr size_t kReportBatch = 64;
+// A batch whose commit failed is tried again after this long.
+constexpr std::chrono::milliseconds kReportRetry{1000};
+constexpr const char* kAppliedKey = "applied";
+
+}  // namespace
+
+Status ReportIntake::Open(const Recover& recover) {
+  const Config& cfg = ctx_.cfg;
+  if (ctx_.store->identity() == 0) return Status::Ok();  // read-only
+  const std::string path = cfg.db_path + "-intake";
+  auto j = store::IntakeJournal::Open(path, ctx_.store->identity());
+  if (!j.ok()) return j.status();
+  auto applied_text = ctx_.store->GetState(kScopeIntake, kAppliedKey);
+  if (!applied_text.ok()) return applied_text.status().With("intake journal");
+  uint64_t applied = 0;
+  if (applied_text->has_value()) {
+    const std::string& t = **applied_text;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), applied);
+    if (ec != std::errc() || end != t.data() + t.size()) {
+      return Status::Error("intake journal: lc_state intake/applied is not a number: \"" + t +
+                           "\"");
+    }
+  }
+  journal_ = std::move(*j);
+  std::vector<store::IntakeEntry> recovered = journal_->Recover(applied);
+  if (!recovered.empty()) {
+    spdlog::info("worker reports: committing {} acknowledged before the last stop",
+                 recovered.size());
+  }
+  for (auto& r : recovered) {
+    std::string why;
+    PendingReport p = recover(r.worker, r.body, &why);
+    p.seq = r.seq;
+    if (p.job_key.empty()) {
+      // Accepted for a job that was deleted while the LC was down (or unreadable, which only a
+      // different build could cause): nothing to step. Its number is committed with the batch.
+      spdlog::warn("worker {}: report acknowledged before the last stop dropped: {}", r.worker,
+                   why);
+    }
+    pending_.push_back(std::move(p));
+  }
+  if (!Flush(true)) {
+    return Status::Error("intake journal " + path + ": cannot commit the " +
+                         std::to_string(recovered.size()) + " report(s) it holds");
+  }
+  if (cfg.report_batch_ms == 0 || cfg.db_sync_full) journal_.reset();  // each report commits alone
+  return Status::Ok();
+}
+
+bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::string_view body) {
+  if (!journal_) return step_alone_(std::move(report));
+  if (!waiting_.empty()) {
+    // Events wait behind a batch that cannot commit; a report taken now would be committed with
+    // that batch, ahead of them. The worker retries (500), as when a commit fails.
+    spdlog::warn("worker {}: report refused: earlier reports and events wait for the database",
+                 worker);
+    return false;
+  }
+  auto seq = journal_->Append(worker, body);
+  if (!seq.ok()) {
+    if (!Flush()) return false;
+    seq = journal_->Append(worker, body);
+    if (!seq.ok()) {  // larger than the whole journal: the batch is empty, order is kept
+      return step_alone_(std::move(report));
+    }
+  }
+  report.seq = *seq;
+  pending_.push_back(std::move(report));
+  if (pending_.size() >= kReportBatch) {
+    if (!flush_posted_) {
+      flush_posted_ = true;  // after the current handler: the worker's reply goes out first
+      asio::post(ctx_.io, [this] {
+        flush_posted_ = false;
+        if (!ctx_.stopped) Flush();
+      });
+    }
+  } else if (!timer_armed_) {
+    ScheduleFlush(std::chrono::milliseconds(ctx_.cfg.report_batch_ms));
+  }
+  return true;
+}
+
+void ReportIntake::ScheduleFlush(std::chrono::milliseconds after) {
+  if (!timer_) timer_ = std::make_unique<asio::steady_timer>(ctx_.io);
+  timer_armed_ = true;
+  timer_->expires_after(after);
+  timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    timer_armed_ = false;
+    if (!ctx_.stopped) Flush(true);
+  });
+}
+
+bool ReportIntake::RunAfterReports(const std::string& what, std::function<void()> redo) {
+  if (Flush()) return true;
+  spdlog::debug("{}: waits behind {} acknowledged worker report(s) not committed yet", what,
+                pending_.size());
+  waiting_.push_back(std::move(redo));
+  return false;
+}
+
+bool ReportIntake::RunAfterReportsOnce(const std::string& tag, const std::string& what,
+                                       std::function<void()> redo) {
+  if (settled()) return true;
+  if (waiting_tags_.count(tag)) return false;
+  if (RunAfterReports(what, [this, tag, redo = std::move(redo)] {
+        waiting_tags_.erase(tag);
+        redo();
+      })) {
+    return true;
+  }
+  waiting_tags_.insert(tag);
+  return false;
+}
+
+bool ReportIntake::Flush(bool retry) {
+  if (pending_.empty()) return true;
+  if (failing_ && !retry) return false;  // each attempt may wait out the busy timeout
+  ctx_.trim.Schedule();
+  const uint64_t through = pending_.back().seq;
+  auto committed = commit_(pending_, [through](store::Store::Tx& tx) {
+    return tx.PutState(kScopeIntake, kAppliedKey, std::to_string(through));
+  });
+  if (!committed.ok()) {
+    spdlog::error(
+        "worker reports: committing {} acknowledged report(s): {}; they stay in the intake "
+        "journal, next try in {} ms; events for jobs wait behind them",
+        pending_.size(), committed.message(), kReportRetry.count());
+    failing_ = true;
+    if (!ctx_.stopped) {
+      if (timer_armed_) timer_->cancel();
+      ScheduleFlush(kReportRetry);
+    }
+    return false;
+  }
+  if (failing_) spdlog::info("worker reports: the delayed batch is committed");
+  failing_ = false;
+  pending_.clear();
+  if (journal_) journal_->Reset();
+  (*committed)();
+  // Events that waited behind the batch, in their order (each finds no report pending now).
+  std::vector<std::function<void()>> waiting;
+  waiting.swap(waiting_);
+  if (ctx_.stopped) return true;  // at Stop: not kept (docs/durability.md)
+  for (auto& redo : waiting) redo();
+  return true;
+}
+
+void ReportIntake::Stop() {
+  if (timer_) timer_->cancel();
+  if (ctx_.store) Flush(true);  // what fails stays in the intake journal for the next start
+}
+
+}  // namespace sedna::app

@@ -1,0 +1,101 @@
+// The worker API (worker_endpoint.h).
+#include "app/cluster/worker_endpoint.h"
+
+#include <spdlog/spdlog.h>
+
+#include "adapters/http/http_server.h"
+#include "adapters/http/worker_api.h"
+#include "adapters/json/upstream_codec.h"
+
+namespace sedna::app {
+
+namespace {
+
+http::HttpResponse Reply(int status, const std::string& msg) {
+  return {status, "application/json", json::EncodeWorkerApiReply(status, msg), {}};
+}
+
+}  // namespace
+
+WorkerEndpoint::WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake,
+                               Passthrough& passthrough, Outbox& outbox)
+    : ctx_(ctx), jobs_(jobs), intake_(intake), passthrough_(passthrough), outbox_(outbox) {}
+WorkerEndpoint::~WorkerEndpoint() = default;
+
+Status WorkerEndpoint::Start() {
+  http::HttpServerOptions wo;
+  wo.address = ctx_.cfg.bind_address;
+  wo.port = ctx_.cfg.bind_port;
+  wo.on_rejected = [](int status, const std::string& target) {
+    spdlog::warn("worker API: request {} rejected with {} (body over the limit or malformed)",
+                 target.empty() ? std::string("(unparsed)") : target, status);
+  };
+  auto ws = http::HttpServer::Start(ctx_.io, wo, [this](const http::HttpRequest& req) {
+    http::HttpResponse r =
+        http::RouteWorkerApi(req, [this](std::string_view name, std::string_view body) {
+          return OnWorkerMessage(name, body);
+        });
+    if (r.status == 404 || r.status == 405 || r.status == 406 || r.status == 415) {
+      auto ct = req.headers.find("content-type");
+      spdlog::warn("worker API: {} {} rejected with {} (Content-Type: {})", req.method, req.target,
+                   r.status, ct == req.headers.end() ? "-" : ct->second);
+    }
+    return r;
+  });
+  if (!ws.ok()) return ws.status().With("worker API (BIND_PORT)");
+  server_ = std::move(*ws);
+  return Status::Ok();
+}
+
+void WorkerEndpoint::Stop() {
+  if (server_) server_->Stop();
+}
+
+uint16_t WorkerEndpoint::port() const { return server_ ? server_->port() : 0; }
+
+http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
+                                                   std::string_view body) {
+  ctx_.metrics.worker_posts++;
+  auto m = json::DecodeWorkerMessage(body);
+  const std::string body_name = m.ok() ? m->report.worker_name : json::WorkerNameIn(body);
+  if (!m.ok() || body_name != path_name) {
+    std::string msg = "worker name(name=" + std::string(path_name) +
+                      ") in the api is different from that(name=" + body_name +
+                      ") in the message body";
+    if (!m.ok()) {
+      spdlog::warn("worker {}: message rejected: {}", path_name, m.message());
+      msg += ": " + m.message();
+    } else {
+      spdlog::warn("worker {}: message rejected: {}", path_name, msg);
+    }
+    return Reply(400, msg);
+  }
+  const auto& rep = m->report;
+  if (outbox_.Full()) {
+    spdlog::warn("worker {}: report refused with 503: the outbox is full (GM unreachable?)",
+                 rep.worker_name);
+    return Reply(503, "the LC's outbox is full; retry later");
+  }
+  if (rep.owner_kind == core::kKindIlJob || rep.owner_kind == core::kKindLlJob) {
+    std::optional<PendingReport> p = jobs_.PrepareReport(*m);
+    if (!p) {
+      spdlog::warn("worker {}: message for unknown {} {}/{} dropped", rep.worker_name,
+                   rep.owner_kind, rep.ns, rep.owner_name);
+    } else if (!intake_.Accept(std::move(*p), path_name, body)) {
+      return Reply(500, "could not persist the message; retry");
+    }
+  } else if (rep.owner_kind == core::kKindJointInference ||
+             rep.owner_kind == core::kKindFederated) {
+    if (passthrough_.ForwardWorkerMessage(*m) == Passthrough::Forward::kFailed) {
+      return Reply(500, "could not persist the message; retry");
+    }
+  } else if (warned_kinds_.insert(rep.owner_kind).second) {
+    spdlog::warn(
+        "worker messages for ownerKind \"{}\" are not handled by this build; accepted "
+        "and dropped",
+        rep.owner_kind);
+  }
+  return Reply(200, "OK");
+}
+
+}  // namespace sedna::app

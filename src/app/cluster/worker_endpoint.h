@@ -1,0 +1,54 @@
+// The worker API: POST /sedna/workers/{name}/info (§3.5, Go-compatible replies). A report for an
+// IL/LL job goes to the report intake (acknowledged once journaled); a message for a stored
+// pass-through object is forwarded upstream.
+//
+// Owns: the worker HTTP server (BIND_PORT) and the kinds already warned about.
+// Calls: the job runner (PrepareReport), the report intake (Accept), the pass-through objects
+//   (ForwardWorkerMessage), the outbox (Full: 503 while it is over its bound).
+// Called by: workers, over HTTP; the composition root (Start, Stop, port).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "app/cluster/context.h"
+#include "app/cluster/job_runner.h"
+#include "app/cluster/outbox.h"
+#include "app/cluster/passthrough.h"
+#include "app/cluster/report_intake.h"
+
+namespace sedna::http {
+class HttpServer;
+struct HttpResponse;
+}  // namespace sedna::http
+
+namespace sedna::app {
+
+class WorkerEndpoint {
+ public:
+  WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake, Passthrough& passthrough,
+                 Outbox& outbox);
+  ~WorkerEndpoint();
+
+  // Listens on cfg.bind_address:bind_port. The error names BIND_PORT.
+  Status Start();
+  void Stop();
+  uint16_t port() const;
+
+  // One worker message: `path_name` from the URL, `body` as received.
+  http::HttpResponse OnWorkerMessage(std::string_view path_name, std::string_view body);
+
+ private:
+  Context& ctx_;
+  JobRunner& jobs_;
+  ReportIntake& intake_;
+  Passthrough& passthrough_;
+  Outbox& outbox_;
+  std::unique_ptr<http::HttpServer> server_;
+  std::set<std::string> warned_kinds_;
+};
+
+}  // namespace sedna::app
