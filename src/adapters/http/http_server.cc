@@ -31,6 +31,9 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
+// The longest chunk-size line or trailer section accepted: bounded while incomplete (the bytes
+// buffered for it) and once parsed (a line's extensions; the trailer fields' names and values).
+constexpr size_t kChunkLineLimit = 8 * 1024;
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::chrono::milliseconds kDrainTime{500};
 constexpr std::chrono::milliseconds kAcceptBackoff{100};
@@ -55,6 +58,12 @@ bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
     if (EqualsIgnoreCase(haystack.substr(i, needle.size()), needle)) return true;
   }
   return false;
+}
+
+std::string_view TrimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
 }
 
 bool HasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
@@ -91,6 +100,8 @@ class RequestParser final : public bhttp::basic_parser<true> {
 
   int version() const { return version_; }
   bool expects_continue() const { return expect_continue_; }
+  // The request named a transfer-coding other than exactly "chunked" (the parse then fails).
+  bool unsupported_coding() const { return unsupported_coding_; }
 
  private:
   void on_request_impl(bhttp::verb, std::string_view method, std::string_view target, int version,
@@ -101,7 +112,17 @@ class RequestParser final : public bhttp::basic_parser<true> {
   }
   void on_response_impl(int, std::string_view, int, error_code&) override {}
   void on_field_impl(bhttp::field f, std::string_view name, std::string_view value,
-                     error_code&) override {
+                     error_code& ec) override {
+    if (header_done_) {  // a trailer field: counted and discarded
+      trailer_bytes_ += name.size() + value.size() + 4;
+      if (trailer_bytes_ > kChunkLineLimit) ec = bhttp::error::header_limit;
+      return;
+    }
+    if (f == bhttp::field::transfer_encoding && !EqualsIgnoreCase(TrimOws(value), "chunked")) {
+      unsupported_coding_ = true;
+      ec = bhttp::error::bad_transfer_encoding;
+      return;
+    }
     if (f == bhttp::field::expect && EqualsIgnoreCase(value, "100-continue")) {
       expect_continue_ = true;
     }
@@ -128,7 +149,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
       spare_.push_back(std::move(result.node));
     }
   }
-  void on_header_impl(error_code&) override {}
+  void on_header_impl(error_code&) override { header_done_ = true; }
   void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
     if (length) req_.body.reserve(static_cast<size_t>(*length));  // already within body_limit
   }
@@ -136,7 +157,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
     req_.body.append(body);
     return body.size();
   }
-  void on_chunk_header_impl(std::uint64_t, std::string_view, error_code&) override {}
+  void on_chunk_header_impl(std::uint64_t, std::string_view extensions, error_code& ec) override {
+    if (extensions.size() > kChunkLineLimit) ec = bhttp::error::header_limit;
+  }
   size_t on_chunk_body_impl(std::uint64_t, std::string_view body, error_code&) override {
     req_.body.append(body);
     return body.size();
@@ -148,6 +171,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
   std::string name_;
   int version_ = 11;
   bool expect_continue_ = false;
+  bool header_done_ = false;
+  bool unsupported_coding_ = false;
+  size_t trailer_bytes_ = 0;
 };
 
 class Connection;
@@ -259,6 +285,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         size_t used = parser_->put(buffer_.data(), ec);
         buffer_.consume(used);
         if (ec && ec != bhttp::error::need_more) return ParseError(ec);
+        // After the header, only a chunk-size line or the trailer section stays unconsumed.
+        if (ec && parser_->is_header_done() && buffer_.size() > kChunkLineLimit) {
+          return Reject(431, "431: Request Header Fields Too Large");
+        }
         if (!ec && parser_->is_done()) {
           if (!HandleRequest()) return;  // the reply is still being written, or closing
           // The reply went out at once and the next request has begun.
@@ -305,23 +335,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void ParseError(const error_code& ec) {
-    if (core_->options.on_rejected) {
-      const int status = ec == bhttp::error::body_limit     ? 413
-                         : ec == bhttp::error::header_limit ? 431
-                                                            : 400;
-      std::string target;
-      target = request_.target;  // filled once the request line was parsed
-      core_->options.on_rejected(status, target);
-    }
-    if (ec == bhttp::error::body_limit) {
-      Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
-      return;
-    }
+    if (ec == bhttp::error::body_limit) return Reject(413, "413: Request Entity Too Large");
     if (ec == bhttp::error::header_limit) {
-      Reply(TextResponse(431, "431: Request Header Fields Too Large"), false);
-      return;
+      return Reject(431, "431: Request Header Fields Too Large");
     }
-    Reply(TextResponse(400, "400: Bad Request"), false);
+    if (parser_->unsupported_coding()) return Reject(501, "501: Not Implemented");
+    Reject(400, "400: Bad Request");
+  }
+
+  // Answers a request the handler never sees with `status` (text/plain `body`), then closes.
+  void Reject(int status, std::string body) {
+    if (core_->options.on_rejected) {
+      core_->options.on_rejected(status, request_.target);  // "" until the request line is read
+    }
+    Reply(TextResponse(status, std::move(body)), /*keep_alive=*/false);
   }
 
   // Answers the parsed request. True when the reply is already written and the next request

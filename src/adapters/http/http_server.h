@@ -52,7 +52,8 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{60};  // no bytes moving for this long closes; 0 = never
   size_t max_connections = 256;           // accepting pauses while this many are open; 0 = no limit
   // Called (on the io thread) when the server itself rejects a request it could not hand to the
-  // handler (413, 431, 400): status, the request target when its header was read ("" otherwise).
+  // handler (413, 431, 400, 501): status, the request target when its header was read (""
+  // otherwise).
   std::function<void(int status, const std::string& target)> on_rejected;
 };
 
@@ -64,6 +65,11 @@ struct HttpServerOptions {
 //  * `Expect: 100-continue` is answered with `100 Continue` before the body is read;
 //  * body over body_limit: 413 `413: Request Entity Too Large`; header over 64 KiB: 431;
 //    unparsable request: 400 `400: Bad Request`; all text/plain, each followed by a close;
+//  * Transfer-Encoding other than exactly `chunked` (`gzip, chunked`, `identity`, anything
+//    unknown, parameters): 501 `501: Not Implemented` and a close; Transfer-Encoding twice, or
+//    with Content-Length: 400;
+//  * a chunk-size line or a trailer section over 8 KiB: 431 and a close; trailer fields are read
+//    and discarded (never merged into HttpRequest::headers);
 //  * a closing connection is half-closed and drained for up to 500 ms, so the client reads the
 //    final reply instead of a reset.
 //

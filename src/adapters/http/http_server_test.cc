@@ -14,6 +14,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -581,6 +582,114 @@ TEST_F(HttpServerTest, HeadersOfOneRequestDoNotLeakIntoTheNext) {
   EXPECT_EQ(seen[2], (Fields{{"x-rep", "r"}}));
   EXPECT_EQ(seen[3], (Fields{{"x-long", long_value + ", w"}}));
   EXPECT_EQ(seen[4], Fields{});
+}
+
+// ------------------------------------------------------------------ hostile clients
+
+// Records what the server reports through on_rejected (called on the io thread).
+struct Reports {
+  void Watch(HttpServerOptions& options) {
+    options.on_rejected = [this](int status, const std::string& target) {
+      std::lock_guard lock(mu);
+      rejected.emplace_back(status, target);
+    };
+  }
+  std::vector<std::pair<int, std::string>> Rejected() {
+    std::lock_guard lock(mu);
+    return rejected;
+  }
+
+  std::mutex mu;
+  std::vector<std::pair<int, std::string>> rejected;
+};
+
+// Issue 15 item 10: only `chunked` frames a body; anything else is refused, never guessed at.
+TEST_F(HttpServerTest, TransferCodingOtherThanChunkedGets501) {
+  Reports reports;
+  HttpServerOptions options;
+  reports.Watch(options);
+  StartServer(options);
+  for (std::string coding :
+       {"gzip, chunked", "identity", "chunked, gzip", "x-unknown", "chunked;q=1", "gzip"}) {
+    SCOPED_TRACE(coding);
+    Client c(port_);
+    ASSERT_TRUE(c.Send("POST /te HTTP/1.1\r\nTransfer-Encoding: " + coding +
+                       "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
+    auto r = c.Read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status_line, "HTTP/1.1 501 Not Implemented");
+    EXPECT_EQ(r->headers["content-type"], "text/plain");
+    EXPECT_EQ(r->headers["connection"], "close");
+    EXPECT_EQ(r->body, "501: Not Implemented");
+    EXPECT_TRUE(c.ReadsEof());
+  }
+  EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(reports.Rejected().size(), 6u);
+  for (const auto& [status, target] : reports.Rejected()) {
+    EXPECT_EQ(status, 501);
+    EXPECT_EQ(target, "/te");
+  }
+  {  // twice, even both chunked: 400
+    Client c(port_);
+    ASSERT_TRUE(
+        c.Send("POST /te HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"
+               "\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
+    auto r = c.Read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+  }
+  Client c(port_);  // the name and value are case-insensitive; spaces around it are not part
+  ASSERT_TRUE(
+      c.Send("POST /te HTTP/1.1\r\ntransfer-encoding:  Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
+  auto r = c.Read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "POST /te abc");
+}
+
+// Trailer fields are read within 8 KiB and dropped; so is a chunk-size line.
+TEST_F(HttpServerTest, TrailersAreBoundedAndNeverMergedIntoTheHeader) {
+  Reports reports;
+  std::vector<std::map<std::string, std::string>> seen;
+  HttpServerOptions options;
+  reports.Watch(options);
+  StartServer(options, [&](const HttpRequest& req) {
+    seen.push_back(req.headers);
+    HttpResponse r;
+    r.body = req.body;
+    return r;
+  });
+  const std::string head = "POST /t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n";
+  {
+    Client c(port_);
+    const std::string trailers = "X-Trailer: t\r\nContent-Type: text/evil\r\n";
+    ASSERT_TRUE(c.Send(head + "0\r\n" + trailers + "\r\n" + Post("/next", "n")));
+    auto r = c.Read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "abc");
+    auto next = c.Read();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->body, "n");
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0], (std::map<std::string, std::string>{{"transfer-encoding", "chunked"}}));
+  }
+  const std::string big(9 * 1024, 'v');
+  for (std::string tail : {"0\r\nX-Big: " + big + "\r\n\r\n",         // trailer section
+                           "0\r\nX-Big: " + big,                      // and one that never ends
+                           "1;ext=" + big + "\r\nx\r\n0\r\n\r\n"}) {  // a chunk-size line
+    SCOPED_TRACE(tail.substr(0, 12));
+    Client c(port_);
+    ASSERT_TRUE(c.Send(head + tail));
+    auto r = c.Read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 431);
+    EXPECT_EQ(r->headers["connection"], "close");
+    EXPECT_TRUE(c.ReadsEof());
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  EXPECT_EQ(reports.Rejected(),
+            (std::vector<std::pair<int, std::string>>{{431, "/t"}, {431, "/t"}, {431, "/t"}}));
 }
 
 }  // namespace
