@@ -8,10 +8,12 @@
 #include <charconv>
 #include <exception>
 #include <list>
+#include <map>
 #include <optional>
 #include <string_view>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -31,6 +33,10 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
+// The longest chunk-size line or trailer section accepted: bounded while incomplete (the bytes
+// buffered for it) and once parsed (a line's extensions; the trailer fields' names and values).
+constexpr size_t kChunkLineLimit = 8 * 1024;
+constexpr Clock::time_point kNever = Clock::time_point::max();
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::chrono::milliseconds kDrainTime{500};
 constexpr std::chrono::milliseconds kAcceptBackoff{100};
@@ -55,6 +61,12 @@ bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
     if (EqualsIgnoreCase(haystack.substr(i, needle.size()), needle)) return true;
   }
   return false;
+}
+
+std::string_view TrimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
 }
 
 bool HasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
@@ -91,6 +103,8 @@ class RequestParser final : public bhttp::basic_parser<true> {
 
   int version() const { return version_; }
   bool expects_continue() const { return expect_continue_; }
+  // The request named a transfer-coding other than exactly "chunked" (the parse then fails).
+  bool unsupported_coding() const { return unsupported_coding_; }
 
  private:
   void on_request_impl(bhttp::verb, std::string_view method, std::string_view target, int version,
@@ -101,7 +115,17 @@ class RequestParser final : public bhttp::basic_parser<true> {
   }
   void on_response_impl(int, std::string_view, int, error_code&) override {}
   void on_field_impl(bhttp::field f, std::string_view name, std::string_view value,
-                     error_code&) override {
+                     error_code& ec) override {
+    if (header_done_) {  // a trailer field: counted and discarded
+      trailer_bytes_ += name.size() + value.size() + 4;
+      if (trailer_bytes_ > kChunkLineLimit) ec = bhttp::error::header_limit;
+      return;
+    }
+    if (f == bhttp::field::transfer_encoding && !EqualsIgnoreCase(TrimOws(value), "chunked")) {
+      unsupported_coding_ = true;
+      ec = bhttp::error::bad_transfer_encoding;
+      return;
+    }
     if (f == bhttp::field::expect && EqualsIgnoreCase(value, "100-continue")) {
       expect_continue_ = true;
     }
@@ -128,7 +152,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
       spare_.push_back(std::move(result.node));
     }
   }
-  void on_header_impl(error_code&) override {}
+  void on_header_impl(error_code&) override { header_done_ = true; }
   void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
     if (length) req_.body.reserve(static_cast<size_t>(*length));  // already within body_limit
   }
@@ -136,7 +160,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
     req_.body.append(body);
     return body.size();
   }
-  void on_chunk_header_impl(std::uint64_t, std::string_view, error_code&) override {}
+  void on_chunk_header_impl(std::uint64_t, std::string_view extensions, error_code& ec) override {
+    if (extensions.size() > kChunkLineLimit) ec = bhttp::error::header_limit;
+  }
   size_t on_chunk_body_impl(std::uint64_t, std::string_view body, error_code&) override {
     req_.body.append(body);
     return body.size();
@@ -148,6 +174,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
   std::string name_;
   int version_ = 11;
   bool expect_continue_ = false;
+  bool header_done_ = false;
+  bool unsupported_coding_ = false;
+  size_t trailer_bytes_ = 0;
 };
 
 class Connection;
@@ -156,16 +185,45 @@ class Connection;
 
 struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   Core(net::io_context& io, HttpServerOptions opts, HttpHandler h)
-      : options(std::move(opts)), handler(std::move(h)), acceptor(io), backoff(io) {}
+      : options(std::move(opts)),
+        handler(std::move(h)),
+        acceptor(io),
+        backoff(io),
+        room_timer(io) {}
 
-  void Accept() noexcept;  // (re)starts the accept loop unless stopped, busy or at the limit
+  // (Re)starts the accept loop unless stopped, busy, or at max_connections with no connection
+  // evictable now (then a room timer is armed for when one will be, if any).
+  void Accept() noexcept;
   void StartAccept();
   void OnAccept(const error_code& ec, tcp::socket socket);
-  std::list<Connection*>::iterator Register(Connection* c) {
-    return connections.insert(connections.end(), c);
+  // Applies the per-peer cap and the eviction policy, then starts a Connection on `socket`.
+  void Admit(tcp::socket socket);
+  bool AtCapacity() const {
+    return options.max_connections != 0 && connections.size() >= options.max_connections;
   }
-  void Unregister(std::list<Connection*>::iterator it) noexcept {
+  const std::list<Connection*>& EvictionTier() const;
+  // The connection to evict for a new one at `now` (see "Behaviour on the wire"), or null.
+  Connection* EvictionCandidate(Clock::time_point now) const;
+  // When EvictionCandidate() will first return a connection, or kNever.
+  Clock::time_point EvictableAt() const;
+  void ArmRoomTimer(Clock::time_point at) noexcept;
+  void Drop(DropReason reason, const tcp::endpoint& peer) noexcept;
+
+  // Registration of an open connection, for Stop() and the per-peer cap.
+  std::list<Connection*>::iterator Register(Connection* c, const net::ip::address& peer) {
+    auto it = connections.insert(connections.end(), c);
+    try {
+      ++peers[peer];
+    } catch (...) {
+      connections.erase(it);
+      throw;
+    }
+    return it;
+  }
+  void Unregister(std::list<Connection*>::iterator it, const net::ip::address& peer) noexcept {
     connections.erase(it);
+    auto p = peers.find(peer);
+    if (p != peers.end() && --p->second == 0) peers.erase(p);
     Accept();  // resumes a paused accept loop
   }
   void Stop() noexcept;
@@ -174,36 +232,59 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   const HttpHandler handler;
   tcp::acceptor acceptor;
   net::steady_timer backoff;
+  net::steady_timer room_timer;
   std::list<Connection*> connections;
+  // Connections in the header phase and in the body phase, each in the order they entered it
+  // (oldest first); see Connection::EnterPhase().
+  std::list<Connection*> header_phase;
+  std::list<Connection*> body_phase;
+  std::map<net::ip::address, size_t> peers;  // open connections per peer address
+  Clock::time_point room_timer_at = kNever;  // when the pending room timer fires, or kNever
   bool accepting = false;
+  bool admitting = false;  // inside Admit(): Accept() waits for its end
   bool stopped = false;
 };
 
 namespace {
 
 // One client connection. Owned by its pending completion handlers; registered with the Core
-// while open so that Stop() can close it.
+// while open so that Stop() can close it and the Core can count its peer and evict it.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socket)
+  // What the connection waits for, for the eviction policy: its header (from accept or the end
+  // of the previous reply until the header is complete), its body, or nothing evictable (the
+  // request is in the handler, a reply is being written, or the connection is closing).
+  enum class Phase { kNone, kHeader, kBody };
+
+  Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socket, tcp::endpoint peer)
       : core_(std::move(core)),
         socket_(std::move(socket)),
         timer_(socket_.get_executor()),
-        idle_(core_->options.idle_timeout) {}
+        idle_(core_->options.idle_timeout),
+        peer_(std::move(peer)) {
+    own_phase_node_.push_back(this);
+    phase_pos_ = own_phase_node_.begin();
+  }
 
   ~Connection() {
-    if (!closed_) core_->Unregister(registration_);
+    if (!closed_) Leave();
   }
 
   void Start() {
-    registration_ = core_->Register(this);
+    registration_ = core_->Register(this, peer_.address());
+    registered_ = true;
     error_code ec;
     socket_.non_blocking(true, ec);  // for the first, synchronous send of each reply
     non_blocking_ = !ec;
     last_activity_ = Clock::now();
     head_.reserve(256);
-    ArmTimer();
     NextRequest();
+    // The first request's header deadline counts from accept.
+    header_started_ = true;
+    if (core_->options.header_timeout.count() > 0) {
+      header_deadline_ = last_activity_ + core_->options.header_timeout;
+    }
+    ArmTimer();
     ParseBuffered();
   }
 
@@ -217,8 +298,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       timer_.cancel();
     } catch (...) {
     }
-    core_->Unregister(registration_);
+    Leave();
   }
+
+  Phase phase() const { return phase_; }
+  Clock::time_point phase_since() const { return phase_since_; }
+  const tcp::endpoint& peer() const { return peer_; }
 
  private:
   // Runs `f` as the body of a completion handler: nothing may escape into io_context::run().
@@ -228,6 +313,39 @@ class Connection : public std::enable_shared_from_this<Connection> {
       f();
     } catch (...) {
       Close();
+    }
+  }
+
+  std::list<Connection*>& PhaseList(Phase p) {
+    switch (p) {
+      case Phase::kHeader:
+        return core_->header_phase;
+      case Phase::kBody:
+        return core_->body_phase;
+      case Phase::kNone:
+        break;
+    }
+    return own_phase_node_;
+  }
+
+  // Moves this connection to the back of `p`'s list (no allocation: the list node is this
+  // connection's own), and lets the Core re-check for room when it became evictable.
+  void EnterPhase(Phase p) noexcept {
+    if (p == Phase::kNone && phase_ == Phase::kNone) return;
+    std::list<Connection*>& to = PhaseList(p);
+    to.splice(to.end(), PhaseList(phase_), phase_pos_);
+    phase_ = p;
+    phase_since_ = Clock::now();
+    if (p != Phase::kNone) core_->Accept();
+  }
+
+  void Leave() noexcept {
+    std::list<Connection*>& from = PhaseList(phase_);
+    own_phase_node_.splice(own_phase_node_.end(), from, phase_pos_);
+    phase_ = Phase::kNone;
+    if (registered_) {
+      registered_ = false;
+      core_->Unregister(registration_, peer_.address());
     }
   }
 
@@ -250,15 +368,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(core_->options.body_limit);
     continue_sent_ = false;
+    header_started_ = false;  // the deadline starts with the request's first byte
+    header_deadline_ = kNever;
+    EnterPhase(Phase::kHeader);
+  }
+
+  // Starts the header deadline of a later request (its first byte has arrived).
+  void StartHeaderClock() {
+    header_started_ = true;
+    if (core_->options.header_timeout.count() == 0) return;
+    header_deadline_ = Clock::now() + core_->options.header_timeout;
+    if (header_deadline_ < timer_expiry_) ArmTimer();
   }
 
   void ParseBuffered() {
     for (;;) {
       if (buffer_.size() > 0) {
+        if (!header_started_) StartHeaderClock();
         error_code ec;
         size_t used = parser_->put(buffer_.data(), ec);
         buffer_.consume(used);
         if (ec && ec != bhttp::error::need_more) return ParseError(ec);
+        if (phase_ == Phase::kHeader && parser_->is_header_done()) {
+          header_deadline_ = kNever;
+          EnterPhase(parser_->is_done() ? Phase::kNone : Phase::kBody);
+        }
+        // After the header, only a chunk-size line or the trailer section stays unconsumed.
+        if (ec && parser_->is_header_done() && buffer_.size() > kChunkLineLimit) {
+          return Reject(431, "431: Request Header Fields Too Large");
+        }
         if (!ec && parser_->is_done()) {
           if (!HandleRequest()) return;  // the reply is still being written, or closing
           // The reply went out at once and the next request has begun.
@@ -280,12 +418,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void PostParse() {
     net::post(socket_.get_executor(), [self = shared_from_this()] {
       self->Guard([&] {
-        if (!self->closed_) self->ParseBuffered();
+        if (!self->closed_ && !self->draining_) self->ParseBuffered();
       });
     });
   }
 
   void Read() {
+    reading_ = true;
     socket_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = shared_from_this()](const error_code& ec, size_t n) {
                               self->Guard([&] { self->OnRead(ec, n); });
@@ -293,6 +432,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void OnRead(const error_code& ec, size_t n) {
+    reading_ = false;
     if (closed_) return;
     last_activity_ = Clock::now();
     if (ec) return Close();  // EOF or error; a partial request gets no reply
@@ -305,23 +445,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void ParseError(const error_code& ec) {
-    if (core_->options.on_rejected) {
-      const int status = ec == bhttp::error::body_limit     ? 413
-                         : ec == bhttp::error::header_limit ? 431
-                                                            : 400;
-      std::string target;
-      target = request_.target;  // filled once the request line was parsed
-      core_->options.on_rejected(status, target);
-    }
-    if (ec == bhttp::error::body_limit) {
-      Reply(TextResponse(413, "413: Request Entity Too Large"), /*keep_alive=*/false);
-      return;
-    }
+    if (ec == bhttp::error::body_limit) return Reject(413, "413: Request Entity Too Large");
     if (ec == bhttp::error::header_limit) {
-      Reply(TextResponse(431, "431: Request Header Fields Too Large"), false);
-      return;
+      return Reject(431, "431: Request Header Fields Too Large");
     }
-    Reply(TextResponse(400, "400: Bad Request"), false);
+    if (parser_->unsupported_coding()) return Reject(501, "501: Not Implemented");
+    Reject(400, "400: Bad Request");
+  }
+
+  // Answers a request the handler never sees with `status` (text/plain `body`), then closes.
+  void Reject(int status, std::string body) {
+    EnterPhase(Phase::kNone);
+    if (core_->options.on_rejected) {
+      core_->options.on_rejected(status, request_.target);  // "" until the request line is read
+    }
+    Reply(TextResponse(status, std::move(body)), /*keep_alive=*/false);
   }
 
   // Answers the parsed request. True when the reply is already written and the next request
@@ -331,6 +469,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Close();
       return false;
     }
+    EnterPhase(Phase::kNone);
     bool keep_alive = parser_->keep_alive();
     HttpResponse response = [&] {
       try {
@@ -450,29 +589,51 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Half-closes and discards input until the client closes or kDrainTime passes, so that unread
   // request bytes do not turn the close into a reset that would destroy the final reply.
   void Drain() {
+    EnterPhase(Phase::kNone);
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     draining_ = true;
     drain_deadline_ = Clock::now() + kDrainTime;
     if (idle_.count() > 0) drain_deadline_ = std::min(drain_deadline_, last_activity_ + idle_);
-    buffer_.consume(buffer_.size());
     ArmTimer();
+    // After a 408 a read is still pending; its completion drains (OnRead).
+    if (reading_) return;
+    buffer_.consume(buffer_.size());
     Read();
   }
 
+  // The earliest of the idle, header and drain deadlines that apply, or kNever.
   Clock::time_point Deadline() const {
-    return draining_ ? drain_deadline_ : last_activity_ + idle_;
+    if (draining_) return drain_deadline_;
+    Clock::time_point d = header_deadline_;
+    if (idle_.count() > 0) d = std::min(d, last_activity_ + idle_);
+    return d;
   }
 
-  // One wait is pending at a time; it re-arms itself until the deadline has really passed.
+  // One wait is pending at a time (at timer_expiry_); it re-arms itself until the deadline has
+  // really passed. It never waits longer than header_timeout, so that a header deadline
+  // starting later (StartHeaderClock()) is never earlier than the pending wait: no re-arm per
+  // request.
   void ArmTimer() {
-    if (!draining_ && idle_.count() == 0) return;
-    timer_.expires_at(Deadline());
+    Clock::time_point deadline = Deadline();
+    const std::chrono::seconds header_timeout = core_->options.header_timeout;
+    if (!draining_ && header_timeout.count() > 0) {
+      deadline = std::min(deadline, Clock::now() + header_timeout);
+    }
+    timer_expiry_ = deadline;
+    if (deadline == kNever) return;
+    timer_.expires_at(deadline);
     timer_.async_wait([self = shared_from_this()](const error_code& ec) {
       self->Guard([&] {
         if (ec || self->closed_) return;
-        if (Clock::now() >= self->Deadline()) return self->Close();
-        self->ArmTimer();
+        const Clock::time_point now = Clock::now();
+        if (now < self->Deadline()) return self->ArmTimer();
+        self->timer_expiry_ = kNever;
+        if (!self->draining_ && now >= self->header_deadline_) {
+          self->header_deadline_ = kNever;
+          return self->Reject(408, "408: Request Timeout");
+        }
+        self->Close();
       });
     });
   }
@@ -481,7 +642,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   tcp::socket socket_;
   net::steady_timer timer_;
   const std::chrono::seconds idle_;
+  const tcp::endpoint peer_;
   std::list<Connection*>::iterator registration_;
+  // This connection's node in one of Core::header_phase, Core::body_phase or own_phase_node_
+  // (Phase::kNone).
+  std::list<Connection*> own_phase_node_;
+  std::list<Connection*>::iterator phase_pos_;
+  Phase phase_ = Phase::kNone;
+  Clock::time_point phase_since_;
   boost::beast::flat_buffer buffer_;
   HttpRequest request_;
   std::vector<HeaderMap::node_type> spare_headers_;
@@ -490,8 +658,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string head_;
   Clock::time_point last_activity_;
   Clock::time_point drain_deadline_;
+  Clock::time_point header_deadline_ = kNever;
+  Clock::time_point timer_expiry_ = kNever;  // of the pending timer wait, kNever if none
+  bool registered_ = false;
   bool closed_ = false;
   bool non_blocking_ = false;  // the socket is in non-blocking mode (see Reply())
+  bool reading_ = false;       // an async_read_some is pending
+  bool header_started_ = false;
   bool draining_ = false;
   bool continue_sent_ = false;
   bool close_after_write_ = false;
@@ -499,9 +672,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 }  // namespace
 
+std::string_view DropReasonName(DropReason reason) {
+  switch (reason) {
+    case DropReason::kPeerLimit:
+      return "per-peer limit";
+    case DropReason::kEvicted:
+      return "evicted";
+    case DropReason::kNoRoom:
+      return "no room";
+  }
+  return "unknown";
+}
+
 void HttpServer::Core::Accept() noexcept {
-  if (stopped || accepting) return;
-  if (options.max_connections != 0 && connections.size() >= options.max_connections) return;
+  if (stopped || accepting || admitting) return;
+  if (AtCapacity()) {
+    const Clock::time_point at = EvictableAt();
+    if (at == kNever) return;  // resumes when a connection closes or enters a phase
+    if (Clock::now() < at) return ArmRoomTimer(at);
+  }
   try {
     StartAccept();
   } catch (...) {
@@ -517,6 +706,46 @@ void HttpServer::Core::Accept() noexcept {
   }
 }
 
+// The oldest header-phase connection; only while there is none, the oldest body-phase one.
+const std::list<Connection*>& HttpServer::Core::EvictionTier() const {
+  return header_phase.empty() ? body_phase : header_phase;
+}
+
+Connection* HttpServer::Core::EvictionCandidate(Clock::time_point now) const {
+  const std::list<Connection*>& tier = EvictionTier();
+  if (tier.empty() || tier.front()->phase_since() + options.eviction_grace > now) return nullptr;
+  return tier.front();
+}
+
+Clock::time_point HttpServer::Core::EvictableAt() const {
+  const std::list<Connection*>& tier = EvictionTier();
+  return tier.empty() ? kNever : tier.front()->phase_since() + options.eviction_grace;
+}
+
+void HttpServer::Core::ArmRoomTimer(Clock::time_point at) noexcept {
+  if (room_timer_at <= at) return;  // a wait for an earlier time is pending
+  try {
+    room_timer.expires_at(at);
+    room_timer_at = at;
+    room_timer.async_wait([self = shared_from_this()](const error_code& ec) {
+      if (ec) return;  // cancelled, or replaced by an earlier wait
+      self->room_timer_at = kNever;
+      self->Accept();
+    });
+  } catch (...) {
+    // Out of memory: accepting resumes at the next close or phase change instead.
+    room_timer_at = kNever;
+  }
+}
+
+void HttpServer::Core::Drop(DropReason reason, const tcp::endpoint& peer) noexcept {
+  if (!options.on_dropped) return;
+  try {
+    options.on_dropped(reason, EndpointText(peer.address().to_string(), peer.port()));
+  } catch (...) {
+  }
+}
+
 void HttpServer::Core::StartAccept() {
   accepting = true;
   acceptor.async_accept([self = shared_from_this()](const error_code& ec, tcp::socket socket) {
@@ -525,6 +754,7 @@ void HttpServer::Core::StartAccept() {
     } catch (...) {
       // Out of memory while setting up a connection: drop it and keep accepting.
       self->accepting = false;
+      self->admitting = false;
       self->Accept();
     }
   });
@@ -543,11 +773,32 @@ void HttpServer::Core::OnAccept(const error_code& ec, tcp::socket socket) {
     return;
   }
   if (!ec) {
-    error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<Connection>(shared_from_this(), std::move(socket))->Start();
+    admitting = true;
+    Admit(std::move(socket));
+    admitting = false;
   }
   Accept();
+}
+
+void HttpServer::Core::Admit(tcp::socket socket) {
+  // A dropped socket closes as it goes out of scope, unread.
+  error_code ec;
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone
+  if (options.max_connections_per_peer != 0) {
+    auto it = peers.find(peer.address());
+    if (it != peers.end() && it->second >= options.max_connections_per_peer) {
+      return Drop(DropReason::kPeerLimit, peer);
+    }
+  }
+  if (AtCapacity()) {
+    Connection* victim = EvictionCandidate(Clock::now());
+    if (victim == nullptr) return Drop(DropReason::kNoRoom, peer);
+    Drop(DropReason::kEvicted, victim->peer());
+    victim->Close();
+  }
+  socket.set_option(tcp::no_delay(true), ec);
+  std::make_shared<Connection>(shared_from_this(), std::move(socket), peer)->Start();
 }
 
 void HttpServer::Core::Stop() noexcept {
@@ -557,6 +808,7 @@ void HttpServer::Core::Stop() noexcept {
   acceptor.close(ignored);
   try {
     backoff.cancel();
+    room_timer.cancel();
   } catch (...) {
   }
   while (!connections.empty()) connections.front()->Close();  // Close() unregisters

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -45,15 +46,39 @@ struct HttpResponse {
 // server; the current request then gets no reply.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// Why the server closed a connection on its own before any request on it was answered.
+enum class DropReason {
+  kPeerLimit,  // its peer address already had max_connections_per_peer connections open
+  kEvicted,    // closed to make room for a new connection (see "Behaviour on the wire")
+  kNoRoom,     // accepted at max_connections when nothing could be evicted after all: closed
+};
+std::string_view DropReasonName(DropReason reason);  // "per-peer limit", "evicted", "no room"
+
 struct HttpServerOptions {
   std::string address = "0.0.0.0";        // numeric IPv4 or IPv6 address
   uint16_t port = 0;                      // 0 picks a free port; see HttpServer::port()
   size_t body_limit = 1 << 20;            // larger bodies get 413 and the connection is closed
   std::chrono::seconds idle_timeout{60};  // no bytes moving for this long closes; 0 = never
-  size_t max_connections = 256;           // accepting pauses while this many are open; 0 = no limit
+  // At most this many connections are open; see "Behaviour on the wire" for what happens to
+  // the next one. 0 = no limit.
+  size_t max_connections = 256;
+  // A whole request header must arrive within this time, counted from accept for a
+  // connection's first request and from the first byte of each later one; past it the client
+  // gets 408 and the connection is closed. 0 = no deadline.
+  std::chrono::seconds header_timeout{10};
+  // Connections open at once from one peer address; the next one is closed at once. 0 = no cap.
+  size_t max_connections_per_peer = 32;
+  // At max_connections, a connection becomes evictable once it has waited this long in the
+  // phase that makes it a candidate (see "Behaviour on the wire").
+  std::chrono::milliseconds eviction_grace{1000};
   // Called (on the io thread) when the server itself rejects a request it could not hand to the
-  // handler (413, 431, 400): status, the request target when its header was read ("" otherwise).
+  // handler (413, 431, 400, 408, 501): status, the request target when its request line was read
+  // ("" otherwise).
   std::function<void(int status, const std::string& target)> on_rejected;
+  // Called (on the io thread) when the server closes a connection without a reply (DropReason),
+  // with the peer as "address:port". Under attack this may run thousands of times a second: a
+  // caller that logs should rate-limit.
+  std::function<void(DropReason reason, const std::string& peer)> on_dropped;
 };
 
 // Behaviour on the wire:
@@ -64,6 +89,28 @@ struct HttpServerOptions {
 //  * `Expect: 100-continue` is answered with `100 Continue` before the body is read;
 //  * body over body_limit: 413 `413: Request Entity Too Large`; header over 64 KiB: 431;
 //    unparsable request: 400 `400: Bad Request`; all text/plain, each followed by a close;
+//  * Transfer-Encoding other than exactly `chunked` (`gzip, chunked`, `identity`, anything
+//    unknown, parameters): 501 `501: Not Implemented` and a close; Transfer-Encoding twice, or
+//    with Content-Length: 400;
+//  * a chunk-size line or a trailer section over 8 KiB: 431 and a close; trailer fields are read
+//    and discarded (never merged into HttpRequest::headers);
+//  * header deadline (header_timeout): a request header still incomplete that long after accept
+//    (first request) or after its first byte (later requests) gets 408 `408: Request Timeout`
+//    and a close, however steadily its bytes trickle in;
+//  * per-peer cap: a new connection from an address that already has max_connections_per_peer
+//    open is closed at once, unread (on_dropped kPeerLimit);
+//  * room for new connections: at max_connections the server keeps accepting as long as it can
+//    evict someone, closing (no reply; on_dropped kEvicted) for each new connection
+//      1. the connection that has waited longest in the header phase (from accept, or from the
+//         end of its previous reply, until its header is complete; idle keep-alive connections
+//         are in this phase), provided it has waited at least eviction_grace;
+//      2. only while no connection at all is in the header phase, the one that has been
+//         reading a body (within body_limit) longest, provided for at least eviction_grace.
+//    A connection whose request is in the handler, whose reply is being written or which is
+//    closing is never evicted. While nothing is evictable, accepting pauses (new connections
+//    wait in the listen backlog) until a connection closes or becomes evictable. If nothing is
+//    evictable any more when the new connection arrives (the candidate moved on meanwhile), the
+//    new connection is closed (on_dropped kNoRoom);
 //  * a closing connection is half-closed and drained for up to 500 ms, so the client reads the
 //    final reply instead of a reset.
 //
