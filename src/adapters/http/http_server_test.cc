@@ -61,15 +61,7 @@ class Client {
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (source != nullptr) {
-      sockaddr_in local{};
-      local.sin_family = AF_INET;
-      ::inet_pton(AF_INET, source, &local.sin_addr);
-      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-        connect_errno_ = errno;
-        return;
-      }
-    }
+    if (source != nullptr && !BindSource(source)) return;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
@@ -78,6 +70,24 @@ class Client {
       connect_errno_ = errno;
   }
   ~Client() { Close(); }
+
+  // Binds `source` with a port below the kernel's ephemeral range (32768-60999 by default), so
+  // that a thousand held clients never take a port another test picked with bind(0) and is about
+  // to listen on (tests run in parallel).
+  bool BindSource(const char* source) {
+    static uint16_t next = 0;
+    if (next == 0) next = static_cast<uint16_t>(12000 + (::getpid() % 8) * 2500);
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &local.sin_addr);
+    for (int tries = 0; tries < 64; ++tries) {
+      local.sin_port = htons(next++);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0) return true;
+      if (errno != EADDRINUSE) break;
+    }
+    connect_errno_ = errno;
+    return false;
+  }
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 

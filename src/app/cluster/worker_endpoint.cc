@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "adapters/http/http_server.h"
 #include "adapters/http/worker_api.h"
 #include "adapters/json/upstream_codec.h"
@@ -27,9 +29,24 @@ Status WorkerEndpoint::Start() {
   wo.address = ctx_.cfg.bind_address;
   wo.port = ctx_.cfg.bind_port;
   wo.on_rejected = [](int status, const std::string& target) {
-    spdlog::warn("worker API: request {} rejected with {} (body over the limit or malformed)",
-                 target.empty() ? std::string("(unparsed)") : target, status);
+    spdlog::warn(
+        "worker API: request {} rejected with {} (too large, too slow, unsupported "
+        "transfer-coding or malformed)",
+        target.empty() ? std::string("(unparsed)") : target, status);
   };
+  // Under a flood this fires thousands of times a second: one line per reason and 10 s, with the
+  // count since the last line.
+  wo.on_dropped = [this](http::DropReason reason, const std::string& peer) {
+    DropLog& d = drops_[static_cast<int>(reason)];
+    ++d.count;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - d.logged < std::chrono::seconds(10)) return;
+    spdlog::warn("worker API: connection from {} closed unanswered ({}; {} since the last line)",
+                 peer, http::DropReasonName(reason), d.count);
+    d.logged = now;
+    d.count = 0;
+  };
+
   auto ws = http::HttpServer::Start(ctx_.io, wo, [this](const http::HttpRequest& req) {
     http::HttpResponse r =
         http::RouteWorkerApi(req, [this](std::string_view name, std::string_view body) {

@@ -8,6 +8,7 @@
 // Called by: workers, over HTTP; the composition root (Start, Stop, port).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -49,6 +50,11 @@ class WorkerEndpoint {
   Outbox& outbox_;
   std::unique_ptr<http::HttpServer> server_;
   std::set<std::string> warned_kinds_;
+  struct DropLog {  // connections the server closed unanswered, per http::DropReason
+    int64_t count = 0;
+    std::chrono::steady_clock::time_point logged;
+  };
+  DropLog drops_[3];
 };
 
 }  // namespace sedna::app
