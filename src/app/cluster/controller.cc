@@ -235,5 +235,8 @@ uint16_t Controller::status_port() const { return impl_->status.port(); }
 void Controller::OnGmFrame(const std::string& text) { impl_->frames.OnFrame(text); }
 void Controller::SetUpstreamSink(UpstreamSink* sink) { impl_->outbox.SetSink(sink); }
 void Controller::PumpOutbox() { impl_->outbox.Pump(); }
+void Controller::SetReportGate(ReportGate gate) {
+  impl_->worker_api.SetReportGate(std::move(gate));
+}
 
 }  // namespace sedna::app

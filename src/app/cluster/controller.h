@@ -11,6 +11,7 @@
 
 #include "app/cluster/config.h"
 #include "app/cluster/upstream_sink.h"
+#include "core/report.h"
 #include "core/status.h"
 
 namespace boost::asio {
@@ -18,6 +19,9 @@ class io_context;
 }
 
 namespace sedna::app {
+
+// Checks a worker report's sender (e.g. "only the worker this LC started for that stage").
+using ReportGate = std::function<Status(const core::WorkerReport& report)>;
 
 class Controller {
  public:
@@ -42,6 +46,9 @@ class Controller {
   void SetUpstreamSink(UpstreamSink* sink);
   // Sends outbox frames while the sink takes them (call when the sink becomes ready).
   void PumpOutbox();
+  // Standalone mode: who may report. Asked for every decoded IL/LL worker report before it is
+  // taken; an error is answered 400 with its message and nothing is forwarded. Set before Start().
+  void SetReportGate(ReportGate gate);
 
  private:
   struct Impl;

@@ -94,6 +94,12 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
     return Reply(503, "the LC's outbox is full; retry later");
   }
   if (rep.owner_kind == core::kKindIlJob || rep.owner_kind == core::kKindLlJob) {
+    if (gate_) {
+      if (Status s = gate_(rep); !s.ok()) {
+        spdlog::warn("worker {}: report refused: {}", rep.worker_name, s.message());
+        return Reply(400, s.message());
+      }
+    }
     std::optional<PendingReport> p = jobs_.PrepareReport(*m);
     if (!p) {
       spdlog::warn("worker {}: message for unknown {} {}/{} dropped", rep.worker_name,

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -38,6 +39,10 @@ class WorkerEndpoint {
   Status Start();
   void Stop();
   uint16_t port() const;
+  // Asked for each IL/LL report before it is taken (controller.h, ReportGate).
+  void SetReportGate(std::function<Status(const core::WorkerReport&)> gate) {
+    gate_ = std::move(gate);
+  }
 
   // One worker message: `path_name` from the URL, `body` as received.
   http::HttpResponse OnWorkerMessage(std::string_view path_name, std::string_view body);
@@ -50,6 +55,7 @@ class WorkerEndpoint {
   Outbox& outbox_;
   std::unique_ptr<http::HttpServer> server_;
   std::set<std::string> warned_kinds_;
+  std::function<Status(const core::WorkerReport&)> gate_;
   struct DropLog {  // connections the server closed unanswered, per http::DropReason
     int64_t count = 0;
     std::chrono::steady_clock::time_point logged;
