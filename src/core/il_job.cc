@@ -110,6 +110,12 @@ struct Stepper {
       MaybeStartTrain(idx);
     } else if (last.stage == Stage::kEval && idx != s.answered_eval_waiting) {
       StartEval(idx);
+    } else if (last.stage == Stage::kDeploy && s.eval_outstanding &&
+               idx != s.answered_deploy_waiting) {
+      // The eval pod ended without a valid report (none, or one refused as invalid): decide now,
+      // or the round never ends.
+      s.answered_deploy_waiting = idx;
+      DecideWithoutEval("before (Deploy, Waiting)");
     }
   }
 
@@ -230,7 +236,10 @@ struct Stepper {
     }
     if (status != "completed") {
       if (status == "failed") Warn(who + " reported failure");
-      if (kind == "eval" && status == "failed") s.eval_outstanding = false;
+      if (kind == "eval" && status == "failed") {
+        s.eval_outstanding = false;
+        ClearEvalDeadline();
+      }
       return;
     }
     if (!r.results_error.empty()) {
@@ -252,6 +261,7 @@ struct Stepper {
       return;
     }
     s.eval_outstanding = false;
+    ClearEvalDeadline();
     s.last_eval_results = r.results;
     s.decisions++;
     s.decided_round = s.eval_round - 1;
@@ -277,6 +287,42 @@ struct Stepper {
     s.work_round = s.eval_round - 1;
     s.work_models = s.eval_models;
     IssueWork();
+  }
+
+  void OnEvalRefused(const EvalReportRefused& e) {
+    if (!s.eval_outstanding || s.eval_refused_deadline_ms != 0) return;
+    s.eval_refused_deadline_ms = now.unix_ms + spec.deploy_wait_ms;
+    s.retry_after_ms = std::max(s.retry_after_ms, s.eval_refused_deadline_ms);
+    Warn("eval report of worker " + e.worker + " refused (" + e.why + "); round " +
+         std::to_string(s.eval_round - 1) + " is decided without it in " +
+         std::to_string(spec.deploy_wait_ms) + " ms unless a valid one comes");
+  }
+
+  // Decides the outstanding eval "not deployed" when it has no valid report: at the refused
+  // report's deadline, or when the GM already asks for the decision (a G2 GM's (Deploy, Waiting)).
+  void ClearEvalDeadline() {
+    if (s.eval_refused_deadline_ms != 0 && s.retry_after_ms == s.eval_refused_deadline_ms) {
+      s.retry_after_ms = 0;
+    }
+    s.eval_refused_deadline_ms = 0;
+  }
+
+  void DecideWithoutEval(const std::string& why) {
+    s.eval_outstanding = false;
+    ClearEvalDeadline();
+    s.decisions++;
+    s.decided_round = s.eval_round - 1;
+    s.last_decision = "not deployed: no valid eval report for round " +
+                      std::to_string(s.eval_round - 1) + " " + why;
+    Error(s.last_decision);
+    Report(StatusReport{"Deploy", "Completed"});
+  }
+
+  void CheckEvalDeadline() {
+    if (s.eval_outstanding && s.eval_refused_deadline_ms != 0 &&
+        now.unix_ms >= s.eval_refused_deadline_ms) {
+      DecideWithoutEval("within --deploy-wait of a refused one");
+    }
   }
 
   void OnCopied(const ModelCopied& e) {
@@ -338,6 +384,22 @@ std::string TrainOutputDir(const std::string& out, int64_t round) {
   return out + "/train/" + std::to_string(round);
 }
 
+ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& kind) {
+  ReportScope scope;
+  const std::string k = Lower(kind);
+  const std::string out = OutputRoot(spec.job->spec.output_dir);
+  if (k == "train" && s.answered_train_waiting >= 0 && s.round > 1) {
+    scope.awaited = true;
+    scope.dirs = {TrainOutputDir(out, s.round - 1)};
+    scope.what = "the output directory of train round " + std::to_string(s.round - 1);
+  } else if (k == "eval" && s.eval_outstanding) {
+    scope.awaited = true;
+    for (const auto& m : s.eval_models) scope.exact.push_back(m.url);
+    scope.what = "the models sent for the eval of round " + std::to_string(s.eval_round - 1);
+  }
+  return scope;
+}
+
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
   Stepper st{spec, now, state, {}};
   std::visit(
@@ -353,9 +415,12 @@ Output Step(const Spec& spec, const State& state, const Event& event, const Now&
           st.OnWorkerReport(e.report);
         } else if constexpr (std::is_same_v<E, ModelCopied>) {
           st.OnCopied(e);
+        } else if constexpr (std::is_same_v<E, EvalReportRefused>) {
+          st.OnEvalRefused(e);
         }
       },
       event);
+  st.CheckEvalDeadline();
   st.Advance();
   return Output{std::move(st.s), std::move(st.actions)};
 }

@@ -56,6 +56,13 @@ struct State {
   // Index in status.conditions of the Waiting condition last answered, -1 for none.
   int64_t answered_train_waiting = -1;
   int64_t answered_eval_waiting = -1;
+  // A (Deploy, Waiting) answered with Deploy Completed because the outstanding eval had no valid
+  // report (a rejected report is not forwarded, so the GM moves on from the eval pod's exit).
+  int64_t answered_deploy_waiting = -1;
+  // An eval report was refused (issue 15) while the eval was outstanding: unless a valid one
+  // comes first, the round is decided "not deployed" at this time (unix ms; 0: none). A G1 GM
+  // never sends Deploy-stage conditions, so without it a refused report would end no round.
+  int64_t eval_refused_deadline_ms = 0;
   // In-flight work and what it needs to finish.
   Work work = Work::kNone;
   int64_t work_condition = -1;
@@ -94,6 +101,8 @@ struct Spec {
   // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§7.4) and
   // Ready reports carry its URL as dataIndexURL.
   bool dataset_s3 = false;
+  // How long a round whose eval report was refused waits for a valid one (--deploy-wait).
+  int64_t deploy_wait_ms = 30000;
 };
 
 struct Now {
@@ -126,8 +135,14 @@ struct ModelCopied {
   bool ok = false;
   std::string error;
 };
+// A worker's eval report was refused before it reached the job (malformed, or naming models the
+// job may not use); `why` names the field.
+struct EvalReportRefused {
+  std::string worker;
+  std::string why;
+};
 using Event = std::variant<JobChanged, Tick, Resume, SamplesIngested, FileWritten, WorkerReported,
-                           ModelCopied>;
+                           ModelCopied, EvalReportRefused>;
 
 // Actions.
 struct WriteSamples {
@@ -161,6 +176,10 @@ struct Output {
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);
+
+// What a completed report of `kind` ("train", "eval", any case) may name now: train, the output
+// directory of the train round in flight; eval, exactly the models sent in the outstanding eval.
+ReportScope ScopeOfReport(const Spec& spec, const State& state, const std::string& kind);
 
 // Layout helpers (§7.4, §8.1): `out` is spec.outputDir with trailing '/' removed.
 std::string OutputRoot(const std::string& output_dir);

@@ -345,6 +345,25 @@ const char* PhaseName(Phase p) {
   return "train";
 }
 
+ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& kind) {
+  ReportScope scope;
+  const std::string k = Lower(kind);
+  const std::string out = il::OutputRoot(spec.job->spec.output_dir);
+  if (!s.worker_awaited) return scope;
+  if (k == "train" && s.phase == Phase::kTrain) {
+    scope.awaited = true;
+    scope.dirs = {TrainOutputDir(out, s.version)};
+    scope.what = "the output directory of version " + std::to_string(s.version);
+  } else if (k == "eval" && s.phase == Phase::kEval) {
+    scope.awaited = true;
+    scope.dirs = {EvalOutputDir(out, s.version)};
+    if (s.train_model) scope.exact = {s.train_model->url};
+    scope.what = "the eval output directory of version " + std::to_string(s.version) +
+                 " or its trained model";
+  }
+  return scope;
+}
+
 std::string EvalOutputDir(const std::string& out, int64_t version) {
   return out + "/eval/" + std::to_string(version);
 }

@@ -120,6 +120,10 @@ struct Output {
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);
 
+// As il::ScopeOfReport: train, the output directory of the version in training; eval, that
+// version's eval output directory or the trained model sent in the eval Ready.
+ReportScope ScopeOfReport(const Spec& spec, const State& state, const std::string& kind);
+
 // `out` is spec.outputDir with trailing '/' removed (OutputRoot).
 std::string EvalOutputDir(const std::string& out, int64_t version);  // <out>/eval/<v>
 std::string DeployModelUrl(const std::string& out);                  // <out>/deploy/index.pkl

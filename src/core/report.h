@@ -38,4 +38,17 @@ struct WorkerReport {
   std::string results_error;
 };
 
+// Which model URLs a completed train or eval report of a job may name now (issue 15: a report
+// can only move its own job, with models the job may use). Computed from the job's state by
+// il::ScopeOfReport / ll::ScopeOfReport; the adapter checks each result URL against it (host
+// paths after the rootfs prefix, `..` and symlinks; S3 URLs lexically).
+struct ReportScope {
+  // A worker of this kind is awaited by this LC now. When false the report is not this LC's to
+  // act on (e.g. the stage was dispatched by another node's LC): it is only forwarded.
+  bool awaited = false;
+  std::vector<std::string> dirs;   // a result URL must lie inside one of these (or be one)
+  std::vector<std::string> exact;  // or equal one of these (models the LC itself sent)
+  std::string what;                // "the output of train round 2", for messages
+};
+
 }  // namespace sedna::core

@@ -419,7 +419,7 @@ TEST_F(IlBadInputTest, WorkerReportForUnknownJobIsAcceptedAndDropped) {
   ExpectGoodJobDispatches();
 }
 
-TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
+TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   auto lines = IndexLineList(1, 1000);
   AppendFile(rootfs + "/data/train_data.txt", Join(lines));
   WaitSampleCount(1000);
@@ -444,20 +444,18 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
   job->SetPod(Stage::kEval, PodPhase::kRunning);
   Sync();
 
-  // results[0] has no url: accepted and forwarded verbatim, but no deploy decision.
+  // results[0] has no url: refused (400 naming the field), not forwarded, the job unchanged
+  // (issue 15: a rejected report is not forwarded; before, it was forwarded with no decision and
+  // the GM's (Deploy, Waiting) was never answered).
   HttpResult bad = Post(
       "eval-worker-2bq7d",
       R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "metrics": {"recall": [0.77, 0.70], "precision": [0.81, 0.74]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66], "precision": [0.66, 0.71]}}]})");
-  EXPECT_EQ(bad.status, 200) << bad.raw;
-  EXPECT_EQ(bad.body, kOk);
-  EXPECT_EQ(
-      NextJob().content,
-      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74],"recall":[0.77,0.70]}},{"format":"pb","metrics":{"precision":[0.66,0.71],"recall":[0.62,0.66]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})");
-  // Logged by the step that committed the forward, before the frame was sent.
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+  EXPECT_NE(bad.body.find("results[0].url"), std::string::npos) << bad.body;
   ExpectLog({"eval-worker-2bq7d", "results[0].url"});
 
-  // The eval stays outstanding: a good report is forwarded and decides. Upstream order is the
-  // order of the commits, so a Deploy message for the bad report would come first.
+  // The eval stays outstanding: a good report is forwarded and decides; nothing came upstream
+  // for the bad one, so the good report is the next frame.
   EXPECT_EQ(
       Post(
           "eval-worker-2bq7d",
@@ -488,6 +486,187 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsForwardedButNotDeployed) {
       NextJob().content,
       R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.txt"), Split(more, 0.8).first);
+  ExpectAlive();
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// ---------------------------------------------------------------- refused reports (issue 15)
+
+// A completed report a worker got wrong: what it says, and the field the 400 must name.
+struct BadReport {
+  const char* name;
+  const char* worker;
+  std::string results;  // the JSON of "results"
+  const char* field;
+};
+
+std::string ReportBody(const char* worker, const char* kind, const std::string& results) {
+  return std::string(R"({"name": ")") + worker +
+         R"(", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": ")" +
+         kind + R"(", "status": "completed", "results": )" + results + "}";
+}
+
+const char* kGoodDeployed = R"({"format": "pb", "url": "/models/deploy_model/saved_model.pb"})";
+
+// Every eval field a report can get wrong is refused, and the round still ends: --deploy-wait
+// after the refused report the LC sends Deploy Completed (not deployed) and the next round trains.
+TEST_F(IlBadInputTest, RefusedEvalReportsLeaveNoRoundStuck) {
+  const std::string trained = R"({"format": "pb", "url": "/output/train/1/model.pb"})";
+  const std::vector<BadReport> cases = {
+      {"no url", "eval-worker-2bq7d",
+       std::string(R"([{"format": "pb", "metrics": {"precision": [0.9]}}, )") + kGoodDeployed + "]",
+       "results[0].url"},
+      {"no format", "eval-worker-2bq7d",
+       std::string(R"([{"url": "/output/train/1/model.pb"}, )") + kGoodDeployed + "]",
+       "results[0].format"},
+      {"metrics not an object", "eval-worker-2bq7d",
+       std::string(R"([{"format": "pb", "url": "/output/train/1/model.pb", "metrics": 3}, )") +
+           kGoodDeployed + "]",
+       "results[0].metrics"},
+      {"empty results", "eval-worker-2bq7d", "[]", "results"},
+      {"a model that was not sent", "eval-worker-2bq7d",
+       std::string(R"([{"format": "pb", "url": "/etc/shadow"}, )") + kGoodDeployed + "]",
+       "results[0].url"},
+      {"deployed model replaced", "eval-worker-2bq7d",
+       "[" + trained + R"(, {"format": "pb", "url": "/output/train/1/../../../etc/shadow"}])",
+       "results[1].url"},
+      {"not an eval worker's name", "train-worker-h4k9q",
+       "[" + trained + ", " + kGoodDeployed + "]", "name"},
+  };
+  // A short --deploy-wait: the round of a refused eval report is decided after it.
+  KillAndRestart(status_port, {"--deploy-wait", "0.3"});
+  Barrier();
+  auto lines = IndexLineList(1, 1000);
+  AppendFile(rootfs + "/data/train_data.txt", Join(lines));
+  WaitSampleCount(1000);
+  int64_t next_line = 1001;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const BadReport& c = cases[i];
+    SCOPED_TRACE(c.name);
+    const std::string round = std::to_string(i + 1);
+    UpstreamFrame ready = NextJob();
+    ASSERT_NE(ready.content.find(R"("phase":"Train","status":"Ready")"), std::string::npos)
+        << ready.content;
+    job->Report(ready.content);
+    job->SetPod(Stage::kTrain, PodPhase::kRunning);
+    Sync();
+    const std::string out = "/output/train/" + round;
+    stdfs::create_directories(rootfs + out);
+    WriteFile(rootfs + out + "/model.pb", "MODEL-" + round);
+    const std::string train = "[{\"format\": \"pb\", \"url\": \"" + out + "/model.pb\"}]";
+    ASSERT_EQ(Post("train-worker-h4k9q", ReportBody("train-worker-h4k9q", "train", train)).body,
+              kOk);
+    job->Report(NextJob().content);
+    job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+    ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+    Sync();
+    UpstreamFrame eval_ready = NextJob();
+    ASSERT_NE(eval_ready.content.find(R"("phase":"Eval","status":"Ready")"), std::string::npos)
+        << eval_ready.content;
+    job->Report(eval_ready.content);
+    job->SetPod(Stage::kEval, PodPhase::kRunning);
+    Sync();
+    std::string results = c.results;
+    for (size_t at; (at = results.find("/output/train/1/")) != std::string::npos;) {
+      results.replace(at, 16, out + "/");  // this round's trained model
+    }
+    HttpResult r = Post(c.worker, ReportBody(c.worker, "eval", results));
+    EXPECT_EQ(r.status, 400) << r.raw;
+    EXPECT_NE(r.body.find(c.field), std::string::npos) << r.body;
+    ExpectLog({c.worker, c.field});
+    Barrier();
+    auto extra = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(0));
+    EXPECT_FALSE(extra) << "a refused report was forwarded: " << extra->content;
+    // The eval pod exits; a G1 GM sends no Deploy-stage condition (§4.3), so the LC decides
+    // "not deployed" itself, --deploy-wait after the refused report.
+    job->SetPod(Stage::kEval, PodPhase::kSucceeded);
+    ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
+    UpstreamFrame decision = NextJob();
+    EXPECT_EQ(decision.content, R"({"phase":"Deploy","status":"Completed","output":null})");
+    job->Report(decision.content);
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+    EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"),
+              "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
+    // Enough new samples for the next round's trigger (> 500 train samples).
+    auto more = IndexLineList(next_line, next_line + 699);
+    next_line += 700;
+    AppendFile(rootfs + "/data/train_data.txt", Join(more));
+  }
+  UpstreamFrame last = NextJob();
+  EXPECT_NE(last.content.find("\"outputDir\":\"/output/train/" + std::to_string(cases.size() + 1)),
+            std::string::npos)
+      << "the round after the last refused report did not start: " << last.content;
+  ExpectAlive();
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// A train report that is refused leaves the job as it was; when the train pod exits the LC has
+// no trained model, answers (Eval, Waiting) with Eval Failed, and the next round trains.
+TEST_F(IlBadInputTest, RefusedTrainReportsLeaveNoRoundStuck) {
+  const std::vector<BadReport> cases = {
+      {"no url", "train-worker-h4k9q", R"([{"format": "pb"}])", "results[0].url"},
+      {"no format", "train-worker-h4k9q", R"([{"url": "/output/train/R/model.pb"}])",
+       "results[0].format"},
+      {"metrics not an object", "train-worker-h4k9q",
+       R"([{"format": "pb", "url": "/output/train/R/model.pb", "metrics": []}])",
+       "results[0].metrics"},
+      {"empty results", "train-worker-h4k9q", "[]", "results"},
+      {"a host file", "train-worker-h4k9q", R"([{"format": "pb", "url": "/etc/shadow"}])",
+       "results[0].url"},
+      {"another round's output", "train-worker-h4k9q",
+       R"([{"format": "pb", "url": "/output/train/R/../99/model.pb"}])", "results[0].url"},
+      {"a symlink out of the output", "train-worker-h4k9q",
+       R"([{"format": "pb", "url": "/output/train/R/link"}])", "results[0].url"},
+      {"not a train worker's name", "eval-worker-2bq7d",
+       R"([{"format": "pb", "url": "/output/train/R/model.pb"}])", "name"},
+  };
+  auto lines = IndexLineList(1, 1000);
+  AppendFile(rootfs + "/data/train_data.txt", Join(lines));
+  WaitSampleCount(1000);
+  int64_t next_line = 1001;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const BadReport& c = cases[i];
+    SCOPED_TRACE(c.name);
+    const std::string round = std::to_string(i + 1);
+    UpstreamFrame ready = NextJob();
+    ASSERT_NE(ready.content.find("\"outputDir\":\"/output/train/" + round + "\""),
+              std::string::npos)
+        << ready.content;
+    job->Report(ready.content);
+    job->SetPod(Stage::kTrain, PodPhase::kRunning);
+    Sync();
+    stdfs::create_directories(rootfs + "/output/train/" + round);
+    stdfs::create_symlink("/etc/shadow", rootfs + "/output/train/" + round + "/link");
+    std::string results = c.results;
+    for (size_t at; (at = results.find("/train/R/")) != std::string::npos;) {
+      results.replace(at, 9, "/train/" + round + "/");
+    }
+    HttpResult r = Post(c.worker, ReportBody(c.worker, "train", results));
+    EXPECT_EQ(r.status, 400) << r.raw;
+    EXPECT_NE(r.body.find(c.field), std::string::npos) << r.body;
+    ExpectLog({c.worker, c.field});
+    Barrier();
+    auto extra = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(0));
+    EXPECT_FALSE(extra) << "a refused report was forwarded: " << extra->content;
+    job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
+    ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+    Sync();
+    UpstreamFrame answer = NextJob();
+    EXPECT_EQ(answer.content, R"({"phase":"Eval","status":"Failed","output":null})");
+    job->Report(answer.content);
+    ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+    Sync();
+    auto more = IndexLineList(next_line, next_line + 699);
+    next_line += 700;
+    AppendFile(rootfs + "/data/train_data.txt", Join(more));
+  }
+  UpstreamFrame last = NextJob();
+  EXPECT_NE(last.content.find("\"outputDir\":\"/output/train/" + std::to_string(cases.size() + 1)),
+            std::string::npos)
+      << last.content;
+  EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"),
+            "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES");
   ExpectAlive();
   EXPECT_EQ(lc->Stop(), 0);
 }

@@ -31,8 +31,9 @@ Json LlJobObject() {
                 {"outputDir", "/output"}}}};
 }
 
-std::string Report(const std::string& owner, const std::string& kind, const std::string& results) {
-  return R"({"name": "w", "namespace": "default", "ownerName": ")" + owner +
+std::string Report(const std::string& owner, const std::string& kind, const std::string& results,
+                   const std::string& worker = "train-worker-ab12c") {
+  return R"({"name": ")" + worker + R"(", "namespace": "default", "ownerName": ")" + owner +
          R"(", "ownerKind": "lifelonglearningjob", "kind": ")" + kind +
          R"(", "status": "completed", "results": )" + results + "}";
 }
@@ -66,40 +67,64 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
   job.Report(ll1->content);
   gm.Send("insert", job.Object());
 
+  // A report of another kind is forwarded verbatim (§3.5) and does not move the job.
+  {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
+                               Report("ll", "inference", R"([{"format":"pkl","url":"/m"}])"));
+    EXPECT_EQ(r.status, 200) << r.raw;
+    auto fwd = gm.Next("LifelongLearningJob");
+    ASSERT_TRUE(fwd) << "a report of another kind is forwarded verbatim (§3.5)";
+    EXPECT_NE(lc.Log().find("inference"), std::string::npos);
+  }
+  // A completed train report that is malformed, or names a model the job may not use, or comes
+  // from a worker Sedna would not have named so (issue 15): 400 naming the field, not forwarded.
   struct Bad {
     const char* name;
     std::string body;
-    const char* log_field;  // what the log line must name
+    const char* field;  // what the 400 and the log line must name
   };
   const std::vector<Bad> bad = {
-      {"unknown kind", Report("ll", "inference", R"([{"format":"pkl","url":"/m"}])"), "inference"},
       {"empty results", Report("ll", "train", "[]"), "results"},
       {"no url", Report("ll", "train", R"([{"format":"pkl"}])"), "results[0].url"},
       {"no format", Report("ll", "train", R"([{"url":"/m"}])"), "results[0].format"},
       {"metrics not an object",
        Report("ll", "train", R"([{"format":"pkl","url":"/m","metrics":"x"}])"),
        "results[0].metrics"},
+      {"a host file", Report("ll", "train", R"([{"format":"pkl","url":"/etc/passwd"}])"),
+       "results[0].url"},
+      {"out of the version's dir",
+       Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/../2/index.pkl"}])"),
+       "results[0].url"},
+      {"second result outside",
+       Report(
+           "ll", "train",
+           R"([{"format":"pkl","url":"/output/train/1/index.pkl"},{"format":"pkl","url":"/data/d.txt"}])"),
+       "results[1].url"},
+      {"not a train worker",
+       Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/index.pkl"}])", "w"),
+       "name"},
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.name);
-    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/w/info", b.body);
-    EXPECT_EQ(r.status, 200) << r.raw;
-    auto fwd = gm.Next("LifelongLearningJob");
-    ASSERT_TRUE(fwd) << "every worker message is forwarded verbatim (§3.5)";
-    EXPECT_NE(fwd->content.find(R"("output":{"models":)"), std::string::npos) << fwd->content;
+    const std::string worker = b.field == std::string("name") ? "w" : "train-worker-ab12c";
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/" + worker + "/info", b.body);
+    EXPECT_EQ(r.status, 400) << r.raw;
+    EXPECT_NE(r.body.find(b.field), std::string::npos) << r.body;
+    EXPECT_FALSE(gm.Next("LifelongLearningJob", std::chrono::milliseconds(200)))
+        << "a refused report is not forwarded";
     const std::string log = lc.Log();
     EXPECT_NE(log.find("LifelongLearningJob default/ll"), std::string::npos);
-    EXPECT_NE(log.find(b.log_field), std::string::npos) << "log does not name " << b.log_field;
+    EXPECT_NE(log.find(b.field), std::string::npos) << "log does not name " << b.field;
   }
   // Unknown job: answered 200, not forwarded.
-  EXPECT_EQ(HttpRequest(port, "POST", "/sedna/workers/w/info",
+  EXPECT_EQ(HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
                         Report("nosuchjob", "train", R"([{"format":"pkl","url":"/m"}])"))
                 .status,
             200);
   EXPECT_NE(lc.Log().find("lifelonglearningjob default/nosuchjob"), std::string::npos);
   // The job did not move: the good report is the one that starts eval (LL-3 follows it).
   EXPECT_EQ(
-      HttpRequest(port, "POST", "/sedna/workers/w/info",
+      HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
                   Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/index.pkl"}])"))
           .status,
       200);

@@ -368,5 +368,59 @@ TEST(DirnameTest, DirectoryPartOfAPath) {
   EXPECT_EQ(Dirname("a/b"), "a");
 }
 
+// ResolvesInside: what a worker report's model URL may name (issue 15: inside the job's output).
+TEST_F(FilesTest, ResolvesInsideHostPathsFollowSymlinksAndDotDotUnderTheRootfs) {
+  const std::string root = dir_;
+  ASSERT_TRUE(MakeDirs(root + "/out/train/2").ok());
+  ASSERT_TRUE(MakeDirs(root + "/out/train/1").ok());
+  ASSERT_TRUE(MakeDirs(root + "/etc").ok());
+  ASSERT_EQ(::symlink("/etc/passwd", (root + "/out/train/2/abs-link").c_str()), 0);
+  ASSERT_EQ(::symlink((root + "/etc").c_str(), (root + "/out/train/2/dir-link").c_str()), 0);
+  ASSERT_EQ(::symlink("../1", (root + "/out/train/2/sibling").c_str()), 0);
+  struct Case {
+    const char* url;
+    bool inside;
+  } cases[] = {
+      {"/out/train/2", true},
+      {"/out/train/2/", true},
+      {"/out/train/2/model.pb", true},            // not written yet: named below its dir
+      {"/out/train/2/new/sub/model.pb", true},    // several levels not there yet
+      {"/out/train/2/../1/model.pb", false},      // another round
+      {"/out/train/22/model.pb", false},          // a prefix of the name is not inside
+      {"/out/train/2/abs-link", false},           // a symlink out of the rootfs
+      {"/out/train/2/dir-link/passwd", false},    // through a symlinked directory
+      {"/out/train/2/sibling/model.pb", false},   // a relative symlink to another round
+      {"/out/train/2/../../../../etc/x", false},  // ".." cannot climb out
+      {"out/train/2/model.pb", false},            // relative
+      {"s3://b/out/train/2/model.pb", false},     // S3 against a host dir
+      {"", false},
+  };
+  for (const Case& c : cases) {
+    auto r = ResolvesInside(root, c.url, "/out/train/2");
+    ASSERT_TRUE(r.ok()) << c.url << ": " << r.message();
+    EXPECT_EQ(*r, c.inside) << c.url;
+  }
+}
+
+TEST(ResolvesInsideTest, S3UrlsCompareBucketAndCleanedKey) {
+  struct Case {
+    const char* url;
+    bool inside;
+  } cases[] = {
+      {"s3://b/out/train/2/model.pb", true},
+      {"S3://b/out/train/2/m", true},
+      {"s3://b/out/train/2", true},
+      {"s3://b/out/train/2/../3/m", false},
+      {"s3://b/out/train/22/m", false},
+      {"s3://other/out/train/2/m", false},
+      {"/out/train/2/m", false},
+  };
+  for (const Case& c : cases) {
+    auto r = ResolvesInside("/rootfs", c.url, "s3://b/out/train/2");
+    ASSERT_TRUE(r.ok()) << c.url;
+    EXPECT_EQ(*r, c.inside) << c.url;
+  }
+}
+
 }  // namespace
 }  // namespace sedna::fs

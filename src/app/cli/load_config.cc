@@ -149,6 +149,15 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--report-batch-ms", c.report_batch_ms,
                  "commit acknowledged worker reports in batches at most this old (0: each one "
                  "before its reply)");
+  double deploy_wait_s = static_cast<double>(c.deploy_wait_ms) / 1000;
+  app.add_option("--deploy-wait", deploy_wait_s,
+                 "seconds a round whose eval report was refused waits for a valid one before it is "
+                 "decided not deployed (default 30)");
+  app.add_option("--max-index-line-bytes", c.max_index_line_bytes,
+                 "index lines longer than this are skipped with an error (default 1 MiB)");
+  app.add_option("--dataset-status-interval-ms", c.dataset_status_interval_ms,
+                 "at most one numberOfSamples per Dataset this often; the last value is always "
+                 "sent (default 1000, 0: every change)");
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);
@@ -183,6 +192,16 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     return Result<Config>::Error("--report-batch-ms: must be 0 to 60000");
   }
   if (c.s3_timeout_ms <= 0) return Result<Config>::Error("--s3-timeout-ms: must be > 0");
+  if (!(deploy_wait_s >= 0 && deploy_wait_s <= 86400)) {
+    return Result<Config>::Error("--deploy-wait: must be 0 to 86400 seconds");
+  }
+  c.deploy_wait_ms = static_cast<int64_t>(deploy_wait_s * 1000);
+  if (c.max_index_line_bytes < 1 || c.max_index_line_bytes > (int64_t{1} << 30)) {
+    return Result<Config>::Error("--max-index-line-bytes: must be 1 to 1073741824");
+  }
+  if (c.dataset_status_interval_ms < 0 || c.dataset_status_interval_ms > 3600000) {
+    return Result<Config>::Error("--dataset-status-interval-ms: must be 0 to 3600000");
+  }
   if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
     return Result<Config>::Error(

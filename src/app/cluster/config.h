@@ -35,6 +35,13 @@ struct Config {
   // committed to SQLite in batches at most this old (docs/durability.md). 0: each report is
   // committed before its reply. --db-sync-full implies 0 (the journal is not fsynced).
   int64_t report_batch_ms = 2;
+  // A round whose eval report was refused waits this long for a valid one, then is decided "not
+  // deployed" (issue 15; the G2 deploy wait of sedna-head-protocol.md §3.2 reuses it).
+  int64_t deploy_wait_ms = 30000;
+  // Index lines longer than this are skipped, each with an error naming the Dataset and offset.
+  int64_t max_index_line_bytes = 1 << 20;
+  // numberOfSamples is sent at most once per this many ms per Dataset; the last value always is.
+  int64_t dataset_status_interval_ms = 1000;
 };
 
 }  // namespace sedna::app

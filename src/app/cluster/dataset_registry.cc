@@ -55,6 +55,11 @@ struct DatasetRegistry::Entry {
   bool watching = false;
   bool read_posted = false;
   std::unique_ptr<asio::steady_timer> poll_timer;
+  // numberOfSamples coalescing (--dataset-status-interval-ms): when the last one was sent, and a
+  // timer that reads again when a changed count had to wait.
+  std::chrono::steady_clock::time_point last_status;
+  std::unique_ptr<asio::steady_timer> status_timer;
+  bool status_due = false;
 
   // "<ns>/<name>", as log lines name a Dataset ("Dataset default/d1: ...").
   std::string name() const { return ds.meta.ns + "/" + ds.meta.name; }
@@ -187,6 +192,7 @@ void DatasetRegistry::Delete(const std::string& key) {
     Entry& e = *it->second;
     if (e.watching) watcher_->Unwatch(e.src.local_path);
     if (e.poll_timer) e.poll_timer->cancel();
+    if (e.status_timer) e.status_timer->cancel();
     if (e.src.s3 && !e.sync_inflight) RemoveMirror(e.src.local_path);
     datasets_.erase(it);
   }
@@ -352,7 +358,7 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.name());
     const int64_t n = rec.cursor.samples;
     std::vector<std::string> frames;
-    if (n != rec.reported) {
+    if (n != rec.reported && StatusMaySend(e)) {
       frames.push_back(json::EncodeFrame({e.ds.meta.ns, "Dataset", e.ds.meta.name, "status"},
                                          json::EncodeDatasetStatus(n)));
       rec.reported = n;
@@ -371,6 +377,7 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
       });
       if (s.ok()) {
         e.record = rec;
+        if (!frames.empty()) e.last_status = std::chrono::steady_clock::now();
         outbox_.Pump();
       } else {
         spdlog::error("Dataset {}: persisting count: {}", e.name(), s.message());
@@ -381,9 +388,32 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
   if (more) PostRead(e, take_unterminated);
 }
 
+// At most one numberOfSamples per Dataset per --dataset-status-interval-ms (each is an API-server
+// write in Sedna); a count that must wait is sent by a read when the interval has passed, so the
+// last value always goes out.
+bool DatasetRegistry::StatusMaySend(Entry& e) {
+  const auto interval = std::chrono::milliseconds(ctx_.cfg.dataset_status_interval_ms);
+  const auto now = std::chrono::steady_clock::now();
+  if (interval.count() == 0 || now - e.last_status >= interval) return true;
+  if (!e.status_due) {
+    e.status_due = true;
+    if (!e.status_timer) e.status_timer = std::make_unique<asio::steady_timer>(ctx_.io);
+    e.status_timer->expires_at(e.last_status + interval);
+    e.status_timer->async_wait([this, key = e.src.key](const boost::system::error_code& ec) {
+      if (ec || ctx_.stopped) return;
+      auto it = datasets_.find(key);
+      if (it == datasets_.end()) return;
+      it->second->status_due = false;
+      PostRead(*it->second, false);
+    });
+  }
+  return false;
+}
+
 void DatasetRegistry::Stop() {
   for (auto& [k, d] : datasets_) {
     if (d->poll_timer) d->poll_timer->cancel();
+    if (d->status_timer) d->status_timer->cancel();
   }
   watcher_.reset();
 }

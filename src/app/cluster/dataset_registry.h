@@ -85,6 +85,7 @@ class DatasetRegistry {
   void NoteSyncProblem(Entry& e, const std::string& problem);
   void OnIndexChanged(const std::string& path);
   void Read(Entry& e, bool take_unterminated);
+  bool StatusMaySend(Entry& e);
 
   Context& ctx_;
   Outbox& outbox_;

@@ -121,6 +121,8 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"eval_windows", windows},
           {"answered_train_waiting", s.answered_train_waiting},
           {"answered_eval_waiting", s.answered_eval_waiting},
+          {"answered_deploy_waiting", s.answered_deploy_waiting},
+          {"eval_refused_deadline_ms", s.eval_refused_deadline_ms},
           {"work", static_cast<int>(s.work)},
           {"work_condition", s.work_condition},
           {"work_round", s.work_round},
@@ -154,6 +156,8 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     for (const auto& w : st.at("eval_windows")) s.eval_windows.push_back(RangeFromJson(w));
     s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
     s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
+    s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
+    s.eval_refused_deadline_ms = st.value("eval_refused_deadline_ms", int64_t{0});
     int work = st.value("work", 0);
     if (work < 0 || work > 3) return Result<IlRecord>::Error("state.work: out of range");
     s.work = static_cast<core::il::Work>(work);

@@ -2,23 +2,78 @@
 // (with its forwarded frame), and the report intake's batches step the jobs through here.
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <memory>
 
+#include "adapters/fs/files.h"
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/job_entry.h"
 #include "app/cluster/job_runner.h"
 
 namespace sedna::app {
 
-std::optional<PendingReport> JobRunner::PrepareReport(const json::WorkerMessage& m) {
+Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::WorkerMessage& m) {
   const auto& rep = m.report;
   auto it = jobs_.find(core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name));
-  if (it == jobs_.end()) return std::nullopt;
+  if (it == jobs_.end()) return std::optional<PendingReport>();
   JobEntry& e = *it->second;
+  if (Status s = CheckReport(e, rep); !s.ok()) {
+    spdlog::warn("{} {}: worker {} report refused: {}", e.object_kind(), e.name(), rep.worker_name,
+                 s.message());
+    // The round must still end: a G1 GM never asks for the deploy decision (§4.3).
+    std::string kind = rep.kind;
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (e.is_il() && kind == "eval" && e.il_state.eval_outstanding) {
+      Step(e, core::il::EvalReportRefused{rep.worker_name, s.message()});
+    }
+    return s;
+  }
   spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
                rep.kind, rep.status);
-  return PendingReport{0, e.key, e.incarnation, rep,
-                       JobFrame(e, json::EncodeForwardedWorkerMessage(m))};
+  return std::optional<PendingReport>(PendingReport{
+      0, e.key, e.incarnation, rep, JobFrame(e, json::EncodeForwardedWorkerMessage(m))});
+}
+
+// Sedna names train and eval pods' workers "train-worker-xxxxx" and "eval-worker-xxxxx"
+// (sedna-protocol.md §4.4); that, the job and the models are all a report can be checked by: the
+// protocol has no authentication (docs/security.md).
+Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) const {
+  std::string kind = r.kind, status = r.status;
+  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : status) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (kind != "train" && kind != "eval") return Status::Ok();
+  const std::string prefix = kind + "-worker-";
+  if (r.worker_name.compare(0, prefix.size(), prefix) != 0) {
+    return Status::Error("name: \"" + r.worker_name + "\" is not a " + kind +
+                         " worker's name (Sedna names them " + prefix + "<suffix>)");
+  }
+  if (status != "completed") return Status::Ok();
+  if (!r.results_error.empty()) return Status::Error(r.results_error);
+  if (r.results.empty()) return Status::Error("results: empty");
+  const core::ReportScope scope = e.is_il()
+                                      ? core::il::ScopeOfReport(MakeIlSpec(e), e.il_state, kind)
+                                      : core::ll::ScopeOfReport(MakeLlSpec(e), e.ll_state, kind);
+  if (!scope.awaited) return Status::Ok();  // not this LC's stage: forwarded only
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    const std::string& url = r.results[i].url;
+    const std::string field = "results[" + std::to_string(i) + "].url";
+    if (url.empty()) return Status::Error(field + ": empty");
+    bool ok = false;
+    for (const std::string& x : scope.exact) ok |= fs::CleanPath(x) == fs::CleanPath(url);
+    for (const std::string& dir : scope.dirs) {
+      if (ok) break;
+      auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, url, dir);
+      if (!inside.ok()) return Status::Error(field + ": " + inside.message());
+      ok = *inside;
+    }
+    if (!ok) {
+      std::string allowed;
+      for (const auto& d : scope.dirs) allowed += (allowed.empty() ? "" : ", ") + d + "/";
+      for (const auto& x : scope.exact) allowed += (allowed.empty() ? "" : ", ") + x;
+      return Status::Error(field + ": \"" + url + "\" is not " + scope.what + " (" + allowed + ")");
+    }
+  }
+  return Status::Ok();
 }
 
 PendingReport JobRunner::RecoverReport(const std::string& worker, const std::string& body,

@@ -68,10 +68,13 @@ class JobRunner {
   int64_t PollSecondsFor(const std::string& ns, const std::string& name) const;
 
   // Worker reports. PrepareReport: the report of an IL/LL job this LC knows, with its forwarded
-  // frame; nullopt when the job is unknown. RecoverReport: the same for a journal entry at
-  // start-up (job_key empty when gone, `why` says why). CommitReports and StepReport are the
-  // intake's ReportIntake::CommitBatch and StepAlone.
-  std::optional<PendingReport> PrepareReport(const json::WorkerMessage& m);
+  // frame; nullopt when the job is unknown; an error (answered 400, nothing forwarded, nothing
+  // changes) when a completed train/eval report is malformed, comes from a worker not named as
+  // Sedna names that stage's pods, or names a model outside what the job may use
+  // (core ScopeOfReport: the round's output directory, or the models this LC sent). RecoverReport:
+  // the same for a journal entry at start-up (job_key empty when gone, `why` says why).
+  // CommitReports and StepReport are the intake's ReportIntake::CommitBatch and StepAlone.
+  Result<std::optional<PendingReport>> PrepareReport(const json::WorkerMessage& m);
   PendingReport RecoverReport(const std::string& worker, const std::string& body, std::string* why);
   Result<std::function<void()>> CommitReports(const std::vector<PendingReport>& reports,
                                               const std::function<Status(store::Store::Tx&)>& also);
@@ -111,6 +114,8 @@ class JobRunner {
   void ScheduleRetry(JobEntry& e, int64_t now_ms);
   void RunAction(JobEntry& e, const core::il::Action& a);
   std::string JobFrame(const JobEntry& e, const std::string& content) const;
+  // job_reports.cc: the checks of PrepareReport.
+  Status CheckReport(const JobEntry& e, const core::WorkerReport& r) const;
 
   Context& ctx_;
   Outbox& outbox_;

@@ -67,6 +67,7 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
+  spec.deploy_wait_ms = ctx_.cfg.deploy_wait_ms;
   return spec;
 }
 
@@ -240,6 +241,18 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       });
     });
   } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
+    // Whatever the conditions said, a deploy copies only a model inside the job's own output
+    // (resolved: symlinks, ".."), so a forged train output cannot put a host file in its place.
+    const std::string out = core::il::OutputRoot(e.output_dir());
+    auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, c->src_url, out);
+    if (!inside.ok() || !*inside) {
+      const std::string why = "deploy source " + c->src_url + " is not inside spec.outputDir " +
+                              out + (inside.ok() ? "" : ": " + inside.message());
+      asio::post(ctx_.io, [this, key, inc, why] {
+        if (JobEntry* j = Find(key, inc)) Step(*j, core::il::ModelCopied{false, why});
+      });
+      return;
+    }
     asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), src = c->src_url,
                            dst = c->dst_url] {
       // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).

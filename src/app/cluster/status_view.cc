@@ -35,7 +35,8 @@ void FillIlView(const core::il::State& s, int64_t last_condition, JobView& v) {
   v.samples_seen = s.samples_seen;
   v.work = core::il::WorkName(s.work);
   if (s.work == core::il::Work::kNone && last_condition >= 0 &&
-      (last_condition == s.answered_train_waiting || last_condition == s.answered_eval_waiting)) {
+      (last_condition == s.answered_train_waiting || last_condition == s.answered_eval_waiting ||
+       last_condition == s.answered_deploy_waiting)) {
     v.work = "reported";
   }
   v.last_decision = s.last_decision;

@@ -100,7 +100,9 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
         return Reply(400, s.message());
       }
     }
-    std::optional<PendingReport> p = jobs_.PrepareReport(*m);
+    auto prepared = jobs_.PrepareReport(*m);
+    if (!prepared.ok()) return Reply(400, prepared.message());
+    std::optional<PendingReport>& p = *prepared;
     if (!p) {
       spdlog::warn("worker {}: message for unknown {} {}/{} dropped", rep.worker_name,
                    rep.owner_kind, rep.ns, rep.owner_name);
