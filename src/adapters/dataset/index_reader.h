@@ -1,12 +1,15 @@
 // Incremental reading of a dataset index file (sedna-protocol.md §7.3, design.md §4): only bytes
-// appended since the last call are read, complete lines only, rewrites detected, memory bounded
-// by the longest line plus a fixed buffer (no line length limit, B27).
+// appended since the last call are read, complete lines only, rewrites detected. Every input is
+// bounded: only regular files are opened (never blocking, whatever is at the path), a line longer
+// than a limit is skipped, and memory stays within twice the limit plus a fixed buffer whatever the
+// file holds (a partial last line is scanned once, not re-read at every append).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -17,6 +20,9 @@ enum class IndexFormat { kTxt, kCsv };
 // Case-insensitive "txt" / "csv". Error: `format: unsupported "json" (expected txt or csv)`.
 Result<IndexFormat> ParseIndexFormat(std::string_view format);
 
+// The longest sample (line without its '\n' and one trailing '\r') read by default: 1 MiB.
+inline constexpr int64_t kDefaultMaxLineBytes = int64_t{1} << 20;
+
 // Where reading of one index file stands. Plain data: the caller persists it and passes it back.
 // A default-constructed cursor reads the file from the start.
 struct IndexCursor {
@@ -25,7 +31,8 @@ struct IndexCursor {
   std::string path;
   // Identity of the file last read (0, 0: none yet).
   uint64_t dev = 0, ino = 0;
-  // Bytes consumed: always just after a '\n', or at EOF after taking an unterminated line.
+  // Bytes consumed: just after a '\n', at EOF after taking an unterminated line, or (while
+  // `skipping`) inside an over-long line, after its bytes read so far.
   int64_t offset = 0;
   // Samples taken from this index so far (across rewrites).
   int64_t samples = 0;
@@ -37,6 +44,12 @@ struct IndexCursor {
   std::string header;
   // File size when an unterminated tail was last seen by a take_unterminated call (-1 none).
   int64_t tail_size = -1;
+  // Bytes after `offset` already read and known to hold no '\n' (the partial last line): the next
+  // call reads on from offset + scanned. In-memory bookkeeping: 0 (scan again) is always correct.
+  int64_t scanned = 0;
+  // The line containing `offset` is longer than the limit and was reported: bytes through its
+  // '\n' are dropped. Must be persisted with `offset` (which is then inside that line).
+  bool skipping = false;
 };
 
 struct ReadResult {
@@ -44,33 +57,65 @@ struct ReadResult {
   int64_t bytes_read = 0;   // bytes read from the file by this call (I/O, not cursor progress)
   bool rewritten = false;   // the file was replaced or rewritten; reading restarted at byte 0
   bool missing = false;     // the file does not exist; nothing else was done
+  // Lines found longer than max_line_bytes by this call (each one reported once, when found;
+  // its bytes are never delivered), and the byte offsets where the first kMaxSkippedOffsets start.
+  static constexpr size_t kMaxSkippedOffsets = 16;
+  int64_t skipped_lines = 0;
+  std::vector<int64_t> skipped_offsets;
+};
+
+struct ReadOptions {
+  // See ReadNewSamples.
+  bool take_unterminated = false;
+  int64_t max_bytes = 0;
+  // A line whose sample (without '\n' and one trailing '\r') is longer is skipped; must be > 0.
+  int64_t max_line_bytes = kDefaultMaxLineBytes;
 };
 
 // Reads what was written since cursor.offset and calls on_sample(line) for every new sample, in
 // file order.
+// - Only a regular file (after symlinks) is read. The open never blocks (O_NONBLOCK) and a FIFO,
+//   device, socket or directory is an error naming the path and what it is, e.g.
+//   "reading /data/index.txt: is a FIFO, not a regular file".
 // - A line is complete once its '\n' is written. A trailing '\r' is stripped (CRLF). Empty lines
-//   are not samples. Lines of any length are delivered whole.
+//   are not samples.
+// - A line longer than options.max_line_bytes is never delivered, whole or in part: it is counted
+//   in skipped_lines / skipped_offsets once, as soon as it is known to be too long (its '\n' may
+//   come later), and reading goes on after its '\n'. It does not count as a sample (nor as the
+//   csv header). The bytes of a partial last line are read about once however it grows: memory
+//   stays within twice max_line_bytes plus a 64 KiB buffer.
 // - csv: the first non-empty line of each file incarnation is the header (cursor.header), never a
 //   sample.
-// - Rewrite: (dev, ino) differs from the cursor's, or the size is below cursor.offset → reading
-//   restarts at byte 0 with skip = samples (the first `samples` samples of the new file were
-//   already consumed), header_done = false, rewritten = true. A first read with a default cursor
-//   is not a rewrite. (A rewrite in place that leaves the file at least as long as the offset is
-//   indistinguishable from an append.)
+// - Rewrite: (dev, ino) differs from the cursor's, or the size is below the bytes already seen
+//   (cursor.offset + cursor.scanned) → reading restarts at byte 0 with skip = samples (the first
+//   `samples` samples of the new file were already consumed), header_done = false,
+//   rewritten = true. A first read with a default cursor is not a rewrite. (A rewrite in place
+//   that leaves the file at least as long is indistinguishable from an append.)
 // - Unterminated last line: taken (offset moves to EOF) only when take_unterminated is true and
 //   the size equals cursor.tail_size, which only take_unterminated calls record. So with
 //   take_unterminated passed on poll ticks only, the tail is taken once the file stayed unchanged
-//   for one whole poll period; calls without it never take it and never restart that period.
+//   for one whole poll period; calls without it never take it and never restart that period. An
+//   over-long tail is ended the same way (what is appended after it is a new line).
 // - Missing file (ENOENT/ENOTDIR): missing = true, cursor unchanged, ok.
 // - Any error (I/O, or from on_sample, returned unchanged) stops the read and leaves `cursor`
 //   untouched, so the same call can be retried; samples delivered before the error are delivered
 //   again by the retry.
-// - max_bytes > 0 ends the call at the first line end at or after max_bytes consumed bytes (so at
-//   least one line is consumed whatever its length); the caller calls again for the rest, without
-//   waiting. Unterminated-tail handling happens only in a call that reaches the end of the file.
+// - max_bytes > 0 ends the call at the first line end (or, while skipping an over-long line, the
+//   first 64 KiB chunk end) once bytes_read >= max_bytes, so a call reads at most about
+//   max_bytes + max_line_bytes; the caller calls again for the rest, without waiting.
+//   Unterminated-tail handling happens only in a call that reaches the end of the file.
 //   0 = read to the end of the file as it was when the call started.
+Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
+                                  const ReadOptions& options,
+                                  const std::function<Status(std::string_view sample)>& on_sample);
+
+// The same with max_line_bytes = kDefaultMaxLineBytes.
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
                                   bool take_unterminated, int64_t max_bytes,
                                   const std::function<Status(std::string_view sample)>& on_sample);
+
+// For a log line naming the Dataset: "skipped 2 line(s) longer than 1048576 bytes, at byte
+// offset(s) 0, 2000000" ("..." appended when offsets were left out). "" when none was skipped.
+std::string SkippedLinesMessage(const ReadResult& result, int64_t max_line_bytes);
 
 }  // namespace sedna::dataset

@@ -1,12 +1,23 @@
 #include "adapters/dataset/index_reader.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -140,6 +151,9 @@ TEST_F(IndexReaderTest, Scenarios) {
        kTxt,
        {A("a\nb"), Rd({"a"}, true), W("x"), RdRewritten({}), Rd({}, true), Rd({}, true), A("\ny\n"),
         Rd({"y"})}},
+      {"in-place rewrite shorter than the scanned partial line is a rewrite",
+       kTxt,
+       {A("a\nbcd"), Rd({"a"}), W("a\nb"), RdRewritten({}), A("\nc\n"), Rd({"b", "c"})}},
       {"csv header is never a sample",
        kCsv,
        {A("h1,h2\n1,2\n3,4\n"), Rd({"1,2", "3,4"}), A("5,6\n"), Rd({"5,6"})},
@@ -325,7 +339,333 @@ TEST_F(IndexReaderTest, ErrorsNameThePath) {
   auto r = ReadNewSamples(dir_, IndexFormat::kTxt, cursor, false, 0,
                           [](std::string_view) { return Status::Ok(); });
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.message(), "reading " + dir_ + ": is a directory");
+  EXPECT_EQ(r.message(), "reading " + dir_ + ": is a directory, not a regular file");
+}
+
+// Runs fn in a forked child and returns what it returned, or nullopt when it did not finish
+// within `timeout` (the child is then killed) or died. Bounds tests of code that could block.
+std::optional<std::string> RunInChild(const std::function<std::string()>& fn,
+                                      std::chrono::milliseconds timeout) {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::nullopt;
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::nullopt;
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      out = fn();
+    } catch (...) {  // never back into the test runner's code in the child
+      ::_exit(4);
+    }
+    for (size_t off = 0; off < out.size();) {
+      const ssize_t n = ::write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) ::_exit(3);
+      off += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool done = false;
+  while (!done) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      done = true;
+    }
+  }
+  ::close(fds[0]);
+  if (!done) ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
+}
+
+// Issue 15 item 2: a FIFO at the index path froze the loop (open(O_RDONLY) waits for a writer).
+TEST_F(IndexReaderTest, NonRegularFilesAreErrorsAndNeverBlock) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  const std::string sock = dir_ + "/sock";
+  const int sfd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(sfd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, sock.c_str());
+  ASSERT_EQ(::bind(sfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
+      << std::strerror(errno);
+  const std::string subdir = dir_ + "/sub";
+  ASSERT_EQ(::mkdir(subdir.c_str(), 0755), 0);
+  struct Case {
+    std::string name;
+    std::string target;  // what the index path is a symlink to ("" : the path itself is it)
+    std::string path;
+    std::string kind;
+  };
+  const std::vector<Case> cases = {
+      {"fifo", "", fifo, "a FIFO"},
+      {"symlink to a fifo", fifo, dir_ + "/l1", "a FIFO"},
+      {"unix socket", "", sock, "a socket"},
+      {"directory", "", subdir, "a directory"},
+      {"character device", "/dev/null", dir_ + "/l2", "a character device"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (!c.target.empty()) {
+      ASSERT_EQ(::symlink(c.target.c_str(), c.path.c_str()), 0);
+    }
+    for (bool take : {false, true}) {
+      auto got = RunInChild(
+          [&] {
+            IndexCursor cursor;
+            auto r = ReadNewSamples(c.path, IndexFormat::kTxt, cursor, take, 0,
+                                    [](std::string_view) { return Status::Ok(); });
+            return r.ok() ? std::string("ok") : r.message();
+          },
+          std::chrono::seconds(10));
+      ASSERT_TRUE(got.has_value()) << c.path << ": the read blocked (or crashed)";
+      EXPECT_EQ(*got, "reading " + c.path + ": is " + c.kind + ", not a regular file");
+    }
+  }
+  ::close(sfd);
+}
+
+// Issue 15 item 3: a line longer than the limit is skipped, reported once with its offset, and
+// the next line counts; a line of exactly the limit (plus a CRLF) is delivered.
+TEST_F(IndexReaderTest, LinesOverTheLimitAreSkipped) {
+  constexpr int64_t kLimit = 100;
+  const std::string max(kLimit, 'm'), over(kLimit + 1, 'o');
+  struct Case {
+    std::string name;
+    IndexFormat format;
+    std::vector<std::string> appends;  // one read (take_unterminated per `take`) after each
+    std::vector<std::string> want;
+    std::vector<int64_t> want_skipped_at;
+    bool take = false;
+    std::string want_header = "";
+  };
+  const std::vector<Case> cases = {
+      {"limit+1 bytes skipped, next line counts",
+       IndexFormat::kTxt,
+       {"a\n" + over + "\nnext\n"},
+       {"a", "next"},
+       {2}},
+      {"exactly the limit, with CRLF, is delivered",
+       IndexFormat::kTxt,
+       {max + "\r\n" + max + "\n"},
+       {max, max},
+       {}},
+      {"limit+1 bytes ending in a second cr is too long",
+       IndexFormat::kTxt,
+       {max + "\r\r\nz\n"},
+       {"z"},
+       {0}},
+      {"over-long line arriving in pieces is reported once",
+       IndexFormat::kTxt,
+       {"a\n" + std::string(60, 'x'), std::string(60, 'x'), std::string(500, 'x'),
+        std::string(70, 'x') + "\nb\n", "c\n"},
+       {"a", "b", "c"},
+       {2}},
+      {"several over-long lines in one chunk",
+       IndexFormat::kTxt,
+       {over + "\n" + over + "\nok\n" + over + "\n"},
+       {"ok"},
+       {0, 102, 207}},
+      {"over-long unterminated tail ends like a taken tail",
+       IndexFormat::kTxt,
+       {"a\n" + over, "", "", "z\n"},
+       {"a", "z"},
+       {2},
+       true},
+      {"unterminated tail of limit+1 bytes is skipped when taken",
+       IndexFormat::kTxt,
+       {"a\n" + over, "", "z\n"},
+       {"a", "z"},
+       {2},
+       true},
+      {"over-long csv header: the next line is the header",
+       IndexFormat::kCsv,
+       {over + "\nh1,h2\n1,2\n"},
+       {"1,2"},
+       {0},
+       false,
+       "h1,h2"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ::unlink(index_.c_str());
+    IndexCursor cursor;
+    std::vector<std::string> got;
+    std::vector<int64_t> skipped_at;
+    for (const std::string& data : c.appends) {
+      Append(data);
+      ReadOptions opt;
+      opt.take_unterminated = c.take;
+      opt.max_line_bytes = kLimit;
+      auto r = ReadNewSamples(index_, c.format, cursor, opt, [&](std::string_view s) {
+        got.emplace_back(s);
+        return Status::Ok();
+      });
+      ASSERT_TRUE(r.ok()) << r.message();
+      EXPECT_EQ(r->skipped_lines, static_cast<int64_t>(r->skipped_offsets.size()));
+      skipped_at.insert(skipped_at.end(), r->skipped_offsets.begin(), r->skipped_offsets.end());
+    }
+    EXPECT_EQ(got, c.want);
+    EXPECT_EQ(skipped_at, c.want_skipped_at);
+    EXPECT_EQ(cursor.samples, static_cast<int64_t>(c.want.size()));
+    if (c.format == IndexFormat::kCsv) {
+      EXPECT_EQ(cursor.header, c.want_header);
+    }
+  }
+}
+
+TEST_F(IndexReaderTest, DefaultLimitIsOneMiB) {
+  // Through the overload the controller calls: a line of 1 MiB + 1 bytes is not delivered.
+  const std::string over(kDefaultMaxLineBytes + 1, 'o');
+  Append(over + "\nnext\n");
+  IndexCursor cursor;
+  ReadResult r;
+  std::vector<std::string> got = Read(IndexFormat::kTxt, cursor, false, 0, &r);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], "next");
+  EXPECT_EQ(cursor.offset, static_cast<int64_t>(over.size() + 6));
+  EXPECT_EQ(SkippedLinesMessage(r, kDefaultMaxLineBytes),
+            "skipped 1 line(s) longer than 1048576 bytes, at byte offset(s) 0");
+}
+
+TEST_F(IndexReaderTest, SkippingStateSurvivesACursorCopy) {
+  // The cursor is persisted: a copy taken while skipping (offset inside the over-long line)
+  // resumes skipping, and a max_bytes budget ends the calls in the middle of that line.
+  const std::string over(300 * 1024, 'o');
+  Append("a\n" + over);
+  IndexCursor cursor;
+  ReadOptions opt;
+  opt.max_line_bytes = 1000;
+  opt.max_bytes = 64 * 1024;
+  std::vector<std::string> got;
+  auto collect = [&](std::string_view s) {
+    got.emplace_back(s);
+    return Status::Ok();
+  };
+  auto r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, opt, collect);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(got, std::vector<std::string>{"a"});  // the budget ends the call after "a"
+  EXPECT_EQ(r->skipped_lines, 0);
+  r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, opt, collect);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->skipped_offsets, std::vector<int64_t>{2});
+  EXPECT_TRUE(cursor.skipping);
+  EXPECT_GT(cursor.offset, 2);
+  EXPECT_LT(cursor.offset, static_cast<int64_t>(2 + over.size()));
+  IndexCursor persisted = cursor;
+  persisted.scanned = 0;
+  Append("o\nb\n");
+  for (int i = 0; i < 100 && persisted.offset < static_cast<int64_t>(stdfs::file_size(index_));
+       ++i) {
+    r = ReadNewSamples(index_, IndexFormat::kTxt, persisted, opt, collect);
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->skipped_lines, 0);
+    EXPECT_LE(r->bytes_read, opt.max_bytes + 64 * 1024);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(persisted.skipping);
+}
+
+// Issue 15 item 3: every small append to an unterminated line re-read the whole line (quadratic).
+TEST_F(IndexReaderTest, AppendsToAPartialLineAreReadOnce) {
+  constexpr int kAppends = 2000;
+  const std::string piece(100, 'p');
+  Append("first\n");
+  IndexCursor cursor;
+  ASSERT_EQ(Read(IndexFormat::kTxt, cursor).size(), 1u);
+  int64_t total_read = 0;
+  for (int i = 0; i < kAppends; ++i) {
+    Append(piece);
+    ReadResult r;
+    EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 0, &r), IsEmpty());
+    total_read += r.bytes_read;
+  }
+  Append("\n");
+  ReadResult r;
+  std::vector<std::string> got = Read(IndexFormat::kTxt, cursor, false, 0, &r);
+  total_read += r.bytes_read;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].size(), piece.size() * kAppends);
+  EXPECT_TRUE(got[0] == std::string(piece.size() * kAppends, 'p'));
+  // Each byte is scanned once and read once more when its line completes.
+  const int64_t line_bytes = static_cast<int64_t>(piece.size()) * kAppends + 1;
+  EXPECT_LE(total_read, 2 * line_bytes) << "the partial line was re-read at every append";
+}
+
+// Free of the address-space limit the old reader's 4 GiB buffer hit, the child measures its own
+// peak RSS growth.
+bool UnderAddressSanitizer() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#else
+  return false;
+#endif
+#else
+  return false;
+#endif
+}
+
+// Issue 15 item 3: a sparse 3 GiB file without a newline took the LC to 4 GB.
+TEST_F(IndexReaderTest, Sparse3GiBLineWithoutNewlineHasBoundedMemory) {
+  constexpr int64_t kSize = int64_t{3} << 30;
+  auto got = RunInChild(
+      [&]() -> std::string {
+        if (!UnderAddressSanitizer()) {
+          // A runaway buffer fails fast instead of taking the machine's memory.
+          std::ifstream statm("/proc/self/statm");
+          long pages = 0;
+          statm >> pages;
+          const rlim_t cap = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (512 << 20);
+          rlimit rl{cap, cap};
+          ::setrlimit(RLIMIT_AS, &rl);
+        }
+        const int fd = ::open(index_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || ::ftruncate(fd, kSize) != 0) return "ftruncate failed";
+        ::close(fd);
+        rusage before{}, after{};
+        ::getrusage(RUSAGE_SELF, &before);
+        IndexCursor cursor;
+        auto r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, false, 0,
+                                [](std::string_view) { return Status::Ok(); });
+        ::getrusage(RUSAGE_SELF, &after);
+        if (!r.ok()) return "read failed: " + r.message();
+        std::string out = "samples=" + std::to_string(r->new_samples) +
+                          " offset=" + std::to_string(cursor.offset);
+        const long grew_kib = after.ru_maxrss - before.ru_maxrss;
+        out += grew_kib <= 16 * 1024 ? " rss<=16MiB" : " rss+" + std::to_string(grew_kib) + "KiB";
+        // The writer ends the line at last: reading goes on after it.
+        std::ofstream(index_, std::ios::app) << "\nnext\n";
+        std::vector<std::string> samples;
+        r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, false, 0, [&](std::string_view s) {
+          samples.emplace_back(s);
+          return Status::Ok();
+        });
+        if (!r.ok()) return "second read failed: " + r.message();
+        out += " then=" + (samples.empty() ? std::string("none") : samples[0]) +
+               " read=" + std::to_string(r->bytes_read);
+        return out;
+      },
+      std::chrono::seconds(120));
+  ASSERT_TRUE(got.has_value()) << "the reader died or took over 120 s";
+  EXPECT_EQ(*got, "samples=0 offset=" + std::to_string(kSize) + " rss<=16MiB then=next read=6");
 }
 
 TEST(ParseIndexFormatTest, CaseInsensitiveTxtAndCsv) {

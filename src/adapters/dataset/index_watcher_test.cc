@@ -3,6 +3,7 @@
 #include <utility>  // before any Asio header (Boost 1.74 with g++ 12)
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -165,6 +166,19 @@ TEST_F(IndexWatcherTest, MissingDirectoryIsAnError) {
   EXPECT_FALSE(watcher_->Watching(path));
   watcher_->Unwatch(path);  // never watched: ignored
   EXPECT_FALSE(watcher_->Watch(dir_ + "/").ok());
+}
+
+// Issue 15 item 2: the watcher never opens the index, and a FIFO (or any non-directory) where the
+// index's directory should be is an error, not a blocking open; a FIFO at the index path itself
+// is watched like any name (the reader refuses it).
+TEST_F(IndexWatcherTest, AFifoAsTheDirectoryIsAnErrorAndAtTheIndexPathIsWatched) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  Status s = watcher_->Watch(fifo + "/index.txt");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("watching directory " + fifo + ": Not a directory"));
+  ASSERT_TRUE(watcher_->Watch(fifo).ok());
+  EXPECT_TRUE(watcher_->Watching(fifo));
 }
 
 TEST_F(IndexWatcherTest, DeletedDirectoryIsWatchedAgainWhenItReturns) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <system_error>
 
+#include "adapters/dataset/regular_file.h"
 #include "adapters/fs/files.h"
 
 namespace sedna::dataset {
@@ -28,15 +29,18 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::string& path, int64_t comm
     return Result<std::unique_ptr<Spool>>::Error(
         "opening spool " + path + ": negative committed size " + std::to_string(committed_size));
   }
-  const bool existed = ::access(path.c_str(), F_OK) == 0;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Only a regular file is opened (a device's open can have effects of its own), and the open
+  // cannot block (a FIFO); the fstat after it closes the race with a replacement in between.
+  struct stat st;
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed) {
+    if (Status s = RequireRegularFile("opening spool", path, st.st_mode); !s.ok()) return s;
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
   if (fd < 0) return SpoolError("opening spool", path, errno);
   std::unique_ptr<Spool> spool(new Spool(path, fd, committed_size));
-  struct stat st;
   if (::fstat(fd, &st) != 0) return SpoolError("opening spool", path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return Result<std::unique_ptr<Spool>>::Error("opening spool " + path + ": not a regular file");
-  }
+  if (Status s = RequireRegularFile("opening spool", path, st.st_mode); !s.ok()) return s;
   if (st.st_size < committed_size) {
     return Result<std::unique_ptr<Spool>>::Error(
         "opening spool " + path + ": size " + std::to_string(st.st_size) +

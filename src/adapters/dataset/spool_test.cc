@@ -1,5 +1,6 @@
 #include "adapters/dataset/spool.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -121,6 +122,23 @@ TEST_F(SpoolTest, OpenErrorsNameThePath) {
   r = Spool::Open(path_, -1);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.message(), HasSubstr(path_));
+}
+
+// Issue 15 item 2: nothing but a regular file is opened at a spool path, and the open cannot block.
+TEST_F(SpoolTest, NonRegularFileAtThePathIsAnError) {
+  const std::string fifo = dir_ + "/fifo.spool", sub = dir_ + "/sub.spool", dev = dir_ + "/null";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("/dev/null", dev.c_str()), 0);
+  struct Case {
+    std::string path, kind;
+  };
+  for (const Case& c :
+       {Case{fifo, "a FIFO"}, Case{sub, "a directory"}, Case{dev, "a character device"}}) {
+    auto r = Spool::Open(c.path, 0);
+    ASSERT_FALSE(r.ok()) << c.path;
+    EXPECT_EQ(r.message(), "opening spool " + c.path + ": is " + c.kind + ", not a regular file");
+  }
 }
 
 TEST_F(SpoolTest, SampleWithNewlineIsRejected) {

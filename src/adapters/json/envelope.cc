@@ -2,6 +2,7 @@
 
 #include "adapters/json/base64.h"
 #include "adapters/json/go_json.h"
+#include "adapters/json/k8s_names.h"
 
 namespace sedna::json {
 namespace {
@@ -37,6 +38,15 @@ Result<Frame> DecodeFrame(std::string_view text) {
                             std::pair{"resourceName", &frame.header.resource_name},
                             std::pair{"operation", &frame.header.operation}}) {
       if (Status s = ReadHeaderField(*h, key, out); !s.ok()) return s;
+    }
+    // Empty is Go's zero value (an object frame always names its object, see the decoders).
+    if (!frame.header.ns.empty()) {
+      if (Status s = CheckNamespace("header.namespace", frame.header.ns); !s.ok()) return s;
+    }
+    if (!frame.header.resource_name.empty()) {
+      if (Status s = CheckObjectName("header.resourceName", frame.header.resource_name); !s.ok()) {
+        return s;
+      }
     }
   }
   const RawJson* c = root.Find("content");

@@ -26,6 +26,8 @@ struct Frame {
 // Decodes one frame as Go's json.Unmarshal into model.Message would: unknown keys are ignored,
 // absent or null header fields are "" (a `null` frame is all zero values), and `content` must be
 // a standard padded base64 string.
+// header.namespace and header.resourceName, when not empty, must be a Kubernetes namespace and
+// object name (k8s_names.h): 'header.resourceName: "a/b" must not contain '/''.
 // Errors name the part: "header.operation: expected a string, got number",
 // "content: expected a base64 string, got object", "content: invalid base64: ...",
 // "invalid JSON: ...".

@@ -91,11 +91,45 @@ TEST(Envelope, EscapesHeaderStringsLikeGo) {
   EXPECT_EQ(
       frame,
       R"({"header":{"namespace":"a\u003cb","resourceKind":"k\u0026\"","resourceName":"n\u003e\n","operation":"op\ufffd"},"content":""})");
-  auto f = DecodeFrame(frame);
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->header.resource_name, "n>\n");
+  // Such names are not Kubernetes names: the decoder refuses them (see BadNamesAreRejected);
+  // escaping is decoded back in the other header fields.
+  EXPECT_FALSE(DecodeFrame(frame).ok());
+  auto f = DecodeFrame(EncodeFrame({"ns", "k&\"<>\n", "n", "op\xff"}, ""));
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(f->header.resource_kind, "k&\"<>\n");
+  EXPECT_EQ(f->header.operation, "op\ufffd");
   EXPECT_EQ(f->content, "");
   EXPECT_FALSE(f->content_null);
+}
+
+// Issue 15 item 10: names and namespaces are Kubernetes names; a '/' would make another key.
+TEST(Envelope, BadNamesAreRejected) {
+  struct Case {
+    std::string ns, name;
+    std::string error;  // "" : accepted
+  };
+  const Case kCases[] = {
+      {"default", "helmet-detection-demo", ""},
+      {"", "", ""},  // Go's zero values (a bare or null header)
+      {"kube-system", "a.b-c.0", ""},
+      {"default", "a/b", "header.resourceName: \"a/b\" must not contain '/'"},
+      {"default", "..", "header.resourceName: \"..\" is not a valid name: "},
+      {"default", "Job", "header.resourceName: \"Job\" is not a valid name: "},
+      {"default", std::string(254, 'n'), "header.resourceName: \"nnnn"},
+      {"a/b", "j", "header.namespace: \"a/b\" must not contain '/'"},
+      {"Default", "j", "header.namespace: \"Default\" is not a valid namespace: "},
+      {"a.b", "j", "header.namespace: \"a.b\" is not a valid namespace: "},
+      {std::string(64, 'a'), "j", "header.namespace: \"aaaa"},
+  };
+  for (const auto& c : kCases) {
+    auto f = DecodeFrame(EncodeFrame({c.ns, "dataset", c.name, "delete"}, ""));
+    if (c.error.empty()) {
+      EXPECT_TRUE(f.ok()) << c.ns << "/" << c.name << ": " << f.message();
+    } else {
+      ASSERT_FALSE(f.ok()) << c.ns << "/" << c.name;
+      EXPECT_EQ(f.message().rfind(c.error, 0), 0u) << f.message();
+    }
+  }
 }
 
 TEST(Envelope, BinaryContentRoundTrips) {
@@ -176,9 +210,9 @@ TEST(Envelope, ToleratesDeepUnknownMembersAndLargeStrings) {
   auto f = DecodeFrame("{\"header\":{\"x\":" + NestedArrays(9000) + "},\"content\":\"\"}");
   ASSERT_TRUE(f.ok()) << f.message();
   std::string big(100 * 1024, 'n');
-  f = DecodeFrame(EncodeFrame({"default", "dataset", big, "insert"}, big));
+  f = DecodeFrame(EncodeFrame({"default", big, "d", "insert"}, big));
   ASSERT_TRUE(f.ok()) << f.message();
-  EXPECT_EQ(f->header.resource_name, big);
+  EXPECT_EQ(f->header.resource_kind, big);
   EXPECT_EQ(f->content, big);
 }
 

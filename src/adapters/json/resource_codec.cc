@@ -5,6 +5,7 @@
 
 #include "adapters/json/field_reader.h"
 #include "adapters/json/go_json.h"
+#include "adapters/json/k8s_names.h"
 
 namespace sedna::json {
 namespace {
@@ -36,8 +37,14 @@ Status DecodeIdentity(const RawJson& root, core::ObjectMeta* meta) {
   SEDNA_RETURN_IF_ERROR(ReadObject(root, "metadata", "", &md));
   if (md == nullptr) return Status::Error("metadata.name: missing");
   SEDNA_RETURN_IF_ERROR(ReadString(*md, "name", "metadata", &meta->name));
-  if (meta->name.empty()) return Status::Error("metadata.name: missing");
-  return ReadString(*md, "namespace", "metadata", &meta->ns);
+  SEDNA_RETURN_IF_ERROR(CheckObjectName("metadata.name", meta->name));
+  SEDNA_RETURN_IF_ERROR(ReadString(*md, "namespace", "metadata", &meta->ns));
+  return meta->ns.empty() ? Status::Ok() : CheckNamespace("metadata.namespace", meta->ns);
+}
+
+// A reference to another object by name (absent or "": none).
+Status CheckRefName(std::string_view path, const std::string& name) {
+  return name.empty() ? Status::Ok() : CheckObjectName(path, name);
 }
 
 // The rest of the metadata, once DecodeIdentity succeeded.
@@ -208,7 +215,9 @@ Status DecodeNamed(const RawJson& spec, std::string_view key, std::string_view p
                    std::string* name) {
   const RawJson* obj = nullptr;
   SEDNA_RETURN_IF_ERROR(ReadObject(spec, key, path, &obj));
-  return obj != nullptr ? ReadString(*obj, "name", Join(path, key), name) : Status::Ok();
+  if (obj == nullptr) return Status::Ok();
+  SEDNA_RETURN_IF_ERROR(ReadString(*obj, "name", Join(path, key), name));
+  return CheckRefName(Join(Join(path, key), "name"), *name);
 }
 
 Status DecodeDatasetRef(const RawJson& spec, std::string* name, double* train_prob) {
@@ -216,6 +225,7 @@ Status DecodeDatasetRef(const RawJson& spec, std::string* name, double* train_pr
   SEDNA_RETURN_IF_ERROR(ReadObject(spec, "dataset", "spec", &ds));
   if (ds == nullptr) return Status::Ok();
   SEDNA_RETURN_IF_ERROR(ReadString(*ds, "name", "spec.dataset", name));
+  SEDNA_RETURN_IF_ERROR(CheckRefName("spec.dataset.name", *name));
   return ReadDouble(*ds, "trainProb", "spec.dataset", train_prob);
 }
 

@@ -27,7 +27,10 @@ struct Decoded {
 // path, e.g. "IncrementalLearningJob default/helmet-detection-demo: spec.dataset.trainProb:
 // expected a number, got string". Integer fields (checkPeriodSeconds) reject fractions and
 // exponents as Go does. metadata.name missing or empty is an error ("Dataset: metadata.name:
-// missing"). Job conditions must have a known type and stage (error names
+// missing"). metadata.name and the references spec.dataset.name, spec.initialModel.name and
+// spec.deploySpec.model.name (when not empty) must be Kubernetes object names, and
+// metadata.namespace (when not empty) a namespace (k8s_names.h), e.g. "Dataset: metadata.name:
+// \"a/b\" must not contain '/'". Job conditions must have a known type and stage (error names
 // "status.conditions[i].type"); a condition's `data` string is kept in data_json and parsed into
 // `data` when it is valid (left empty otherwise, see DecodeConditionData).
 Result<Decoded<core::Dataset>> DecodeDataset(std::string_view json);

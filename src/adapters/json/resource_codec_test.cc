@@ -332,6 +332,48 @@ struct BadJob {
   std::string error;  // exact message
 };
 
+const std::string kNotName =
+    "is not a valid name: a DNS-1123 subdomain is at most 253 lower case alphanumeric "
+    "characters, '-' or '.', each '.'-separated part starting and ending with an alphanumeric "
+    "character";
+const std::string kNotNamespace =
+    "is not a valid namespace: a DNS-1123 label is at most 63 lower case alphanumeric "
+    "characters or '-', starting and ending with an alphanumeric character";
+
+// Every kind checks its own name, namespace and Dataset reference the same way.
+TEST(ResourceCodec, NamesOfEveryKindAreKubernetesNames) {
+  struct Case {
+    std::string json;
+    std::string error;  // "" : accepted
+  };
+  const Case kCases[] = {
+      {R"({"metadata":{"name":"d.v1","namespace":"ns-1"}})", ""},
+      {R"({"metadata":{"name":"d"}})", ""},  // no namespace: left to the caller, as before
+      {R"({"metadata":{"name":"a/b","namespace":"ns"}})",
+       "metadata.name: \"a/b\" must not contain '/'"},
+      {R"({"metadata":{"name":"d","namespace":"-ns"}})",
+       "metadata.namespace: \"-ns\" " + kNotNamespace},
+      {R"({"metadata":{"name":"d","namespace":"ns/x"}})",
+       "metadata.namespace: \"ns/x\" must not contain '/'"},
+  };
+  for (const auto& c : kCases) {
+    const Status got[] = {DecodeDataset(c.json).status(), DecodeModel(c.json).status(),
+                          DecodeIlJob(c.json).status(), DecodeLlJob(c.json).status()};
+    const char* kinds[] = {"Dataset", "Model", "IncrementalLearningJob", "LifelongLearningJob"};
+    for (int k = 0; k < 4; ++k) {
+      if (c.error.empty()) {
+        EXPECT_TRUE(got[k].ok()) << kinds[k] << " " << c.json << ": " << got[k].message();
+      } else {
+        EXPECT_EQ(got[k].message(), std::string(kinds[k]) + ": " + c.error) << c.json;
+      }
+    }
+  }
+  auto ll =
+      DecodeLlJob(R"({"metadata":{"name":"j","namespace":"n"},"spec":{"dataset":{"name":"a/b"}}})");
+  EXPECT_EQ(ll.message(),
+            "LifelongLearningJob n/j: spec.dataset.name: \"a/b\" must not contain '/'");
+}
+
 TEST(ResourceCodec, IlJobErrorsNameObjectAndPath) {
   const std::string kId = "IncrementalLearningJob default/helmet-detection-demo: ";
   const BadJob kCases[] = {
@@ -394,6 +436,23 @@ TEST(ResourceCodec, IlJobErrorsNameObjectAndPath) {
        "IncrementalLearningJob: metadata.name: expected a string, got number"},
       {R"("namespace":"default","uid")", R"("namespace":["default"],"uid")",
        "IncrementalLearningJob: metadata.namespace: expected a string, got array"},
+      // Issue 15 item 10: Kubernetes names only.
+      {R"("name":"helmet-detection-demo","namespace")", R"("name":"a/b","namespace")",
+       "IncrementalLearningJob: metadata.name: \"a/b\" must not contain '/'"},
+      {R"("name":"helmet-detection-demo","namespace")", R"("name":"..","namespace")",
+       "IncrementalLearningJob: metadata.name: \"..\" " + kNotName},
+      {R"("name":"helmet-detection-demo","namespace")", R"("name":"Helmet","namespace")",
+       "IncrementalLearningJob: metadata.name: \"Helmet\" " + kNotName},
+      {R"("namespace":"default","uid")", R"("namespace":"de/fault","uid")",
+       "IncrementalLearningJob: metadata.namespace: \"de/fault\" must not contain '/'"},
+      {R"("namespace":"default","uid")", R"("namespace":"a.b","uid")",
+       "IncrementalLearningJob: metadata.namespace: \"a.b\" " + kNotNamespace},
+      {R"("dataset":{"name":"incremental-dataset")", R"("dataset":{"name":"../x")",
+       kId + "spec.dataset.name: \"../x\" must not contain '/'"},
+      {R"("initialModel":{"name":"initial-model"})", R"("initialModel":{"name":"M_1"})",
+       kId + "spec.initialModel.name: \"M_1\" " + kNotName},
+      {R"("model":{"name":"deploy-model"})", R"("model":{"name":"x/y"})",
+       kId + "spec.deploySpec.model.name: \"x/y\" must not contain '/'"},
   };
   const std::string base = ReadTestdata("il_job.json");
   for (const auto& c : kCases) {

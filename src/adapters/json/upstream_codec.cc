@@ -4,6 +4,7 @@
 
 #include "adapters/json/field_reader.h"
 #include "adapters/json/go_json_internal.h"
+#include "adapters/json/k8s_names.h"
 
 namespace sedna::json {
 namespace {
@@ -162,6 +163,13 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
         std::pair{"ownerName", &r.owner_name}, std::pair{"ownerKind", &r.owner_kind},
         std::pair{"kind", &r.kind}, std::pair{"status", &r.status}}) {
     if (Status s = ReadString(root, key, "", out); !s.ok()) return s;
+  }
+  // Absent or "": no job of that name exists (the caller drops the report).
+  if (!r.ns.empty()) {
+    if (Status s = CheckNamespace("namespace", r.ns); !s.ok()) return s;
+  }
+  if (!r.owner_name.empty()) {
+    if (Status s = CheckObjectName("ownerName", r.owner_name); !s.ok()) return s;
   }
   const RawJson* owner_info = nullptr;
   if (Status s = ReadObject(root, "ownerInfo", "", &owner_info); !s.ok()) return s;

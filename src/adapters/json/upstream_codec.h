@@ -34,12 +34,14 @@ struct WorkerMessage {
 // Decodes a worker body (§5.1). name, namespace, ownerName, ownerKind, kind, status must be
 // strings, ownerInfo an object, results an array (each may be absent or null); any other type,
 // or a body that is not a JSON object, is an error naming the key ("results: expected an array,
-// got object"). Results are read leniently: report.results has one ModelRef per element (same
-// indices), filled from `format`/`url` when they are strings and `metrics` when it is an object
-// (number -> Number, array of numbers -> List, else Other); the first element that is not an
-// object or lacks a string format/url is described in report.results_error (e.g.
-// "results[0].url: missing", "results[1].format: expected a string, got number"). An element
-// that is neither an object nor null is an error, as for Go's []map[string]interface{}.
+// got object"). namespace and ownerName, when not empty, must be a Kubernetes namespace and
+// object name (k8s_names.h: 'ownerName: "a/b" must not contain '/''). Results are read leniently:
+// report.results has one ModelRef per element (same indices), filled from `format`/`url` when they
+// are strings and `metrics` when it is an object (number -> Number, array of numbers -> List, else
+// Other); the first element that is not an object or lacks a string format/url is described in
+// report.results_error (e.g. "results[0].url: missing", "results[1].format: expected a string, got
+// number"). An element that is neither an object nor null is an error, as for Go's
+// []map[string]interface{}.
 Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
 
 // The body's `name` when it is a JSON object whose (last) `name` member is a string, else "": what

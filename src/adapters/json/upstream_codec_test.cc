@@ -235,6 +235,14 @@ TEST(UpstreamCodec, WorkerBodyTypeErrors) {
       {"{\"name\": \"w\", ", "invalid JSON: "},
       {"name=w", "invalid JSON: "},
       {R"({"ownerInfo":)" + NestedArrays(10001) + "}", "invalid JSON: exceeded max depth"},
+      // Issue 15 item 10: the job is named by Kubernetes names (the caller answers 400).
+      {R"({"namespace":"default","ownerName":"a/b"})", "ownerName: \"a/b\" must not contain '/'"},
+      {R"({"namespace":"default","ownerName":".."})", "ownerName: \"..\" is not a valid name: "},
+      {R"({"namespace":"default","ownerName":"Helmet"})",
+       "ownerName: \"Helmet\" is not a valid name: "},
+      {R"({"namespace":"a/b","ownerName":"j"})", "namespace: \"a/b\" must not contain '/'"},
+      {R"({"namespace":"Default","ownerName":"j"})",
+       "namespace: \"Default\" is not a valid namespace: "},
   };
   for (const auto& c : kCases) {
     Result<WorkerMessage> m = Result<WorkerMessage>::Error("unset");

@@ -1,10 +1,10 @@
 #include "adapters/store/intake_journal.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -16,8 +16,8 @@ namespace {
 constexpr char kMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
 
 // File layout: a 64-byte header, then entries from kFirst, each starting at a multiple of 8:
-//   u32 len    payload bytes; written last (release store), so 0 or a stale value until the rest
-//              of the entry is in place
+//   u32 len    payload bytes; written last (a write of its own), so 0 until the rest of the entry
+//              is in place
 //   u32 crc    CRC-32 of seq and payload
 //   u64 seq
 //   payload    u32 worker length, worker name, request body
@@ -57,48 +57,88 @@ uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
   return Crc32(Crc32(0, s, 8), payload, len);
 }
 
-uint32_t* LenAt(char* base, size_t pos) { return reinterpret_cast<uint32_t*>(base + pos); }
-
 }  // namespace
 
 Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& path,
                                                            uint64_t db_identity, size_t capacity) {
-  auto fail = [&](const char* what) {
+  auto fail = [&](const char* what, int e) {
     return Result<std::unique_ptr<IntakeJournal>>::Error("intake journal " + path + ": " + what +
-                                                         ": " + std::strerror(errno));
+                                                         ": " + std::strerror(e));
   };
-  if (capacity < kFirst + kEntryHeader + 8 || capacity % 8 != 0) {
-    errno = EINVAL;
-    return fail("bad capacity");
+  if (capacity < kFirst + kEntryHeader + 8 || capacity % 8 != 0)
+    return fail("bad capacity", EINVAL);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot open", errno);
+  std::unique_ptr<IntakeJournal> j(new IntakeJournal(path, fd, capacity));
+  j->identity_ = db_identity;
+  j->pos_ = kFirst;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return fail("cannot stat", errno);
+  if (!S_ISREG(st.st_mode)) {
+    return Result<std::unique_ptr<IntakeJournal>>::Error("intake journal " + path +
+                                                         ": not a regular file");
   }
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("cannot open");
   if (int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(capacity)); rc != 0) {
-    errno = rc;
-    auto r = fail("cannot allocate");
-    ::close(fd);
-    return r;
+    return fail("cannot allocate", rc);
   }
-  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    auto r = fail("cannot map");
-    ::close(fd);
-    return r;
+  j->image_.assign(capacity, '\0');
+  for (size_t got = 0; got < capacity;) {
+    const ssize_t n = ::pread(fd, j->image_.data() + got, capacity - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot read", errno);
+    if (n == 0) break;  // cut short meanwhile: the rest reads as zeros
+    got += static_cast<size_t>(n);
   }
-  auto* base = static_cast<char*>(p);
-  auto* h = reinterpret_cast<Header*>(base);
-  if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0 || h->identity != db_identity) {
+  Header h;
+  std::memcpy(&h, j->image_.data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.identity != db_identity) {
     // Foreign or new: invalidate the first entry before claiming the file.
-    __atomic_store_n(LenAt(base, kFirst), uint32_t{0}, __ATOMIC_RELEASE);
-    h->identity = db_identity;
-    std::memcpy(h->magic, kMagic, sizeof kMagic);
+    j->image_.assign(capacity, '\0');
+    const uint32_t zero = 0;
+    if (Status s = j->WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
+    h = Header{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.identity = db_identity;
+    if (Status s = j->WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h); !s.ok()) return s;
   }
-  return std::unique_ptr<IntakeJournal>(new IntakeJournal(fd, base, capacity));
+  return j;
 }
 
-IntakeJournal::~IntakeJournal() {
-  ::munmap(base_, capacity_);
-  ::close(fd_);
+IntakeJournal::~IntakeJournal() { ::close(fd_); }
+
+Status IntakeJournal::WriteAt(size_t pos, const char* data, size_t n) {
+  for (size_t done = 0; done < n;) {
+    const ssize_t w = ::pwrite(fd_, data + done, n - done, static_cast<off_t>(pos + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0)
+      return Status::Error("intake journal " + path_ + ": writing: " + std::strerror(errno));
+    if (w == 0) return Status::Error("intake journal " + path_ + ": writing: no progress");
+    done += static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status IntakeJournal::EnsureAllocated() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    return Status::Error("intake journal " + path_ + ": cannot stat: " + std::strerror(errno));
+  }
+  if (static_cast<uint64_t>(st.st_size) >= capacity_) return Status::Ok();
+  if (pos_ != kFirst) {
+    // The entries since the last Reset may be gone: their reports must be committed first.
+    return Status::Error("intake journal " + path_ + ": the file was cut to " +
+                         std::to_string(st.st_size) + " bytes under the journal; " +
+                         std::to_string(pos_ - kFirst) + " bytes of entries may be lost");
+  }
+  if (int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(capacity_)); rc != 0) {
+    return Status::Error("intake journal " + path_ + ": cannot allocate: " + std::strerror(rc));
+  }
+  const uint32_t zero = 0;
+  if (Status s = WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.identity = identity_;
+  return WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h);
 }
 
 std::vector<IntakeEntry> IntakeJournal::Recover(uint64_t applied) {
@@ -106,14 +146,18 @@ std::vector<IntakeEntry> IntakeJournal::Recover(uint64_t applied) {
   uint64_t last_seq = 0;
   size_t pos = kFirst;
   size_t end_of_pending = kFirst;
-  while (pos + kEntryHeader <= capacity_) {
-    const uint32_t len = __atomic_load_n(LenAt(base_, pos), __ATOMIC_ACQUIRE);
-    if (len < 4 || len > capacity_ - pos - kEntryHeader) break;
-    uint32_t crc;
+  const std::string image = std::move(image_);
+  image_ = std::string();
+  const char* base = image.data();
+  const size_t size = std::min(image.size(), capacity_);
+  while (pos + kEntryHeader <= size) {
+    uint32_t len, crc;
     uint64_t seq;
-    std::memcpy(&crc, base_ + pos + 4, 4);
-    std::memcpy(&seq, base_ + pos + 8, 8);
-    const char* payload = base_ + pos + kEntryHeader;
+    std::memcpy(&len, base + pos, 4);
+    if (len < 4 || len > size - pos - kEntryHeader) break;
+    std::memcpy(&crc, base + pos + 4, 4);
+    std::memcpy(&seq, base + pos + 8, 8);
+    const char* payload = base + pos + kEntryHeader;
     if (EntryCrc(seq, payload, len) != crc) break;
     if (last_seq != 0 && seq != last_seq + 1) break;  // left from before a Reset
     uint32_t wlen;
@@ -141,24 +185,24 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
                                    " of " + std::to_string(capacity_ - kFirst) +
                                    " bytes in use, entry " + std::to_string(need) + ")");
   }
-  char* e = base_ + pos_;
-  __atomic_store_n(LenAt(base_, pos_), uint32_t{0}, __ATOMIC_RELEASE);
+  if (Status s = EnsureAllocated(); !s.ok()) return s;
+  // One write puts the entry in place with a zero length, and zeroes the slot after it (the slot
+  // after the newest entry never holds a stale length, so no kill can leave an old entry chained
+  // after it); a second one stores the length: the entry exists once that 4-byte write is done.
+  const bool clear_next = pos_ + need + kEntryHeader <= capacity_;
+  std::string e(need + (clear_next ? 4 : 0), '\0');
   const uint64_t seq = next_seq_;
-  char* payload = e + kEntryHeader;
+  char* payload = e.data() + kEntryHeader;
   const uint32_t wlen = static_cast<uint32_t>(worker.size());
   std::memcpy(payload, &wlen, 4);
   std::memcpy(payload + 4, worker.data(), worker.size());
   std::memcpy(payload + 4 + worker.size(), body.data(), body.size());
   const uint32_t crc = EntryCrc(seq, payload, len);
-  std::memcpy(e + 4, &crc, 4);
-  std::memcpy(e + 8, &seq, 8);
-  // The slot after the newest entry never holds a stale length (Recover stops there): cleared
-  // before this entry exists, so that no kill can leave an old entry chained after it.
-  if (pos_ + need + kEntryHeader <= capacity_) {
-    __atomic_store_n(LenAt(base_, pos_ + need), uint32_t{0}, __ATOMIC_RELEASE);
-  }
-  // The entry exists once its length is in place.
-  __atomic_store_n(LenAt(base_, pos_), static_cast<uint32_t>(len), __ATOMIC_RELEASE);
+  std::memcpy(e.data() + 4, &crc, 4);
+  std::memcpy(e.data() + 8, &seq, 8);
+  if (Status s = WriteAt(pos_, e.data(), e.size()); !s.ok()) return s;
+  const uint32_t len32 = static_cast<uint32_t>(len);
+  if (Status s = WriteAt(pos_, reinterpret_cast<const char*>(&len32), 4); !s.ok()) return s;
   pos_ += need;
   next_seq_++;
   return seq;
@@ -166,7 +210,8 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
 
 void IntakeJournal::Reset() {
   pos_ = kFirst;
-  __atomic_store_n(LenAt(base_, kFirst), uint32_t{0}, __ATOMIC_RELEASE);
+  const uint32_t zero = 0;
+  (void)WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4);
 }
 
 size_t IntakeJournal::used() const { return pos_ - kFirst; }

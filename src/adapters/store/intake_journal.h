@@ -1,11 +1,13 @@
 // The intake journal: worker reports the LC has acknowledged (HTTP 200) and not yet committed to
-// SQLite. A file beside the database (`<db>-intake`), memory-mapped like the outbox's sent mark,
-// so accepting a report costs a copy into a shared page instead of a SQLite commit; the reports
-// are then committed in batches (docs/durability.md, "Worker reports").
+// SQLite. A file beside the database (`<db>-intake`) written with pwrite, so accepting a report
+// costs two small writes into the page cache instead of a SQLite commit; the reports are then
+// committed in batches (docs/durability.md, "Worker reports"). The file is never mapped: a volume
+// that fails or turns read-only, or a file truncated under the journal, is an error from Append,
+// never a SIGBUS.
 //
 // Contract:
-//   * After Append() returns, the entry survives a crash of this process (kill -9): the pages
-//     belong to the page cache, which the kernel writes back on its own. Like the database under
+//   * After Append() returns ok, the entry survives a crash of this process (kill -9): it is in
+//     the page cache, which the kernel writes back on its own. Like the database under
 //     synchronous=NORMAL it is not fsynced: a power loss can lose the newest entries.
 //   * Entries carry a sequence number that only grows, also across Reset() and reopen, and a
 //     checksum. Recover() returns the entries after the last committed one (`applied`, which the
@@ -15,6 +17,7 @@
 //     the file stays as small as one batch and no entry is ever rewritten in place while valid.
 //   * The file records the database's identity (device and inode): entries left by another
 //     database file read as none.
+//   * A failed Append changes nothing and can be retried (e.g. once the volume is back).
 //
 // Not thread-safe; one writer (the controller loop).
 #pragma once
@@ -24,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -43,9 +47,9 @@ class IntakeJournal {
   // 2 MiB: one worker API body (at most 1 MiB) always fits into an empty journal.
   static constexpr size_t kDefaultCapacity = 2 << 20;
 
-  // Opens or creates `path`, with its blocks allocated up front (a full disk fails here, never as
-  // a SIGBUS on a later append). A new, malformed or foreign (other `db_identity`) file starts
-  // empty.
+  // Opens or creates `path` (a regular file), with its blocks allocated up front (a full disk
+  // fails here rather than on a later append), and reads it for Recover. A new, malformed or
+  // foreign (other `db_identity`) file starts empty. Errors name the path.
   static Result<std::unique_ptr<IntakeJournal>> Open(const std::string& path, uint64_t db_identity,
                                                      size_t capacity = kDefaultCapacity);
   ~IntakeJournal();
@@ -59,10 +63,14 @@ class IntakeJournal {
 
   // Appends one entry; returns its sequence number. Fails, changing nothing, when the entry does
   // not fit into the space left (Reset() after committing, then retry; an entry larger than an
-  // empty journal never fits).
+  // empty journal never fits), when a write fails ("intake journal <path>: writing: <errno
+  // text>"), or when the file was cut shorter under the journal while it holds uncommitted
+  // entries (commit them, Reset(), retry: an empty journal re-allocates the file and goes on).
   Result<uint64_t> Append(std::string_view worker, std::string_view body);
 
-  // Every appended entry is committed: the next Append starts at the beginning of the file.
+  // Every appended entry is committed: the next Append starts at the beginning of the file. The
+  // write that clears the first entry is best effort: if it fails, what it leaves are entries at
+  // or below the applied number, which Recover skips, and the next Append reports the failure.
   void Reset();
 
   // Bytes in use by entries since the last Reset (0 when empty).
@@ -72,12 +80,18 @@ class IntakeJournal {
   uint64_t next_seq() const { return next_seq_; }
 
  private:
-  IntakeJournal(int fd, char* base, size_t capacity) : fd_(fd), base_(base), capacity_(capacity) {}
+  IntakeJournal(std::string path, int fd, size_t capacity)
+      : path_(std::move(path)), fd_(fd), capacity_(capacity) {}
+  Status WriteAt(size_t pos, const char* data, size_t n);
+  // The file is at least capacity_ long again (re-allocated and re-claimed if it was cut).
+  Status EnsureAllocated();
 
+  std::string path_;
   int fd_;
-  char* base_;
+  uint64_t identity_ = 0;
   size_t capacity_;
-  size_t pos_ = 0;  // offset of the next entry (set by Recover / Reset)
+  std::string image_;  // the file as Open read it, until Recover parses it
+  size_t pos_ = 0;     // offset of the next entry (set by Recover / Reset)
   uint64_t next_seq_ = 1;
 };
 

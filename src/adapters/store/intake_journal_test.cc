@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -188,6 +190,68 @@ TEST_F(IntakeJournalTest, OpenNamesThePathOnFailure) {
   ASSERT_FALSE(j.ok());
   EXPECT_THAT(j.message(), HasSubstr("intake journal "));
   EXPECT_THAT(j.message(), HasSubstr("missing/db-intake: cannot open"));
+}
+
+TEST_F(IntakeJournalTest, OpenRefusesWhatIsNotARegularFile) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0644), 0);
+  auto j = IntakeJournal::Open(path_, kDb, 4096);  // a FIFO: the open must not block either
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.message(), "intake journal " + path_ + ": not a regular file");
+}
+
+// Issue 15 item 6: the journal wrote through mapped pages, so a file cut short under it (or a
+// failing volume) killed the LC with SIGBUS on the next Append. Run in a child: the old code dies.
+// Returns the child's exit code (0: as expected).
+int CutUnderTheJournal(const std::string& path) {
+  auto j = IntakeJournal::Open(path, kDb, 4096);
+  if (!j.ok()) return 2;
+  (*j)->Recover(0);
+  if (!(*j)->Append("w", "one").ok()) return 3;
+  if (::truncate(path.c_str(), 0) != 0) return 4;
+  auto r = (*j)->Append("w", "two");  // SIGBUS through a mapping
+  // Entry "one" may be gone: the caller must commit it before the journal goes on.
+  if (r.ok() || r.message().find("was cut to 0 bytes") == std::string::npos) return 5;
+  (*j)->Reset();  // after the commit
+  auto again = (*j)->Append("w", "three");
+  if (!again.ok() || *again != 2) return 6;
+  j->reset();
+  auto k = IntakeJournal::Open(path, kDb, 4096);
+  if (!k.ok()) return 7;
+  return (*k)->Recover(1) == std::vector<IntakeEntry>{E(2, "w", "three")} ? 0 : 8;
+}
+
+TEST_F(IntakeJournalTest, AFileCutUnderTheJournalIsAnErrorNotASigbus) {
+  EXPECT_EXIT(std::_Exit(CutUnderTheJournal(path_)), ::testing::ExitedWithCode(0), "");
+}
+
+// A write that fails (here: beyond RLIMIT_FSIZE with SIGXFSZ ignored, as EIO or EROFS from a
+// failing volume would) is an error from Append that changes nothing, and appends work again
+// once writes do.
+int FailingWrite(const std::string& path) {
+  ::signal(SIGXFSZ, SIG_IGN);
+  auto j = IntakeJournal::Open(path, kDb, 4096);
+  if (!j.ok()) return 2;
+  (*j)->Recover(0);
+  if (!(*j)->Append("w", "one").ok()) return 3;
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small{100, old.rlim_max};
+  if (::setrlimit(RLIMIT_FSIZE, &small) != 0) return 4;
+  auto r = (*j)->Append("w", "two");
+  if (r.ok() || r.message() != "intake journal " + path + ": writing: File too large") return 5;
+  if ((*j)->next_seq() != 2 || (*j)->used() != 24) return 6;
+  if (::setrlimit(RLIMIT_FSIZE, &old) != 0) return 7;
+  auto again = (*j)->Append("w", "two");
+  if (!again.ok() || *again != 2) return 8;
+  j->reset();
+  auto k = IntakeJournal::Open(path, kDb, 4096);
+  if (!k.ok()) return 9;
+  const std::vector<IntakeEntry> want = {E(1, "w", "one"), E(2, "w", "two")};
+  return (*k)->Recover(0) == want ? 0 : 10;
+}
+
+TEST_F(IntakeJournalTest, AFailingWriteIsAnErrorAndAppendsResumeAfterIt) {
+  EXPECT_EXIT(std::_Exit(FailingWrite(path_)), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

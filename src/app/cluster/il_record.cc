@@ -78,16 +78,20 @@ SpoolRange RangeFromJson(const json& j) {
   return SpoolRange{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>()};
 }
 
+// `scanned` is not kept (0 is always correct); `skipping` only when set, so that a record
+// without it (written before it existed) reads as not skipping.
 json CursorToJson(const dataset::IndexCursor& c) {
-  return json{{"path", c.path},
-              {"dev", c.dev},
-              {"ino", c.ino},
-              {"offset", c.offset},
-              {"samples", c.samples},
-              {"skip", c.skip},
-              {"header_done", c.header_done},
-              {"header", c.header},
-              {"tail_size", c.tail_size}};
+  json j{{"path", c.path},
+         {"dev", c.dev},
+         {"ino", c.ino},
+         {"offset", c.offset},
+         {"samples", c.samples},
+         {"skip", c.skip},
+         {"header_done", c.header_done},
+         {"header", c.header},
+         {"tail_size", c.tail_size}};
+  if (c.skipping) j["skipping"] = true;
+  return j;
 }
 
 dataset::IndexCursor CursorFromJson(const json& j) {
@@ -101,6 +105,7 @@ dataset::IndexCursor CursorFromJson(const json& j) {
   c.header_done = j.value("header_done", false);
   c.header = j.value("header", "");
   c.tail_size = j.value("tail_size", int64_t{-1});
+  c.skipping = j.value("skipping", false);
   return c;
 }
 

@@ -17,6 +17,7 @@ dataset::IndexCursor SampleCursor() {
   c.header_done = true;
   c.header = "a,b,\"c\"";
   c.tail_size = 4100;
+  c.skipping = true;
   return c;
 }
 
@@ -30,6 +31,7 @@ void ExpectCursorEq(const dataset::IndexCursor& a, const dataset::IndexCursor& b
   EXPECT_EQ(a.header_done, b.header_done);
   EXPECT_EQ(a.header, b.header);
   EXPECT_EQ(a.tail_size, b.tail_size);
+  EXPECT_EQ(a.skipping, b.skipping);
 }
 
 TEST(IlRecordTest, RoundTripsEveryField) {
@@ -93,6 +95,25 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
   ExpectCursorEq(back->cursor, r.cursor);
+}
+
+TEST(IlRecordTest, CursorWrittenBeforeSkippingExistedDecodes) {
+  // A Dataset record as written before the cursor had `skipping`.
+  auto r = DecodeDatasetRecord(
+      R"({"v":1,"cursor":{"path":"/d/i.txt","dev":1,"ino":2,"offset":30,"samples":3,"skip":0,)"
+      R"("header_done":false,"header":"","tail_size":-1},"reported":3})");
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->cursor.offset, 30);
+  EXPECT_FALSE(r->cursor.skipping);
+  EXPECT_EQ(r->cursor.scanned, 0);
+  DatasetRecord d;
+  d.cursor = SampleCursor();
+  d.cursor.skipping = false;
+  EXPECT_EQ(EncodeDatasetRecord(d).find("skipping"), std::string::npos);
+  d.cursor.skipping = true;
+  auto back = DecodeDatasetRecord(EncodeDatasetRecord(d));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_TRUE(back->cursor.skipping);
 }
 
 TEST(IlRecordTest, CorruptRecordIsAnErrorNotACrash) {
