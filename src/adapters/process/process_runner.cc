@@ -141,7 +141,7 @@ struct ChildError {
   int error;
 };
 
-std::string ChildStepText(ChildStep step, const ProcessSpec& spec) {
+std::string ChildStepText(ChildStep step, const ProcessSpec& spec, const std::string& exe) {
   switch (step) {
     case ChildStep::kSetpgid:
       return "setpgid: ";
@@ -162,7 +162,11 @@ std::string ChildStepText(ChildStep step, const ProcessSpec& spec) {
     case ChildStep::kExec:
       break;
   }
-  return "";
+  // Who could not execute what, when the process had other credentials than the LC.
+  if (!spec.uid && !spec.gid) return "";
+  std::string who = spec.uid ? "uid " + std::to_string(*spec.uid) : "";
+  if (spec.gid) who += (who.empty() ? "gid " : " gid ") + std::to_string(*spec.gid);
+  return "exec " + exe + " as " + who + ": ";
 }
 
 #if defined(SYS_setresuid32)  // 32-bit ABIs whose plain set*id calls take 16-bit ids
@@ -335,7 +339,7 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
     if (n != static_cast<ssize_t>(sizeof failure)) {
       return Result<Spawned>::Error(what + ": lost the child's start-up report");
     }
-    return Result<Spawned>::Error(what + ": " + ChildStepText(failure.step, spec) +
+    return Result<Spawned>::Error(what + ": " + ChildStepText(failure.step, spec, *exe) +
                                   ErrnoText(failure.error));
   }
 

@@ -503,7 +503,8 @@ TEST_P(ProcessRunnerTest, ExecRefusedToTheNewUserIsASpawnFailure) {
   spec.gid = 65534;
   const ExitInfo info = RunToExit(spec);
   EXPECT_TRUE(info.spawn_failed) << info.error;
-  EXPECT_EQ(info.error, "spawn " + script + ": Permission denied");
+  EXPECT_EQ(info.error,
+            "spawn " + script + ": exec " + script + " as uid 65534 gid 65534: Permission denied");
   EXPECT_EQ(ReadFile(spec.log_path).find("ran"), std::string::npos);
 }
 
