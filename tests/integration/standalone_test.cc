@@ -80,7 +80,6 @@ struct JobOpts {
   std::string train_prob = "0.8";
   std::vector<std::pair<std::string, std::string>> train_env;
   std::vector<std::pair<std::string, std::string>> eval_env;
-  std::vector<std::pair<std::string, std::string>> infer_env;
   std::string dataset = "ds";
   std::string output_dir;       // ../out/<name> unless set
   std::string credential_name;  // spec.credentialName, unset when empty
@@ -433,7 +432,7 @@ class StandaloneTest : public ::testing::Test {
     s += "    trigger:\n      condition:\n        operator: \">\"\n        threshold: 0.01\n";
     s += "        metric: precision_delta\n";
     s += "    hardExampleMining:\n      name: IBT\n";
-    s += Container("infer-worker", {kWorker, o.infer_mode}, o.name, o.infer_env, o.infer_pod_yaml,
+    s += Container("infer-worker", {kWorker, o.infer_mode}, o.name, {}, o.infer_pod_yaml,
                    o.infer_container_yaml);
     s += "  outputDir: " + (o.output_dir.empty() ? "../out/" + o.name : o.output_dir) + "\n";
     if (!o.credential_name.empty()) s += "  credentialName: " + o.credential_name + "\n";
@@ -1528,8 +1527,6 @@ TEST_F(StandaloneTest, WorkerRunsWithItsSecurityContextIds) {
   stdfs::permissions(tmp + "/marks/ids", stdfs::perms::all);
   WriteManifest("common.yaml", CommonYaml());
   WriteManifest("job.yaml", JobYaml({.name = "ids",
-                                     // Not the LC's PATH: it may lead to python3 through /root.
-                                     .infer_env = {{"PATH", "/usr/bin:/bin"}},
                                      .infer_pod_yaml = "        securityContext:\n"
                                                        "          runAsUser: 1000\n"
                                                        "          runAsGroup: 65533\n"

@@ -51,12 +51,15 @@ struct FdGuard {
   int release() { return std::exchange(fd, -1); }
 };
 
-// The path to hand to execve for `file`, following execvp's PATH search but with the child's
-// PATH and working directory. Errors are errno texts.
-Result<std::string> ResolveExecutable(const std::string& file,
-                                      const std::map<std::string, std::string>& env,
-                                      const std::string& working_dir) {
-  if (file.find('/') != std::string::npos) return file;
+// The paths to hand to execve for `file`, following execvp's PATH search but with the child's
+// PATH and working directory: the first executable one, or with `all` every one the LC may
+// execute, in PATH order (a child with other credentials tries them in turn, as execvp does, since
+// the LC's access check is not the child's). Errors are errno texts.
+Result<std::vector<std::string>> ResolveExecutable(const std::string& file,
+                                                   const std::map<std::string, std::string>& env,
+                                                   const std::string& working_dir, bool all) {
+  if (file.find('/') != std::string::npos) return std::vector<std::string>{file};
+  std::vector<std::string> found;
   std::string path;
   if (auto it = env.find("PATH"); it != env.end()) {
     path = it->second;
@@ -76,13 +79,18 @@ Result<std::string> ResolveExecutable(const std::string& file,
                                   : candidate;
     struct stat st {};
     if (::stat(probe.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (::access(probe.c_str(), X_OK) == 0) return candidate;
-      denied = true;
+      if (::access(probe.c_str(), X_OK) == 0) {
+        found.push_back(candidate);
+        if (!all) return found;
+      } else {
+        denied = true;
+      }
     }
     if (end == path.size()) break;
     begin = end + 1;
   }
-  return Result<std::string>::Error(ErrnoText(denied ? EACCES : ENOENT));
+  if (!found.empty()) return found;
+  return Result<std::vector<std::string>>::Error(ErrnoText(denied ? EACCES : ENOENT));
 }
 
 // The log fd for the child's stdout/stderr: close-on-exec in the LC and never 0..2, so dup2 onto
@@ -139,9 +147,12 @@ enum class ChildStep : int {
 struct ChildError {
   ChildStep step;
   int error;
+  size_t candidate;  // kExec: the executable whose error this is
 };
 
-std::string ChildStepText(ChildStep step, const ProcessSpec& spec, const std::string& exe) {
+std::string ChildStepText(const ChildError& failure, const ProcessSpec& spec,
+                          const std::vector<std::string>& exes) {
+  const ChildStep step = failure.step;
   switch (step) {
     case ChildStep::kSetpgid:
       return "setpgid: ";
@@ -166,6 +177,7 @@ std::string ChildStepText(ChildStep step, const ProcessSpec& spec, const std::st
   if (!spec.uid && !spec.gid) return "";
   std::string who = spec.uid ? "uid " + std::to_string(*spec.uid) : "";
   if (spec.gid) who += (who.empty() ? "gid " : " gid ") + std::to_string(*spec.gid);
+  const std::string& exe = exes[std::min(failure.candidate, exes.size() - 1)];
   return "exec " + exe + " as " + who + ": ";
 }
 
@@ -180,7 +192,8 @@ constexpr long kSysSetgroups = SYS_setgroups, kSysSetresgid = SYS_setresgid,
 // Everything the child needs, prepared before fork: after fork only async-signal-safe calls are
 // made (the LC has other threads; one of them may hold the allocator's lock).
 struct ChildPlan {
-  const char* exe = nullptr;
+  const char* const* exes = nullptr;  // tried in order
+  size_t exe_count = 0;
   char** argv = nullptr;
   char** envp = nullptr;
   const char* working_dir = nullptr;  // null: the LC's
@@ -195,8 +208,8 @@ struct ChildPlan {
   int max_fd = 1024;  // for closing descriptors where close_range is missing
 };
 
-[[noreturn]] void ChildFail(const ChildPlan& plan, ChildStep step) {
-  const ChildError e{step, errno};
+[[noreturn]] void ChildFail(const ChildPlan& plan, ChildStep step, size_t candidate = 0) {
+  const ChildError e{step, errno, candidate};
   ssize_t ignored = ::write(plan.error_fd, &e, sizeof e);
   (void)ignored;
   ::_exit(127);
@@ -245,8 +258,22 @@ struct ChildPlan {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(plan.exe, plan.argv, plan.envp);
-  ChildFail(plan, ChildStep::kExec);
+  // As execvp: an executable this user may not run, or that is gone, lets the next one be tried;
+  // EACCES is reported if any had it.
+  size_t denied = plan.exe_count;
+  for (size_t i = 0; i < plan.exe_count; ++i) {
+    ::execve(plan.exes[i], plan.argv, plan.envp);
+    if (errno == EACCES) {
+      if (denied == plan.exe_count) denied = i;
+    } else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
+      ChildFail(plan, ChildStep::kExec, i);
+    }
+  }
+  if (denied < plan.exe_count) {
+    errno = EACCES;
+    ChildFail(plan, ChildStep::kExec, denied);
+  }
+  ChildFail(plan, ChildStep::kExec, plan.exe_count - 1);
 }
 
 // A close-on-exec descriptor numbered above 2 (so dup2 onto 0..2 cannot clobber it).
@@ -271,7 +298,9 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
                                     ErrnoText(ENOTDIR));
     }
   }
-  Result<std::string> exe = ResolveExecutable(spec.argv[0], spec.env, spec.working_dir);
+  const bool set_ids = spec.uid.has_value() || spec.gid.has_value();
+  Result<std::vector<std::string>> exe =
+      ResolveExecutable(spec.argv[0], spec.env, spec.working_dir, set_ids);
   if (!exe.ok()) return Result<Spawned>::Error(what + ": " + exe.message());
   // Opened here, by the LC: a worker that runs as another user still gets its log.
   Result<int> log_fd = OpenLog(spec.log_path);
@@ -300,13 +329,16 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
   }
 
   ChildPlan plan;
-  plan.exe = exe->c_str();
+  std::vector<const char*> exes;
+  for (const std::string& e : *exe) exes.push_back(e.c_str());
+  plan.exes = exes.data();
+  plan.exe_count = exes.size();
   plan.argv = argv.data();
   plan.envp = envp.data();
   plan.working_dir = spec.working_dir.empty() ? nullptr : spec.working_dir.c_str();
   plan.log_fd = log.fd;
   plan.error_fd = error_write.fd;
-  plan.set_ids = spec.uid.has_value() || spec.gid.has_value();
+  plan.set_ids = set_ids;
   plan.groups = spec.groups.data();
   plan.group_count = spec.groups.size();
   plan.gid = spec.gid;
@@ -339,7 +371,7 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
     if (n != static_cast<ssize_t>(sizeof failure)) {
       return Result<Spawned>::Error(what + ": lost the child's start-up report");
     }
-    return Result<Spawned>::Error(what + ": " + ChildStepText(failure.step, spec, *exe) +
+    return Result<Spawned>::Error(what + ": " + ChildStepText(failure, spec, *exe) +
                                   ErrnoText(failure.error));
   }
 

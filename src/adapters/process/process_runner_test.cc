@@ -518,6 +518,35 @@ TEST_P(ProcessRunnerTest, CredentialChangeWithoutTheRightIsASpawnFailure) {
   EXPECT_EQ(info.error, "spawn /bin/sh: setgroups: Operation not permitted");
 }
 
+// A PATH entry the new user may not enter (e.g. a shim under /root) does not hide a later one:
+// the child searches as execvp would, under its own credentials.
+TEST_P(ProcessRunnerTest, PathSearchUnderOtherCredentialsSkipsWhatTheUserCannotRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the child's uid/gid";
+  const std::string private_bin = dir_ + "/private-bin";
+  ASSERT_TRUE(stdfs::create_directory(private_bin));
+  {
+    std::ofstream f(private_bin + "/sh");
+    f << "#!/bin/sh\necho shim\n";
+  }
+  ASSERT_EQ(::chmod((private_bin + "/sh").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(private_bin.c_str(), 0700), 0);
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "echo \"real $(id -u)\""};
+  spec.env = {{"PATH", private_bin + ":/usr/bin:/bin"}};
+  spec.log_path = dir_ + "/log.txt";
+  spec.uid = 65534;
+  spec.gid = 65534;
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_EQ(info.exit_code, 0) << info.error;
+  EXPECT_EQ(ReadFile(spec.log_path), "real 65534\n");
+  // Nothing the user may run: the EACCES is named with the executable that had it.
+  spec.env = {{"PATH", private_bin}};
+  const ExitInfo denied = RunToExit(spec);
+  EXPECT_TRUE(denied.spawn_failed) << denied.error;
+  EXPECT_EQ(denied.error,
+            "spawn sh: exec " + private_bin + "/sh as uid 65534 gid 65534: Permission denied");
+}
+
 INSTANTIATE_TEST_SUITE_P(ExitWatch, ProcessRunnerTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? "Pidfd" : "Sigchld";
