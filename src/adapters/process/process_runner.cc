@@ -248,9 +248,9 @@ struct ChildPlan {
     ChildFail(plan, ChildStep::kNoNewPrivs);
   }
   // No descriptor above 2 but the error pipe (close-on-exec) survives.
-  const auto first = static_cast<unsigned>(plan.error_fd);
-  if (::syscall(SYS_close_range, 3u, first - 1, 0u) != 0 ||
-      ::syscall(SYS_close_range, first + 1, ~0u, 0u) != 0) {
+  const auto keep = static_cast<unsigned>(plan.error_fd);  // > 2
+  if ((keep > 3 && ::syscall(SYS_close_range, 3u, keep - 1, 0u) != 0) ||
+      ::syscall(SYS_close_range, keep + 1, ~0u, 0u) != 0) {
     for (int fd = 3; fd < plan.max_fd; ++fd) {
       if (fd != plan.error_fd) ::close(fd);
     }

@@ -465,8 +465,11 @@ TEST_P(ProcessRunnerTest, CredentialsAreAppliedInTheChild) {
   const std::string private_dir = dir_ + "/private";
   ASSERT_TRUE(stdfs::create_directory(private_dir));
   ASSERT_EQ(::chmod(private_dir.c_str(), 0700), 0);
-  ProcessSpec spec = Sh("echo \"$(id -u) $(id -g) $(id -G)\"; grep NoNewPrivs /proc/self/status");
+  ProcessSpec spec = Sh(
+      "echo \"$(id -u) $(id -g) $(id -G)\"; grep NoNewPrivs /proc/self/status; echo \"cwd $PWD\"");
   spec.log_path = private_dir + "/log.txt";
+  // Entered before the uid changes: the worker starts there even if it may not list it.
+  spec.working_dir = private_dir;
   spec.uid = 65534;
   spec.gid = 65533;
   spec.groups = {4242, 4343};
@@ -476,6 +479,7 @@ TEST_P(ProcessRunnerTest, CredentialsAreAppliedInTheChild) {
   const std::string log = ReadFile(spec.log_path);
   EXPECT_THAT(log, HasSubstr("65534 65533 65533 4242 4343\n"));
   EXPECT_THAT(log, ::testing::ContainsRegex("NoNewPrivs:[ \t]*1"));
+  EXPECT_THAT(log, HasSubstr("cwd " + private_dir + "\n"));
 }
 
 TEST_P(ProcessRunnerTest, WithoutCredentialsTheChildKeepsTheLcs) {
