@@ -83,6 +83,8 @@ struct JobOpts {
   std::string dataset = "ds";
   std::string output_dir;       // ../out/<name> unless set
   std::string credential_name;  // spec.credentialName, unset when empty
+  // YAML lines added to a template's pod spec (8 spaces in) and to its container (12 spaces in).
+  std::string train_pod_yaml, train_container_yaml, infer_pod_yaml, infer_container_yaml;
 };
 
 class StandaloneTest : public ::testing::Test {
@@ -395,10 +397,12 @@ class StandaloneTest : public ::testing::Test {
 
   std::string Container(const std::string& name, const std::vector<std::string>& args,
                         const std::string& job,
-                        const std::vector<std::pair<std::string, std::string>>& env) {
+                        const std::vector<std::pair<std::string, std::string>>& env,
+                        const std::string& pod_yaml = "", const std::string& container_yaml = "") {
     std::string a;
     for (const auto& s : args) a += (a.empty() ? "" : ", ") + Q(s);
-    std::string y = "    template:\n      spec:\n        nodeName: edge\n        containers:\n";
+    std::string y =
+        "    template:\n      spec:\n        nodeName: edge\n" + pod_yaml + "        containers:\n";
     y += "          - name: " + name + "\n            image: ignored:latest\n";
     y += "            args: [" + a + "]\n            env:\n";
     auto var = [&](const std::string& k, const std::string& v) {
@@ -407,7 +411,7 @@ class StandaloneTest : public ::testing::Test {
     var("MARK_DIR", tmp + "/marks/" + job);
     var("PYTHONPATH", kReportDir);
     for (const auto& [k, v] : env) var(k, v);
-    return y;
+    return y + container_yaml;
   }
 
   std::string JobYaml(const JobOpts& o) {
@@ -418,7 +422,7 @@ class StandaloneTest : public ::testing::Test {
     s += Container(
         "train-worker",
         o.train_args.empty() ? std::vector<std::string>{kWorker, o.train_mode} : o.train_args,
-        o.name, o.train_env);
+        o.name, o.train_env, o.train_pod_yaml, o.train_container_yaml);
     s += "    trigger:\n      checkPeriodSeconds: 1\n";
     s += "      timer:\n        start: \"00:00\"\n        end: \"24:00\"\n";
     s += "      condition:\n        operator: \">\"\n        threshold: " + o.threshold +
@@ -428,7 +432,8 @@ class StandaloneTest : public ::testing::Test {
     s += "    trigger:\n      condition:\n        operator: \">\"\n        threshold: 0.01\n";
     s += "        metric: precision_delta\n";
     s += "    hardExampleMining:\n      name: IBT\n";
-    s += Container("infer-worker", {kWorker, o.infer_mode}, o.name, {});
+    s += Container("infer-worker", {kWorker, o.infer_mode}, o.name, {}, o.infer_pod_yaml,
+                   o.infer_container_yaml);
     s += "  outputDir: " + (o.output_dir.empty() ? "../out/" + o.name : o.output_dir) + "\n";
     if (!o.credential_name.empty()) s += "  credentialName: " + o.credential_name + "\n";
     return Doc("IncrementalLearningJob", o.name, s);
@@ -1449,6 +1454,152 @@ TEST_F(StandaloneTest, StartupErrorsNameTheCause) {
            "--bind-port", "0"});
   EXPECT_EQ(WaitExit(seconds(10)), 2);
   EXPECT_NE(Log().find(tmp + "/does-not-exist"), std::string::npos) << Log();
+}
+
+// Issue 15 item 1, standalone: only the worker the LC started for a stage may report for it. A
+// report under a made-up name, and one from the train worker with kind eval, are answered 400
+// naming the field, and move nothing; the train worker's own report is taken.
+TEST_F(StandaloneTest, OnlyTheStartedWorkerMayReport) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "gated", .train_mode = "sleep"}));
+  StartLc();
+  ASSERT_TRUE(WaitJob("gated", "loaded", [](const Json&) { return true; }));
+  FeedRound();
+  auto m = WaitMarks("gated", "sleep", 1);
+  ASSERT_EQ(m.size(), 1u);
+  ASSERT_TRUE(WaitJob("gated", "Train/Running",
+                      [](const Json& j) { return j["stage"] == "Train/Running"; }));
+  const std::string worker = m[0]["env"].value("WORKER_NAME", "");
+  const std::string model_dir = m[0]["env"].value("MODEL_URL", "");
+  ASSERT_EQ(worker.rfind("train-worker-", 0), 0u) << worker;
+  stdfs::create_directories(model_dir);
+  WriteFile(model_dir + "/fake.bin", "FAKE");
+  WriteFile(model_dir + "/model.bin", "REAL");
+  auto post = [&](const std::string& name, const std::string& kind, const std::string& model) {
+    Json body{{"name", name},
+              {"namespace", "default"},
+              {"ownerName", "gated"},
+              {"ownerKind", "incrementallearningjob"},
+              {"kind", kind},
+              {"status", "completed"},
+              {"results", Json::array({Json{{"format", "bin"},
+                                            {"url", model_dir + "/" + model},
+                                            {"metrics", {{"accuracy", 0.9}}}}})}};
+    return HttpRequest(bind_port, "POST", "/sedna/workers/" + name + "/info", body.dump());
+  };
+
+  HttpResult forged = post("train-worker-zzzzz", "train", "fake.bin");
+  EXPECT_EQ(forged.status, 400) << forged.raw;
+  EXPECT_NE(forged.body.find("is not a worker this LC started for IncrementalLearningJob "
+                             "default/gated (stage train)"),
+            std::string::npos)
+      << forged.body;
+  EXPECT_NE(forged.body.find("train-worker-zzzzz"), std::string::npos) << forged.body;
+
+  HttpResult wrong_kind = post(worker, "eval", "fake.bin");
+  EXPECT_EQ(wrong_kind.status, 400) << wrong_kind.raw;
+  EXPECT_NE(wrong_kind.body.find("it was started for stage train"), std::string::npos)
+      << wrong_kind.body;
+
+  // The same report under the started worker's name is taken: reports are handled in order, so
+  // the eval worker's models show which train report moved the job.
+  HttpResult real = post(worker, "train", "model.bin");
+  EXPECT_EQ(real.status, 200) << real.raw;
+  auto eval = WaitMarks("gated", "eval", 1);
+  ASSERT_EQ(eval.size(), 1u);
+  EXPECT_EQ(eval[0]["env"].value("MODEL_URLS", "").rfind(model_dir + "/model.bin;", 0), 0u)
+      << eval[0]["env"].value("MODEL_URLS", "");
+  EXPECT_NE(Log().find("report refused: name: \"train-worker-zzzzz\""), std::string::npos);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
+// Issue 15 item 7: a root LC runs a worker with its template's runAsUser, runAsGroup and
+// supplementalGroups (the container's securityContext over the pod's); the log, opened by the LC,
+// still works. A field standalone cannot honour is warned about once per job, naming it, although
+// the inference worker is started twice (once more after the deploy).
+TEST_F(StandaloneTest, WorkerRunsWithItsSecurityContextIds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root LC changes a worker's uid";
+  // uid 65534 must reach the marks (and worker.py, the report module and the deploy model).
+  stdfs::permissions(tmp, stdfs::perms::owner_all | stdfs::perms::group_exec |
+                              stdfs::perms::group_read | stdfs::perms::others_exec |
+                              stdfs::perms::others_read);
+  stdfs::create_directories(tmp + "/marks/ids");
+  stdfs::permissions(tmp + "/marks/ids", stdfs::perms::all);
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "ids",
+                                     .infer_pod_yaml = "        securityContext:\n"
+                                                       "          runAsUser: 1000\n"
+                                                       "          runAsGroup: 65533\n"
+                                                       "          supplementalGroups: [4242]\n"
+                                                       "          fsGroup: 2000\n",
+                                     .infer_container_yaml = "            securityContext:\n"
+                                                             "              runAsUser: 65534\n"
+                                                             "              capabilities:\n"
+                                                             "                drop: [ALL]\n"}));
+  StartLc();
+  auto first = WaitMarks("ids", "infer", 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]["uid"], 65534);
+  EXPECT_EQ(first[0]["gid"], 65533);
+  EXPECT_EQ(first[0]["groups"], Json::array({4242}));
+  EXPECT_EQ(first[0]["model_content"], "OLD-DEPLOYED-MODEL");
+  FeedRound();
+  auto infer = WaitMarks("ids", "infer", 2);
+  ASSERT_EQ(infer.size(), 2u);
+  EXPECT_EQ(infer[1]["uid"], 65534);
+  auto logs = WorkerLogs("ids", "inferworker-");
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_NE(ReadFile(logs[0]).find("mode infer"), std::string::npos) << "the worker's log";
+  // The train and eval workers have no securityContext: they run as the LC does.
+  auto train = Marks("ids", "train");
+  ASSERT_EQ(train.size(), 1u);
+  EXPECT_EQ(train[0]["uid"], 0);
+  const std::string log = Log();
+  const std::string caps =
+      "deploySpec.template.spec.containers[0].securityContext.capabilities "
+      "is not honoured in standalone mode";
+  const std::string fs_group = "deploySpec.template.spec.securityContext.fsGroup is not honoured";
+  EXPECT_EQ(CountOccurrences(log, caps), 1) << log;
+  EXPECT_EQ(CountOccurrences(log, fs_group), 1) << log;
+  EXPECT_NE(log.find("inference worker inferworker-"), std::string::npos);
+  EXPECT_NE(log.find(" started as uid 65534 gid 65533"), std::string::npos) << log;
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
+// runAsNonRoot: true with no runAsUser, under a root LC (the "image default" is root): the train
+// worker is not started, the stage fails, and the log names the job, the worker and the field.
+TEST_F(StandaloneTest, RunAsNonRootRefusesARootWorker) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: a non-root LC never runs a uid 0 worker";
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml",
+                JobYaml({.name = "nonroot",
+                         .train_container_yaml = "            securityContext:\n"
+                                                 "              runAsNonRoot: true\n"}));
+  StartLc();
+  ASSERT_TRUE(WaitJob("nonroot", "loaded", [](const Json&) { return true; }));
+  FeedRound();
+  ASSERT_TRUE(WaitTrainWaiting("nonroot", 2));
+  {
+    auto c = Conditions("nonroot");
+    EXPECT_TRUE(EndsWith(c, {"Train/Failed", "Train/Waiting"})) << ::testing::PrintToString(c);
+  }
+  std::string line;
+  ASSERT_TRUE(WaitFor("the refusal in the log", [&] {
+    const std::string log = Log();
+    const size_t p = log.find("nonroot: Train worker train-worker-");
+    if (p == std::string::npos) return false;
+    line = log.substr(p, log.find('\n', p) - p);
+    return true;
+  }));
+  EXPECT_NE(line.find("not started: spec.trainSpec.template.spec.containers[0].securityContext."
+                      "runAsNonRoot: true, but the worker would run as uid 0 (no runAsUser is set "
+                      "and the LC runs as root)"),
+            std::string::npos)
+      << line;
+  EXPECT_TRUE(Marks("nonroot", "train").empty()) << "the worker must not have run";
+  EXPECT_TRUE(WorkerLogs("nonroot", "train-worker-").empty());
+  EXPECT_EQ((*JobStatus("nonroot"))["decisions"], 0);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,9 +25,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#if !__GLIBC_PREREQ(2, 34)
-#error "posix_spawn_file_actions_addchdir_np/addclosefrom_np need glibc >= 2.34"
-#endif
+#include <pthread.h>
 
 namespace sedna::process {
 namespace {
@@ -53,12 +51,15 @@ struct FdGuard {
   int release() { return std::exchange(fd, -1); }
 };
 
-// The path to hand to posix_spawn for `file`, following execvp's PATH search but with the child's
-// PATH and working directory. Errors are errno texts.
-Result<std::string> ResolveExecutable(const std::string& file,
-                                      const std::map<std::string, std::string>& env,
-                                      const std::string& working_dir) {
-  if (file.find('/') != std::string::npos) return file;
+// The paths to hand to execve for `file`, following execvp's PATH search but with the child's
+// PATH and working directory: the first executable one, or with `all` every one the LC may
+// execute, in PATH order (a child with other credentials tries them in turn, as execvp does, since
+// the LC's access check is not the child's). Errors are errno texts.
+Result<std::vector<std::string>> ResolveExecutable(const std::string& file,
+                                                   const std::map<std::string, std::string>& env,
+                                                   const std::string& working_dir, bool all) {
+  if (file.find('/') != std::string::npos) return std::vector<std::string>{file};
+  std::vector<std::string> found;
   std::string path;
   if (auto it = env.find("PATH"); it != env.end()) {
     path = it->second;
@@ -78,13 +79,18 @@ Result<std::string> ResolveExecutable(const std::string& file,
                                   : candidate;
     struct stat st {};
     if (::stat(probe.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (::access(probe.c_str(), X_OK) == 0) return candidate;
-      denied = true;
+      if (::access(probe.c_str(), X_OK) == 0) {
+        found.push_back(candidate);
+        if (!all) return found;
+      } else {
+        denied = true;
+      }
     }
     if (end == path.size()) break;
     begin = end + 1;
   }
-  return Result<std::string>::Error(ErrnoText(denied ? EACCES : ENOENT));
+  if (!found.empty()) return found;
+  return Result<std::vector<std::string>>::Error(ErrnoText(denied ? EACCES : ENOENT));
 }
 
 // The log fd for the child's stdout/stderr: close-on-exec in the LC and never 0..2, so dup2 onto
@@ -125,6 +131,159 @@ void KillAndReap(pid_t pid) {
   }
 }
 
+// What the child failed at before exec, sent to the parent through a close-on-exec pipe (the pipe
+// reads EOF when exec succeeded).
+enum class ChildStep : int {
+  kSetpgid = 1,
+  kChdir,
+  kStdin,
+  kStdio,
+  kSetgroups,
+  kSetgid,
+  kSetuid,
+  kNoNewPrivs,
+  kExec
+};
+struct ChildError {
+  ChildStep step;
+  int error;
+  size_t candidate;  // kExec: the executable whose error this is
+};
+
+std::string ChildStepText(const ChildError& failure, const ProcessSpec& spec,
+                          const std::vector<std::string>& exes) {
+  const ChildStep step = failure.step;
+  switch (step) {
+    case ChildStep::kSetpgid:
+      return "setpgid: ";
+    case ChildStep::kChdir:
+      return "working directory " + spec.working_dir + ": ";
+    case ChildStep::kStdin:
+      return "stdin /dev/null: ";
+    case ChildStep::kStdio:
+      return "log file " + spec.log_path + ": ";
+    case ChildStep::kSetgroups:
+      return "setgroups: ";
+    case ChildStep::kSetgid:
+      return "setgid " + std::to_string(spec.gid.value_or(0)) + ": ";
+    case ChildStep::kSetuid:
+      return "setuid " + std::to_string(spec.uid.value_or(0)) + ": ";
+    case ChildStep::kNoNewPrivs:
+      return "prctl(PR_SET_NO_NEW_PRIVS): ";
+    case ChildStep::kExec:
+      break;
+  }
+  // Who could not execute what, when the process had other credentials than the LC.
+  if (!spec.uid && !spec.gid) return "";
+  std::string who = spec.uid ? "uid " + std::to_string(*spec.uid) : "";
+  if (spec.gid) who += (who.empty() ? "gid " : " gid ") + std::to_string(*spec.gid);
+  const std::string& exe = exes[std::min(failure.candidate, exes.size() - 1)];
+  return "exec " + exe + " as " + who + ": ";
+}
+
+#if defined(SYS_setresuid32)  // 32-bit ABIs whose plain set*id calls take 16-bit ids
+constexpr long kSysSetgroups = SYS_setgroups32, kSysSetresgid = SYS_setresgid32,
+               kSysSetresuid = SYS_setresuid32;
+#else
+constexpr long kSysSetgroups = SYS_setgroups, kSysSetresgid = SYS_setresgid,
+               kSysSetresuid = SYS_setresuid;
+#endif
+
+// Everything the child needs, prepared before fork: after fork only async-signal-safe calls are
+// made (the LC has other threads; one of them may hold the allocator's lock).
+struct ChildPlan {
+  const char* const* exes = nullptr;  // tried in order
+  size_t exe_count = 0;
+  char** argv = nullptr;
+  char** envp = nullptr;
+  const char* working_dir = nullptr;  // null: the LC's
+  int log_fd = -1;
+  int error_fd = -1;  // the pipe's write end, > 2, close-on-exec
+  bool set_ids = false;
+  const gid_t* groups = nullptr;
+  size_t group_count = 0;
+  std::optional<gid_t> gid;
+  std::optional<uid_t> uid;
+  bool no_new_privs = false;
+  int max_fd = 1024;  // for closing descriptors where close_range is missing
+};
+
+[[noreturn]] void ChildFail(const ChildPlan& plan, ChildStep step, size_t candidate = 0) {
+  const ChildError e{step, errno, candidate};
+  ssize_t ignored = ::write(plan.error_fd, &e, sizeof e);
+  (void)ignored;
+  ::_exit(127);
+}
+
+// In the forked child: process group, default signals, working directory, stdio, then the
+// credentials (supplementary groups, gid, uid, in that order: a uid change first would leave no
+// right to change the others), then exec. Never returns.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // some refuse: fine
+  if (::setpgid(0, 0) != 0) ChildFail(plan, ChildStep::kSetpgid);
+  if (plan.working_dir && ::chdir(plan.working_dir) != 0) ChildFail(plan, ChildStep::kChdir);
+  const int in = ::open("/dev/null", O_RDONLY);
+  if (in < 0) ChildFail(plan, ChildStep::kStdin);
+  if (in != 0) {
+    if (::dup2(in, 0) < 0) ChildFail(plan, ChildStep::kStdin);
+    ::close(in);
+  }
+  if (::dup2(plan.log_fd, 1) < 0 || ::dup2(plan.log_fd, 2) < 0) {
+    ChildFail(plan, ChildStep::kStdio);
+  }
+  if (plan.set_ids) {
+    if (::syscall(kSysSetgroups, plan.group_count, plan.groups) != 0) {
+      ChildFail(plan, ChildStep::kSetgroups);
+    }
+    if (plan.gid && ::syscall(kSysSetresgid, *plan.gid, *plan.gid, *plan.gid) != 0) {
+      ChildFail(plan, ChildStep::kSetgid);
+    }
+    if (plan.uid && ::syscall(kSysSetresuid, *plan.uid, *plan.uid, *plan.uid) != 0) {
+      ChildFail(plan, ChildStep::kSetuid);
+    }
+  }
+  if (plan.no_new_privs && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    ChildFail(plan, ChildStep::kNoNewPrivs);
+  }
+  // No descriptor above 2 but the error pipe (close-on-exec) survives.
+  const auto keep = static_cast<unsigned>(plan.error_fd);  // > 2
+  if ((keep > 3 && ::syscall(SYS_close_range, 3u, keep - 1, 0u) != 0) ||
+      ::syscall(SYS_close_range, keep + 1, ~0u, 0u) != 0) {
+    for (int fd = 3; fd < plan.max_fd; ++fd) {
+      if (fd != plan.error_fd) ::close(fd);
+    }
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // As execvp: an executable this user may not run, or that is gone, lets the next one be tried;
+  // EACCES is reported if any had it.
+  size_t denied = plan.exe_count;
+  for (size_t i = 0; i < plan.exe_count; ++i) {
+    ::execve(plan.exes[i], plan.argv, plan.envp);
+    if (errno == EACCES) {
+      if (denied == plan.exe_count) denied = i;
+    } else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
+      ChildFail(plan, ChildStep::kExec, i);
+    }
+  }
+  if (denied < plan.exe_count) {
+    errno = EACCES;
+    ChildFail(plan, ChildStep::kExec, denied);
+  }
+  ChildFail(plan, ChildStep::kExec, plan.exe_count - 1);
+}
+
+// A close-on-exec descriptor numbered above 2 (so dup2 onto 0..2 cannot clobber it).
+int AboveStdio(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return high;
+}
+
 // Errors are complete ExitInfo texts ("spawn <argv0>: ...").
 Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
   const std::string what = "spawn " + spec.argv[0];
@@ -139,8 +298,11 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
                                     ErrnoText(ENOTDIR));
     }
   }
-  Result<std::string> exe = ResolveExecutable(spec.argv[0], spec.env, spec.working_dir);
+  const bool set_ids = spec.uid.has_value() || spec.gid.has_value();
+  Result<std::vector<std::string>> exe =
+      ResolveExecutable(spec.argv[0], spec.env, spec.working_dir, set_ids);
   if (!exe.ok()) return Result<Spawned>::Error(what + ": " + exe.message());
+  // Opened here, by the LC: a worker that runs as another user still gets its log.
   Result<int> log_fd = OpenLog(spec.log_path);
   if (!log_fd.ok()) return Result<Spawned>::Error(what + ": " + log_fd.message());
   FdGuard log{*log_fd};
@@ -156,39 +318,62 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  if (int e = ::posix_spawn_file_actions_init(&actions); e != 0) {
-    return Result<Spawned>::Error(what + ": " + ErrnoText(e));
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return Result<Spawned>::Error(what + ": pipe: " + ErrnoText(errno));
   }
-  if (int e = ::posix_spawnattr_init(&attr); e != 0) {
-    ::posix_spawn_file_actions_destroy(&actions);
-    return Result<Spawned>::Error(what + ": " + ErrnoText(e));
+  FdGuard error_read{AboveStdio(pipe_fds[0])};
+  FdGuard error_write{AboveStdio(pipe_fds[1])};
+  if (error_read.fd < 0 || error_write.fd < 0) {
+    return Result<Spawned>::Error(what + ": pipe: " + ErrnoText(errno));
   }
-  sigset_t all, none;
+
+  ChildPlan plan;
+  std::vector<const char*> exes;
+  for (const std::string& e : *exe) exes.push_back(e.c_str());
+  plan.exes = exes.data();
+  plan.exe_count = exes.size();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.working_dir = spec.working_dir.empty() ? nullptr : spec.working_dir.c_str();
+  plan.log_fd = log.fd;
+  plan.error_fd = error_write.fd;
+  plan.set_ids = set_ids;
+  plan.groups = spec.groups.data();
+  plan.group_count = spec.groups.size();
+  plan.gid = spec.gid;
+  plan.uid = spec.uid;
+  plan.no_new_privs = spec.no_new_privs;
+  if (const long open_max = ::sysconf(_SC_OPEN_MAX); open_max > 0) {
+    plan.max_fd = static_cast<int>(std::min<long>(open_max, 1 << 20));
+  }
+
+  // Every signal blocked across fork, so no LC handler runs in the child before it resets them.
+  sigset_t all, old;
   sigfillset(&all);
-  sigemptyset(&none);
-  int e = 0;
-  if (!spec.working_dir.empty()) {
-    e = ::posix_spawn_file_actions_addchdir_np(&actions, spec.working_dir.c_str());
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = ::fork();
+  if (pid == 0) RunChild(plan);
+  const int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::close(error_write.release());
+  if (pid < 0) return Result<Spawned>::Error(what + ": fork: " + ErrnoText(fork_error));
+  ::setpgid(pid, pid);  // also in the child; whichever comes first (EACCES after exec is fine)
+
+  ChildError failure{};
+  ssize_t n;
+  do {
+    n = ::read(error_read.fd, &failure, sizeof failure);
+  } while (n < 0 && errno == EINTR);
+  if (n != 0) {  // the child failed before or at exec (or the pipe broke: treat it the same)
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof failure)) {
+      return Result<Spawned>::Error(what + ": lost the child's start-up report");
+    }
+    return Result<Spawned>::Error(what + ": " + ChildStepText(failure, spec, *exe) +
+                                  ErrnoText(failure.error));
   }
-  if (e == 0) e = ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, log.fd, 1);
-  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, log.fd, 2);
-  if (e == 0) e = ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  if (e == 0) {
-    e = ::posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  }
-  if (e == 0) e = ::posix_spawnattr_setpgroup(&attr, 0);
-  if (e == 0) e = ::posix_spawnattr_setsigdefault(&attr, &all);
-  if (e == 0) e = ::posix_spawnattr_setsigmask(&attr, &none);
-  pid_t pid = -1;
-  // glibc reports exec failures of the child through the return value.
-  if (e == 0) e = ::posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-  ::posix_spawnattr_destroy(&attr);
-  ::posix_spawn_file_actions_destroy(&actions);
-  if (e != 0) return Result<Spawned>::Error(what + ": " + ErrnoText(e));
 
   if (!use_pidfd) return Spawned{pid, -1};
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));

@@ -1,9 +1,10 @@
 // Local worker processes for standalone mode: train/eval/inference workers launched with
-// posix_spawn, each in its own process group, their exits watched on the caller's io_context
-// through pidfds, or through SIGCHLD where pidfd_open is unavailable (Linux < 5.3, seccomp
-// profiles that refuse it, valgrind 3.19). A worker is treated like a pod: when its main process
-// ends, or is terminated, its whole process group is killed, so no grandchild outlives it
-// (processes that leave the group with setsid/setpgid are out of reach).
+// fork + execve (so a root LC can drop the worker's privileges), each in its own process group,
+// their exits watched on the caller's io_context through pidfds, or through SIGCHLD where
+// pidfd_open is unavailable (Linux < 5.3, seccomp profiles that refuse it, valgrind 3.19). A worker
+// is treated like a pod: when its main process ends, or is terminated, its whole process group is
+// killed, so no grandchild outlives it (processes that leave the group with setsid/setpgid are out
+// of reach).
 #pragma once
 
 #include <utility>  // before any Asio header (Boost 1.74 with g++ 12)
@@ -43,6 +44,17 @@ struct ProcessSpec {
   std::chrono::milliseconds timeout{0};
   // Time between SIGTERM and SIGKILL on timeout and in ~ProcessRunner.
   std::chrono::milliseconds grace{5000};
+  // The child's credentials, set after its process group, working directory and stdio (the log
+  // is opened by the LC, so a worker of another user still writes it) and before exec:
+  // supplementary groups, then gid, then uid (real, effective and saved). When `uid` or `gid` is
+  // set the supplementary groups become exactly `groups`; this needs the LC to be root (or hold
+  // CAP_SETUID/CAP_SETGID), else the start is a spawn failure naming the call. Unset: the LC's.
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  std::vector<gid_t> groups;
+  // PR_SET_NO_NEW_PRIVS before exec: set-user-ID and file capabilities grant nothing
+  // (securityContext.allowPrivilegeEscalation: false).
+  bool no_new_privs = false;
 };
 
 struct ExitInfo {

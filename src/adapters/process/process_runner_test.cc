@@ -457,6 +457,100 @@ TEST_P(ProcessRunnerTest, ExitsAreWatchedTheWayAsked) {
   EXPECT_EQ(pidfds(), before);
 }
 
+// Credentials (securityContext.runAsUser/runAsGroup in standalone mode): set in the child, in the
+// order setgroups, setgid, setuid, with the log opened by the LC in a directory only root may
+// enter. Needs root (CI runs as root).
+TEST_P(ProcessRunnerTest, CredentialsAreAppliedInTheChild) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the child's uid/gid";
+  const std::string private_dir = dir_ + "/private";
+  ASSERT_TRUE(stdfs::create_directory(private_dir));
+  ASSERT_EQ(::chmod(private_dir.c_str(), 0700), 0);
+  ProcessSpec spec = Sh(
+      "echo \"$(id -u) $(id -g) $(id -G)\"; grep NoNewPrivs /proc/self/status; echo \"cwd $PWD\"");
+  spec.log_path = private_dir + "/log.txt";
+  // Entered before the uid changes: the worker starts there even if it may not list it.
+  spec.working_dir = private_dir;
+  spec.uid = 65534;
+  spec.gid = 65533;
+  spec.groups = {4242, 4343};
+  spec.no_new_privs = true;
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_EQ(info.exit_code, 0) << info.error;
+  const std::string log = ReadFile(spec.log_path);
+  EXPECT_THAT(log, HasSubstr("65534 65533 65533 4242 4343\n"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("NoNewPrivs:[ \t]*1"));
+  EXPECT_THAT(log, HasSubstr("cwd " + private_dir + "\n"));
+}
+
+TEST_P(ProcessRunnerTest, WithoutCredentialsTheChildKeepsTheLcs) {
+  ProcessSpec spec = Sh("echo \"$(id -u) $(id -g)\"; grep NoNewPrivs /proc/self/status");
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_EQ(info.exit_code, 0) << info.error;
+  const std::string log = ReadFile(spec.log_path);
+  EXPECT_THAT(log, HasSubstr(std::to_string(::geteuid()) + " " + std::to_string(::getegid())));
+  EXPECT_THAT(log, ::testing::ContainsRegex("NoNewPrivs:[ \t]*0"));
+}
+
+// A command the new user may not execute is a spawn failure, reported through on_exit.
+TEST_P(ProcessRunnerTest, ExecRefusedToTheNewUserIsASpawnFailure) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the child's uid/gid";
+  const std::string script = dir_ + "/root-only.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho ran\n";
+  }
+  ASSERT_EQ(::chmod(script.c_str(), 0700), 0);
+  ProcessSpec spec;
+  spec.argv = {script};
+  spec.log_path = dir_ + "/log.txt";
+  spec.uid = 65534;
+  spec.gid = 65534;
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_TRUE(info.spawn_failed) << info.error;
+  EXPECT_EQ(info.error,
+            "spawn " + script + ": exec " + script + " as uid 65534 gid 65534: Permission denied");
+  EXPECT_EQ(ReadFile(spec.log_path).find("ran"), std::string::npos);
+}
+
+// Dropping to a user as a non-root LC cannot work: the start fails naming the call.
+TEST_P(ProcessRunnerTest, CredentialChangeWithoutTheRightIsASpawnFailure) {
+  if (::geteuid() == 0) GTEST_SKIP() << "runs as root: setgroups would succeed";
+  ProcessSpec spec = Sh("echo ran");
+  spec.uid = ::geteuid() + 1;
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_TRUE(info.spawn_failed) << info.error;
+  EXPECT_EQ(info.error, "spawn /bin/sh: setgroups: Operation not permitted");
+}
+
+// A PATH entry the new user may not enter (e.g. a shim under /root) does not hide a later one:
+// the child searches as execvp would, under its own credentials.
+TEST_P(ProcessRunnerTest, PathSearchUnderOtherCredentialsSkipsWhatTheUserCannotRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the child's uid/gid";
+  const std::string private_bin = dir_ + "/private-bin";
+  ASSERT_TRUE(stdfs::create_directory(private_bin));
+  {
+    std::ofstream f(private_bin + "/sh");
+    f << "#!/bin/sh\necho shim\n";
+  }
+  ASSERT_EQ(::chmod((private_bin + "/sh").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(private_bin.c_str(), 0700), 0);
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "echo \"real $(id -u)\""};
+  spec.env = {{"PATH", private_bin + ":/usr/bin:/bin"}};
+  spec.log_path = dir_ + "/log.txt";
+  spec.uid = 65534;
+  spec.gid = 65534;
+  const ExitInfo info = RunToExit(spec);
+  EXPECT_EQ(info.exit_code, 0) << info.error;
+  EXPECT_EQ(ReadFile(spec.log_path), "real 65534\n");
+  // Nothing the user may run: the EACCES is named with the executable that had it.
+  spec.env = {{"PATH", private_bin}};
+  const ExitInfo denied = RunToExit(spec);
+  EXPECT_TRUE(denied.spawn_failed) << denied.error;
+  EXPECT_EQ(denied.error,
+            "spawn sh: exec " + private_bin + "/sh as uid 65534 gid 65534: Permission denied");
+}
+
 INSTANTIATE_TEST_SUITE_P(ExitWatch, ProcessRunnerTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? "Pidfd" : "Sigchld";

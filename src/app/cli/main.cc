@@ -102,6 +102,8 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   o.worker_timeout = std::chrono::seconds(flags.worker_timeout_s);
   sedna::app::LocalGm local(io, controller, o);
   controller.SetUpstreamSink(&local);
+  controller.SetReportGate(
+      [&local](const sedna::core::WorkerReport& r) { return local.MayReport(r); });
   if (sedna::Status s = controller.Start(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     controller.Stop();

@@ -300,6 +300,10 @@ void LocalGm::Stop() {
 
 void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; }
 
+Status LocalGm::MayReport(const core::WorkerReport& report) const {
+  return impl_->started.MayReport(report, StartedWorkers::Clock::now());
+}
+
 bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }
 
 bool LocalGm::Send(std::string frame, std::function<void(bool)> done, bool /*more*/) {

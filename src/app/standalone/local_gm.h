@@ -15,6 +15,7 @@
 #include "adapters/manifest/manifest.h"
 #include "app/cluster/upstream_sink.h"
 #include "app/standalone/local_credentials.h"
+#include "core/report.h"
 #include "core/status.h"
 
 namespace boost::asio {
@@ -48,6 +49,10 @@ class LocalGm : public UpstreamSink {
   void Stop();
   // LC_SERVER given to workers (known once the worker API listens).
   void SetLcServer(const std::string& url);
+  // The controller's report gate (Controller::SetReportGate): only a worker this LocalGm started
+  // for the report's job may report, and only the kind of its stage (started_workers.h). Called
+  // on the loop thread.
+  Status MayReport(const core::WorkerReport& report) const;
 
   bool connected() const override;
   bool Send(std::string frame, std::function<void(bool)> done, bool more) override;

@@ -18,6 +18,7 @@
 #include "adapters/store/store.h"
 #include "app/standalone/local_credentials.h"
 #include "app/standalone/local_gm.h"
+#include "app/standalone/started_workers.h"
 #include "core/gm_conditions.h"
 #include "core/resources.h"
 #include "core/status.h"
@@ -48,6 +49,8 @@ struct GmJob {
   std::map<core::Stage, bool> reported;
   int64_t inference_id = -1;
   bool warned_no_inference = false;
+  // securityContext fields warned about as not honoured or not applied (by path), once each.
+  std::set<std::string> warned_security;
 };
 
 struct LocalGm::Impl {
@@ -56,6 +59,8 @@ struct LocalGm::Impl {
   LocalGmOptions opt;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<process::ProcessRunner> runner;
+  // The workers started, for the report gate.
+  StartedWorkers started;
   std::map<std::string, std::unique_ptr<GmJob>> jobs;
   std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
   std::map<std::string, int64_t> sample_counts;
@@ -119,8 +124,13 @@ struct LocalGm::Impl {
   Result<process::ProcessSpec> WorkerSpec(const GmJob& j, const core::PodTemplate& t,
                                           const std::string& worker,
                                           const std::map<std::string, std::string>& contract);
+  // Sets the process's credentials from the securityContext of spec.<part>.template
+  // (worker_security.h), warning once per job and field about what is not honoured or applied.
+  // An error (e.g. runAsNonRoot with a uid 0 worker) names the field: the worker is not started.
+  Status ApplySecurityContext(GmJob& j, const char* part, process::ProcessSpec& p);
   void StartWorker(GmJob& j, core::Stage stage, const std::string& data_json);
-  void OnWorkerExit(const std::string& key, core::Stage stage, const process::ExitInfo& info);
+  void OnWorkerExit(const std::string& key, core::Stage stage, const std::string& worker,
+                    const process::ExitInfo& info);
   void StartInference(GmJob& j);
 
   // ---------------------------------------------------------------- manifests

@@ -162,6 +162,7 @@ bool LocalGm::Impl::Load(bool first) {
     GmJob& j = *it->second;
     for (auto& [stage, id] : j.pod_ids) runner->Terminate(id, std::chrono::milliseconds(3000));
     if (j.inference_id >= 0) runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
+    started.ForgetJob(j.key);
     Deliver("delete", Lower(j.kind), j.ns, j.name, j.object.dump());
     (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
     spdlog::info("manifests: {} removed; job deleted", j.key);

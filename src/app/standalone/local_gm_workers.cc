@@ -2,6 +2,7 @@
 #include "app/standalone/local_gm_impl.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "adapters/json/resource_codec.h"
+#include "app/standalone/worker_security.h"
 
 namespace sedna::app {
 
@@ -38,6 +40,13 @@ std::string SpecRefName(const NJ& obj, const char* part) {
   if (!spec.contains(part) || !spec[part].is_object()) return "";
   auto name = spec[part].find("name");
   return name != spec[part].end() && name->is_string() ? name->get<std::string>() : "";
+}
+
+// " as uid U gid G" for the start log line when the worker gets its own credentials.
+std::string CredentialsText(const process::ProcessSpec& p) {
+  if (!p.uid && !p.gid) return "";
+  return " as uid " + std::to_string(p.uid.value_or(::geteuid())) + " gid " +
+         std::to_string(p.gid.value_or(::getegid()));
 }
 
 }  // namespace
@@ -160,6 +169,40 @@ Result<process::ProcessSpec> LocalGm::Impl::WorkerSpec(
   return p;
 }
 
+Status LocalGm::Impl::ApplySecurityContext(GmJob& j, const char* part, process::ProcessSpec& p) {
+  NJ none;
+  const NJ* tpl = &none;
+  if (j.object.contains("spec") && j.object["spec"].is_object()) {
+    const NJ& spec = j.object["spec"];
+    auto holder = spec.find(part);
+    if (holder != spec.end() && holder->is_object() && holder->contains("template")) {
+      tpl = &(*holder)["template"];
+    }
+  }
+  auto request = ReadSecurityRequest(*tpl, std::string("spec.") + part + ".template");
+  if (!request.ok()) return request.status();
+  for (const auto& field : request->unhonoured) {
+    if (j.warned_security.insert(field).second) {
+      spdlog::warn(
+          "standalone: {}: {} is not honoured in standalone mode (workers are local processes); "
+          "ignored",
+          j.key, field);
+    }
+  }
+  auto creds = ResolveCredentials(*request, ::geteuid(), ::getegid());
+  if (!creds.ok()) return creds.status();
+  for (const auto& note : creds->not_applied) {
+    if (j.warned_security.insert(note.substr(0, note.find(':'))).second) {
+      spdlog::warn("standalone: {}: {}", j.key, note);
+    }
+  }
+  p.uid = creds->uid;
+  p.gid = creds->gid;
+  p.groups = creds->groups;
+  p.no_new_privs = creds->no_new_privs;
+  return Status::Ok();
+}
+
 void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_json) {
   auto data = json::DecodeConditionData(data_json);
   core::ConditionData d = data.ok() ? *data : core::ConditionData{};
@@ -208,10 +251,18 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
     SetPod(j, stage, PodPhase::kFailed);
     return;
   }
+  if (Status s = ApplySecurityContext(j, stage == Stage::kTrain ? "trainSpec" : "evalSpec", *spec);
+      !s.ok()) {
+    spdlog::error("standalone: {}: {} worker {} not started: {}", j.key, core::StageName(stage),
+                  worker, s.message());
+    SetPod(j, stage, PodPhase::kFailed);
+    return;
+  }
   spec->timeout = opt.worker_timeout;
   const std::string key = j.key;
-  auto id = runner->Start(
-      *spec, [this, key, stage](const process::ExitInfo& info) { OnWorkerExit(key, stage, info); });
+  auto id = runner->Start(*spec, [this, key, stage, worker](const process::ExitInfo& info) {
+    OnWorkerExit(key, stage, worker, info);
+  });
   if (!id.ok()) {
     spdlog::error("standalone: {}: starting {} worker: {}", j.key, core::StageName(stage),
                   id.message());
@@ -219,14 +270,16 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
     return;
   }
   j.pod_ids[stage] = *id;
-  spdlog::info("standalone: {}: started {} ({}), log {}", j.key, worker,
+  started.Started(j.key, stage, worker);
+  spdlog::info("standalone: {}: started {} ({}){}, log {}", j.key, worker,
                spec->argv.size() > 1 ? spec->argv[0] + " " + spec->argv[1] : spec->argv[0],
-               spec->log_path);
+               CredentialsText(*spec), spec->log_path);
   SetPod(j, stage, PodPhase::kRunning);
 }
 
-void LocalGm::Impl::OnWorkerExit(const std::string& key, Stage stage,
+void LocalGm::Impl::OnWorkerExit(const std::string& key, Stage stage, const std::string& worker,
                                  const process::ExitInfo& info) {
+  started.Exited(key, worker, StartedWorkers::Clock::now());
   auto it = jobs.find(key);
   if (it == jobs.end() || stopped) return;
   GmJob& j = *it->second;
@@ -286,9 +339,16 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     SetPod(j, Stage::kDeploy, PodPhase::kFailed);
     return;
   }
+  if (Status s = ApplySecurityContext(j, "deploySpec", *ps); !s.ok()) {
+    spdlog::error("standalone: {}: inference worker {} not started: {}", j.key, worker,
+                  s.message());
+    SetPod(j, Stage::kDeploy, PodPhase::kFailed);
+    return;
+  }
   const std::string key = j.key;
   auto current = std::make_shared<int64_t>(-1);
-  auto id = runner->Start(*ps, [this, key, current](const process::ExitInfo& info) {
+  auto id = runner->Start(*ps, [this, key, current, worker](const process::ExitInfo& info) {
+    started.Exited(key, worker, StartedWorkers::Clock::now());
     auto it = jobs.find(key);
     if (it == jobs.end() || stopped) return;
     GmJob& job = *it->second;
@@ -305,7 +365,9 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   }
   *current = *id;
   j.inference_id = *id;
-  spdlog::info("standalone: {}: inference worker started, log {}", j.key, ps->log_path);
+  started.Started(j.key, Stage::kDeploy, worker);
+  spdlog::info("standalone: {}: inference worker {} started{}, log {}", j.key, worker,
+               CredentialsText(*ps), ps->log_path);
   SetPod(j, Stage::kDeploy, PodPhase::kRunning);
 }
 

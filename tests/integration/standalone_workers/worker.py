@@ -3,7 +3,7 @@
 usage: worker.py MODE    (python3 standard library only)
 
 Every mode first writes $MARK_DIR/<MODE>-<WORKER_NAME>-<pid>.json with the pid, the working
-directory and the environment it was given, so the test can check the env contract and find the
+directory, its uid, gid and supplementary groups, and the environment it was given, so the test can check the env contract and find the
 process; ACCESS_KEY_ID and SECRET_ACCESS_KEY appear there (and in the log line every worker
 prints about its S3 env) only as "sha256:<hex>" of their values, never as the values. Reports go to LC_SERVER through sedna_report.py (examples/incremental_learning/digits,
 reached through PYTHONPATH from the container env), exactly as lib/sedna posts them.
@@ -91,6 +91,7 @@ def mark(mode, extra=None):
         return
     os.makedirs(d, exist_ok=True)
     rec = {"mode": mode, "pid": os.getpid(), "time": time.time(), "cwd": os.getcwd(),
+           "uid": os.getuid(), "gid": os.getgid(), "groups": sorted(os.getgroups()),
            "env": redacted_env()}
     rec.update(extra or {})
     name = "%s-%s-%d.json" % (mode, os.environ.get("WORKER_NAME", "none"), os.getpid())
