@@ -41,6 +41,8 @@ DLOPENED = ["libcurl.so.4", "libcrypto.so.3"]
 BINARY_PATH = "/usr/local/bin/sedna-lc"  # where upstream's image puts it
 DATA_TREES = ["/usr/share/zoneinfo"]
 DATA_FILES = ["/etc/ssl/certs/ca-certificates.crt"]
+# Files no package lists because a maintainer script generates them: path -> that package.
+GENERATED_BY = {"/etc/ssl/certs/ca-certificates.crt": "ca-certificates"}
 EMPTY_DIRS = {"/tmp": 0o1777, "/var/lib/sedna": 0o755}
 
 ELF_MACHINES = {  # readelf -h "Machine:" -> (Debian multiarch triplet, OCI architecture)
