@@ -10,7 +10,9 @@ runAsUser needs a writable volume there or --db elsewhere). Paths and symlinks a
 Debian system the binary was built on (merged /usr), so the loader finds the libraries in its
 default directories without an ld.so.cache.
 
-Commands (BINARY: a sedna-lc built on this Debian system, or a cross build with --triplet):
+Commands (BINARY: a sedna-lc built on this Debian system; a cross-built one takes its libraries
+from the foreign architecture's multiarch directories, e.g. /usr/lib/aarch64-linux-gnu, and is
+stripped with <triplet>-strip or $STRIP; that path is not tested here):
   build_image.py files  --binary B          the content, one "<type> <image path> [<source>]" a line
   build_image.py rootfs --binary B --out D  copies the content into directory D (the Dockerfile)
   build_image.py oci    --binary B --out D  writes an OCI image layout (one gzip layer) into D
@@ -206,7 +208,9 @@ def collect(binary):
 
 def stripped_copy(binary, tmpdir):
     out = os.path.join(tmpdir, "sedna-lc")
-    strip = os.environ.get("STRIP", "strip")
+    triplet, _ = elf_machine(binary)
+    native = subprocess.run(["gcc", "-dumpmachine"], capture_output=True, text=True).stdout.strip()
+    strip = os.environ.get("STRIP", "strip" if triplet == native else f"{triplet}-strip")
     subprocess.check_call([strip, "--strip-all", "-o", out, binary])
     return out
 

@@ -4,8 +4,8 @@ it as a registry would (digests, sizes, diff_ids), unpacks its layer (and with u
 installed, compares), checks its content is the binary's load closure plus tzdata and CA
 certificates and nothing else, then runs the image's binary in a chroot of the unpacked rootfs
 (tests/packaging/lc_in_image.sh, the DaemonSet's mounts): --help, start-up with /healthz, as a
-non-root user with and without a writable database volume, and one IL round against the GM
-emulator (il_demo).
+non-root user with and without a writable database volume, S3 through the dlopen()ed libcurl and
+libcrypto against a local fake endpoint, and one IL round against the GM emulator (il_demo).
 
 Usage: image_test.py --binary SEDNA_LC --il-demo IL_DEMO --source SOURCE_DIR
 Needs root (chroot, mount namespaces); exits 77 (CTest: skipped) otherwise.
@@ -23,8 +23,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAILURES = []
 MAX_COMPRESSED = 25_000_000  # issue 16: <= 25 MB compressed
@@ -105,6 +107,84 @@ def http_get(port, path, deadline_s=10):
             if time.monotonic() > end:
                 return None, ""
             time.sleep(0.05)
+
+
+S3_INDEX = b"".join(b"images/%d.pgm %d\n" % (i, i % 10) for i in range(20))
+
+
+class FakeS3(BaseHTTPRequestHandler):
+    """Serves S3_INDEX for any key (HEAD, GET, ranged GET) and records each request's
+    Authorization header: enough for the LC's index mirror, and proof its requests were signed."""
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, head):
+        FakeS3.requests.append((self.command, self.path, self.headers.get("Authorization", "")))
+        data, code = S3_INDEX, 200
+        rng = self.headers.get("Range", "")
+        if rng.startswith("bytes="):
+            lo, _, hi = rng[6:].partition("-")
+            data, code = S3_INDEX[int(lo):int(hi) + 1 if hi else None], 206
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("ETag", '"1"')
+        self.send_header("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT")
+        self.end_headers()
+        if not head:
+            self.wfile.write(data)
+
+    def do_HEAD(self):
+        self.reply(True)
+
+    def do_GET(self):
+        self.reply(False)
+
+
+S3_MANIFEST = """apiVersion: v1
+kind: Secret
+metadata: {{name: s3cred}}
+stringData: {{ACCESS_KEY_ID: AKIDIMAGETEST, SECRET_ACCESS_KEY: secret, s3-endpoint: "127.0.0.1:{port}", s3-usehttps: "0"}}
+---
+apiVersion: sedna.io/v1alpha1
+kind: Dataset
+metadata: {{name: s3-data}}
+spec: {{url: s3://bucket/index.txt, format: txt, nodeName: edge, credentialName: s3cred}}
+---
+apiVersion: sedna.io/v1alpha1
+kind: Model
+metadata: {{name: m}}
+spec: {{url: {work}/model.pkl, format: pkl}}
+---
+apiVersion: sedna.io/v1alpha1
+kind: IncrementalLearningJob
+metadata: {{name: s3-job}}
+spec:
+  initialModel: {{name: m}}
+  dataset: {{name: s3-data, trainProb: 0.8}}
+  outputDir: {work}/out
+  trainSpec:
+    template: {{spec: {{containers: [{{name: train, image: none, args: ["train.py"]}}]}}}}
+    trigger:
+      checkPeriodSeconds: 1
+      condition: {{operator: ">", threshold: 1000000, metric: num_of_samples}}
+  evalSpec:
+    template: {{spec: {{containers: [{{name: eval, image: none, args: ["eval.py"]}}]}}}}
+  deploySpec:
+    model: {{name: m}}
+    trigger:
+      condition: {{operator: ">", threshold: 0.01, metric: precision_delta}}
+"""
+
+
+def wait_for(pred, deadline_s):
+    end = time.monotonic() + deadline_s
+    while not pred():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)  # a file another process writes: polled, with a deadline
+    return True
 
 
 def run_daemon(runner, rootfs, extra, args, log):
@@ -216,10 +296,12 @@ def main():
     r = subprocess.run(["chroot", rootfs, "/usr/local/bin/sedna-lc", "--help"],
                        capture_output=True, text=True)
     check("--gm-address" in r.stdout + r.stderr, "sedna-lc --help in the chroot lists its flags")
+    # LoadConfig checks the time zone, then the log level: a bad level after a good zone is
+    # reported as the level.
     r = subprocess.run(["chroot", rootfs, "/usr/local/bin/sedna-lc", "--timezone", "Asia/Shanghai",
-                        "--status-port", "70000"], capture_output=True, text=True)
-    check("--status-port" in r.stderr and "Asia/Shanghai" not in r.stderr,
-          "the image's tzdata validates --timezone Asia/Shanghai (start-up stops at the bad port)")
+                        "--log-level", "bogus"], capture_output=True, text=True)
+    check("--log-level" in r.stderr and "Asia/Shanghai" not in r.stderr,
+          f"the image's tzdata validates --timezone Asia/Shanghai ({r.stderr.strip()[:160]})")
 
     # 6. Start-up as root (database on the host through /rootfs), /healthz, /readyz, /metrics.
     port = free_port()
@@ -264,7 +346,38 @@ def main():
     check(rc == 0, f"non-root: SIGTERM -> exit 0 ({rc}); log {work}/nonroot.log")
     check(os.stat(vol + "/database.db").st_uid == 65534, "non-root: database owned by 65534")
 
-    # 8. One IL round against the GM emulator, sedna-lc running in the image (il_demo starts its
+    # 8. S3 from the image: libcurl and libcrypto are dlopen()ed on first use. A standalone job
+    #    whose Dataset is on a (fake) S3 endpoint: the LC in the chroot must send SigV4-signed
+    #    requests (HMAC from libcrypto, HTTP from libcurl) and mirror the index on the host.
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), FakeS3)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    s3dir = os.path.join(work, "s3")
+    os.makedirs(s3dir + "/manifests")
+    with open(s3dir + "/manifests/s3.yaml", "w") as f:
+        f.write(S3_MANIFEST.format(port=srv.server_address[1], work=s3dir))
+    p = run_daemon(runner, rootfs, [], ["standalone", "-f", "/rootfs" + s3dir + "/manifests",
+                                        "--db", s3dir + "/db/database.db", "--status-port", "0",
+                                        "--bind-port", "0"], work + "/s3.log")
+
+    def mirrored():
+        d = s3dir + "/db/spool/s3-index"
+        for n in os.listdir(d) if os.path.isdir(d) else []:
+            if n.endswith(".index") and open(os.path.join(d, n), "rb").read() == S3_INDEX:
+                return True
+        return False
+
+    got = wait_for(mirrored, 20)
+    rc = stop(p)
+    srv.shutdown()
+    signed = [r for r in FakeS3.requests if r[2].startswith("AWS4-HMAC-SHA256 Credential=AKIDIMAGETEST/")]
+    check(signed and len(signed) == len(FakeS3.requests),
+          f"S3: every request from the image SigV4-signed ({len(signed)}/{len(FakeS3.requests)})")
+    check(got, f"S3: the index mirrored on the host through libcurl (log {work}/s3.log)")
+    with open(work + "/s3.log") as f:
+        check("S3 needs" not in f.read(), "S3: no library missing")
+    check(rc == 0, f"S3: SIGTERM -> exit 0 ({rc})")
+
+    # 9. One IL round against the GM emulator, sedna-lc running in the image (il_demo starts its
     #    "binary" with exactly the env it sets, so the rootfs is baked into a wrapper).
     wrapper = os.path.join(work, "sedna-lc-in-image")
     with open(wrapper, "w") as f:
