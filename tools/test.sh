@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash tools/setup.sh
+bash tools/setup.sh --tests
 
 echo "== format check (clang-format, .clang-format)"
 mapfile -t files < <(git ls-files '*.h' '*.cc' 2>/dev/null || find src tests bench -name '*.h' -o -name '*.cc')

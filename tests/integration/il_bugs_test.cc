@@ -845,6 +845,7 @@ TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
   WriteFile(rootfs + kTrainedModelUrl, "NEW-MODEL-ROUND-1");
   sqlite3* holder = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);  // the LC may be committing or checkpointing right now
   ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
   auto logged = [&](const char* what) {
@@ -870,6 +871,39 @@ TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
   EXPECT_EQ(NextJob().content, Il3(kDefaultDeployUrl));
   EXPECT_TRUE(WaitUntil([&] { return Metric("sedna_lc_reports_pending") == 0; }, seconds(10)));
   EXPECT_NE(lc->Log().find("worker reports: the delayed batch is committed"), std::string::npos);
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// /readyz answers 503, naming the reason, while database commits fail, and 200 again once one
+// succeeds (issue 15: it stayed 200 while nothing could be committed).
+TEST_F(IlBugsTest, ReadyzIs503WhileCommitsFailAndRecovers) {
+  StartLc();
+  ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
+  Barrier();
+  stdfs::create_directories(rootfs + "/output/train/1");
+  EXPECT_EQ(HttpRequest(status_port, "GET", "/readyz", "", {}).status, 200);
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
+  HttpResult r;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        r = HttpRequest(status_port, "GET", "/readyz", "", {});
+        return r.status == 503;
+      },
+      seconds(60)))
+      << "/readyz stayed " << r.status << " while the batch could not commit";
+  EXPECT_NE(r.body.find("database commits fail"), std::string::npos) << r.body;
+  EXPECT_NE(lc->Log().find("/readyz answers 503"), std::string::npos);
+  ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(holder);
+  EXPECT_TRUE(
+      WaitUntil([&] { return HttpRequest(status_port, "GET", "/readyz", "", {}).status == 200; },
+                seconds(20)))
+      << "/readyz did not recover after the retry committed";
+  EXPECT_NE(lc->Log().find("database commits work again"), std::string::npos);
   EXPECT_EQ(lc->Stop(), 0);
 }
 

@@ -450,7 +450,11 @@ Status Store::Impl::OpenSentMark() {
 
 uint64_t Store::identity() const { return impl_->identity; }
 
-Status Store::Transact(const std::function<Status(Tx&)>& fn) { return Transact(fn, kDeleteBatch); }
+Status Store::Transact(const std::function<Status(Tx&)>& fn) {
+  Status s = Transact(fn, kDeleteBatch);
+  if (options_.on_transact) options_.on_transact(s);
+  return s;
+}
 
 Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from) {
   Impl& im = *impl_;

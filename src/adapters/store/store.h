@@ -63,6 +63,9 @@ struct StoreOptions {
   // Checkpoints never run on the thread that calls Transact(): a thread of the Store's own runs
   // them (wal_checkpointer.h) and, if this is set, reports each one through it, on that thread.
   std::function<void(const CheckpointReport&)> on_checkpoint;
+  // Called on the caller's thread at the end of every Transact() with its outcome (for health:
+  // the LC's /readyz is 503 while commits fail).
+  std::function<void(const Status&)> on_transact;
 };
 
 class Store {

@@ -46,6 +46,18 @@ class HeapTrim {
   bool cancelled_ = false;
 };
 
+// Why the LC cannot do its work now ("" when it can): /readyz answers 503 with it. Set by the
+// parts that see the failure, cleared when the same thing works again.
+struct Health {
+  std::string commit_error;   // the last database commit failed (read-only or failing volume)
+  std::string journal_error;  // the last intake-journal write failed
+  std::string Reason() const {
+    if (!commit_error.empty()) return "database commits fail: " + commit_error;
+    if (!journal_error.empty()) return "the intake journal cannot be written: " + journal_error;
+    return "";
+  }
+};
+
 struct Context {
   Context(boost::asio::io_context& io_, Config c) : io(io_), cfg(std::move(c)), trim(io_) {}
 
@@ -54,6 +66,7 @@ struct Context {
   std::unique_ptr<store::Store> store;  // opened by Controller::Start, before any part runs
   boost::asio::thread_pool pool{2};
   Metrics metrics;
+  Health health;
   HeapTrim trim;
   bool stopped = false;
 

@@ -133,6 +133,20 @@ Status Controller::Impl::OpenStore() {
     spdlog::debug("database checkpoint: {} of {} WAL frames in the database", r.backfilled,
                   r.wal_frames);
   };
+  // On the loop thread, after each commit: readiness follows the last one (logged when it changes).
+  so.on_transact = [this](const Status& s) {
+    const std::string now = s.ok() ? "" : s.message();
+    if (now.empty() == ctx.health.commit_error.empty()) {
+      ctx.health.commit_error = now;
+      return;
+    }
+    if (now.empty()) {
+      spdlog::info("database commits work again: ready");
+    } else {
+      spdlog::error("database commits fail ({}): /readyz answers 503 until one succeeds", now);
+    }
+    ctx.health.commit_error = now;
+  };
   auto st = store::Store::Open(ctx.cfg.db_path, so);
   if (!st.ok()) return st.status();
   ctx.store = std::move(*st);

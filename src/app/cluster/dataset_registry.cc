@@ -52,6 +52,7 @@ struct DatasetRegistry::Entry {
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
   bool sync_inflight = false;
   std::string last_sync_problem;  // ProblemShape of the one logged; logged once until it changes
+  std::string last_read_problem;  // the same, for reading the index
   bool watching = false;
   bool read_posted = false;
   std::unique_ptr<asio::steady_timer> poll_timer;
@@ -321,6 +322,15 @@ void DatasetRegistry::OnS3Synced(const std::string& key, const std::string& mirr
   Read(e, !r->changed);
 }
 
+// A read error is logged once until it changes or clears (a FIFO at the path, say, is read at
+// every poll and every change event).
+void DatasetRegistry::NoteReadProblem(Entry& e, const std::string& problem) {
+  std::string shape = ProblemShape(problem);
+  if (shape == e.last_read_problem) return;
+  e.last_read_problem = std::move(shape);
+  spdlog::error("Dataset {}: {}", e.name(), problem);
+}
+
 void DatasetRegistry::NoteSyncProblem(Entry& e, const std::string& problem) {
   std::string shape = ProblemShape(problem);
   if (shape == e.last_sync_problem) return;
@@ -348,12 +358,22 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
   // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
   DatasetRecord rec = e.record;
   bool more = false;
-  auto r =
-      dataset::ReadNewSamples(e.src.local_path, e.src.format, rec.cursor, take_unterminated,
-                              kIngestSliceBytes, [](std::string_view) { return Status::Ok(); });
+  const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
+                                     ctx_.cfg.max_index_line_bytes};
+  auto r = dataset::ReadNewSamples(e.src.local_path, e.src.format, rec.cursor, options,
+                                   [](std::string_view) { return Status::Ok(); });
   if (!r.ok()) {
-    spdlog::error("Dataset {}: reading {}: {}", e.name(), e.src.local_path, r.message());
+    NoteReadProblem(e, r.message());
   } else if (!r->missing) {
+    if (!e.last_read_problem.empty()) {
+      spdlog::info("Dataset {}: {} is readable again", e.name(), e.src.local_path);
+      e.last_read_problem.clear();
+    }
+    // Logged here only: the jobs read the same lines with cursors of their own.
+    if (r->skipped_lines > 0) {
+      spdlog::error("Dataset {}: {}: {}", e.name(), e.src.local_path,
+                    dataset::SkippedLinesMessage(*r, ctx_.cfg.max_index_line_bytes));
+    }
     more = r->bytes_read >= kIngestSliceBytes;
     if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.name());
     const int64_t n = rec.cursor.samples;

@@ -83,6 +83,7 @@ class DatasetRegistry {
   void OnS3Synced(const std::string& key, const std::string& mirror,
                   const Result<s3::MirrorSync>& r);
   void NoteSyncProblem(Entry& e, const std::string& problem);
+  void NoteReadProblem(Entry& e, const std::string& problem);
   void OnIndexChanged(const std::string& path);
   void Read(Entry& e, bool take_unterminated);
   bool StatusMaySend(Entry& e);

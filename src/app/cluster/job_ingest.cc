@@ -53,8 +53,10 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     cursor.header = header;  // kept for csv files until the new header is read
   }
   int64_t seen = e.samples_seen(), train_added = 0, eval_added = 0;
-  auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, take_unterminated,
-                                   kIngestSliceBytes, [&](std::string_view line) -> Status {
+  const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
+                                     ctx_.cfg.max_index_line_bytes};
+  auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, options,
+                                   [&](std::string_view line) -> Status {
                                      ++seen;
                                      if (core::IsTrainSample(p, seen)) {
                                        ++train_added;
@@ -80,12 +82,14 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     if (cursor.path != e.cursor.path) Step(e, core::il::JobChanged{}, {}, &cursor);
     return;
   }
+  const bool more = r->bytes_read >= kIngestSliceBytes;
   if (train_added + eval_added == 0) {
     if (cursor.path != e.cursor.path) {
       Step(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
     } else {
-      e.cursor = cursor;  // header/tail bookkeeping only
+      e.cursor = cursor;  // header/tail bookkeeping only (or an over-long line being skipped)
     }
+    if (more) PostIngest(e, take_unterminated);  // a skipped line can fill a slice
     return;
   }
   ctx_.metrics.samples_ingested += train_added + eval_added;
@@ -95,15 +99,17 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     ResetSpools(e);
     return;
   }
-  if (r->bytes_read >= kIngestSliceBytes && !e.ingest_posted) {
-    e.ingest_posted = true;
-    const std::string key = e.key;
-    const uint64_t inc = e.incarnation;
-    asio::post(ctx_.io, [this, key, inc, take_unterminated] {
-      if (JobEntry* j = Find(key, inc)) j->ingest_posted = false;
-      IngestAgain(key, inc, take_unterminated);
-    });
-  }
+  if (more) PostIngest(e, take_unterminated);
+}
+
+// The next slice after the current handler, once per job.
+void JobRunner::PostIngest(JobEntry& e, bool take_unterminated) {
+  if (e.ingest_posted) return;
+  e.ingest_posted = true;
+  asio::post(ctx_.io, [this, key = e.key, inc = e.incarnation, take_unterminated] {
+    if (JobEntry* j = Find(key, inc)) j->ingest_posted = false;
+    IngestAgain(key, inc, take_unterminated);
+  });
 }
 
 void JobRunner::ScheduleIngestRetry(JobEntry& e) {

@@ -98,6 +98,7 @@ class JobRunner {
   // job_ingest.cc
   void Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated);
   void ScheduleIngestRetry(JobEntry& e);
+  void PostIngest(JobEntry& e, bool take_unterminated);
   // Ingest for the job (key, incarnation) and its Dataset as they are now, if both still exist.
   void IngestAgain(const std::string& key, uint64_t incarnation, bool take_unterminated);
   void ResetSpools(JobEntry& e);

@@ -76,10 +76,14 @@ bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::st
   if (!seq.ok()) {
     if (!Flush()) return false;
     seq = journal_->Append(worker, body);
+    // Full (an entry larger than the whole journal) is no fault of the volume.
+    const bool full = !seq.ok() && seq.message().rfind("intake journal full", 0) == 0;
+    if (!full) NoteJournal(seq.ok() ? Status::Ok() : seq.status());
     if (!seq.ok()) {  // larger than the whole journal: the batch is empty, order is kept
       return step_alone_(std::move(report));
     }
   }
+  if (!ctx_.health.journal_error.empty()) NoteJournal(Status::Ok());
   report.seq = *seq;
   pending_.push_back(std::move(report));
   if (pending_.size() >= kReportBatch) {
@@ -94,6 +98,19 @@ bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::st
     ScheduleFlush(std::chrono::milliseconds(ctx_.cfg.report_batch_ms));
   }
   return true;
+}
+
+// A journal that cannot be written (a failing or read-only volume) is logged once and makes the
+// LC not ready; reports then commit one by one, if the database still can.
+void ReportIntake::NoteJournal(const Status& s) {
+  const std::string now = s.ok() ? "" : s.message();
+  if (now == ctx_.health.journal_error) return;
+  if (now.empty()) {
+    spdlog::info("intake journal writable again");
+  } else {
+    spdlog::error("{}; worker reports are committed one by one meanwhile", now);
+  }
+  ctx_.health.journal_error = now;
 }
 
 void ReportIntake::ScheduleFlush(std::chrono::milliseconds after) {

@@ -94,6 +94,7 @@ class ReportIntake {
 
  private:
   void ScheduleFlush(std::chrono::milliseconds after);
+  void NoteJournal(const Status& s);
 
   Context& ctx_;
   CommitBatch commit_;

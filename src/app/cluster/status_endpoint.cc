@@ -31,7 +31,11 @@ uint16_t StatusEndpoint::port() const { return server_ ? server_->port() : 0; }
 http::HttpResponse StatusEndpoint::OnRequest(const http::HttpRequest& req) {
   std::string path = req.target.substr(0, req.target.find('?'));
   if (path == "/healthz") return {200, "text/plain", "ok\n", {}};
-  if (path == "/readyz") return {200, "text/plain", "ready\n", {}};
+  if (path == "/readyz") {
+    const std::string why = ctx_.health.Reason();
+    if (!why.empty()) return {503, "text/plain", "not ready: " + why + "\n", {}};
+    return {200, "text/plain", "ready\n", {}};
+  }
   if (path == "/metrics") {
     Metrics& m = ctx_.metrics;
     auto ob = ctx_.store->GetOutboxStats();
