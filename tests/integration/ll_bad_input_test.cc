@@ -1,7 +1,9 @@
-// LL worker reports that are bad input (issue: unknown job, unknown kind, empty results, a result
-// without url or format, metrics of the wrong type): each is answered 200 as Sedna's LC does
-// (§5.2), forwarded verbatim like every worker message (§3.5), logged with the job and the field,
-// and leaves the job's state unchanged: the good report that follows still advances the job.
+// LL worker reports that are bad input: a report of another kind is forwarded verbatim (§3.5)
+// and does not move the job; a completed train report that is malformed, names a model outside
+// the version's output directory or comes from a worker not named as Sedna names train workers is
+// refused with 400 naming the field and not forwarded (issue 15; Sedna's LC answered 200 and
+// forwarded them); a report for an unknown job is answered 200 and dropped. The job's state is
+// unchanged: the good report that follows still advances the job.
 #include <gtest/gtest.h>
 
 #include <filesystem>
