@@ -354,6 +354,75 @@ TEST_F(IlEvalTest, EvalWaiting_FileWritten_SendsIL3WithTrainedAndDeployed) {
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "answered once";
 }
 
+// ---- refused reports (issue 15) ------------------------------------------------------------
+
+TEST_F(IlEvalTest, ScopeOfReport_TrainIsTheRoundsOutputDir_EvalIsExactlyTheModelsSent) {
+  ReportScope train = ScopeOfReport(MakeSpec(), state, "Train");
+  EXPECT_TRUE(train.awaited);
+  EXPECT_EQ(train.dirs, std::vector<std::string>{"/output/train/1"});
+  EXPECT_TRUE(train.exact.empty());
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "eval").awaited) << "no eval dispatched yet";
+  DispatchEval();
+  ReportScope eval = ScopeOfReport(MakeSpec(), state, "eval");
+  EXPECT_TRUE(eval.awaited);
+  EXPECT_TRUE(eval.dirs.empty());
+  EXPECT_EQ(eval.exact, (std::vector<std::string>{kTrainedPb.url, kDeploy.url}));
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "inference").awaited);
+}
+
+TEST_F(IlJobTest, ScopeOfReport_NoTrainBeforeTheFirstTrainReady) {
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "train").awaited);
+}
+
+TEST_F(IlEvalTest, RefusedEvalReport_DecidedNotDeployedAfterTheDeployWait) {
+  DispatchEval();
+  Output o = Run(EvalReportRefused{"eval-worker-x", "results[0].url: missing"});
+  EXPECT_TRUE(All<SendReport>(o).empty()) << "not decided at once";
+  EXPECT_EQ(state.eval_refused_deadline_ms, now.unix_ms + 30000);
+  EXPECT_EQ(state.retry_after_ms, state.eval_refused_deadline_ms) << "a tick comes at the deadline";
+  now.unix_ms += 29999;
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty());
+  now.unix_ms += 1;
+  auto r = All<SendReport>(Run(Tick{}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_FALSE(state.eval_outstanding);
+  EXPECT_EQ(state.decisions, 1);
+  EXPECT_NE(state.last_decision.find("not deployed"), std::string::npos);
+  EXPECT_EQ(state.retry_after_ms, 0) << "the next round is not held back";
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "decided once";
+}
+
+TEST_F(IlEvalTest, RefusedEvalReport_AValidReportBeforeTheDeadlineDecides) {
+  DispatchEval();
+  Run(EvalReportRefused{"eval-worker-x", "results[0].url: missing"});
+  Output o = Run(WorkerReported{EvalReport({0.81, 0.74}, {0.66, 0.71})});
+  EXPECT_EQ(All<CopyModel>(o).size(), 1u) << "the valid report deploys";
+  EXPECT_EQ(state.eval_refused_deadline_ms, 0);
+  EXPECT_EQ(state.retry_after_ms, 0);
+  now.unix_ms += 60000;
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "no second decision at the deadline";
+}
+
+TEST_F(IlEvalTest, DeployWaitingWithNoValidEvalReport_AnsweredNotDeployedOnce) {
+  DispatchEval();
+  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kReady));
+  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kCompleted));
+  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kWaiting));
+  auto r = All<SendReport>(Run(JobChanged{}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(state.answered_deploy_waiting, static_cast<int64_t>(job.conditions.size()) - 1);
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "a re-send is not answered again";
+}
+
+TEST_F(IlEvalTest, DeployWaitingAfterTheDecision_NotAnsweredAgain) {
+  DispatchEval();
+  Run(WorkerReported{EvalReport({0.5, 0.5}, {0.66, 0.71})});  // kept: Deploy Completed sent
+  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kWaiting));
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty());
+}
+
 TEST_F(IlEvalTest, B6_NoTrainOutputInConditions_UsesRecordedTrainReport) {
   job.conditions[2].data = {};  // the condition lost its output (e.g. race R1)
   WorkerReport t;
