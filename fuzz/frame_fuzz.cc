@@ -1,6 +1,7 @@
 // The GM -> LC websocket frame (json::DecodeFrame) on arbitrary bytes. Invariants: a frame that
 // decodes re-encodes (EncodeFrame; EncodeBareHeader as a frame's header) to text that decodes
-// to the same header and content; an error always has a message.
+// to the same header and content; its namespace and resource name are Kubernetes names (no '/');
+// an error always has a message.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!frame.message().empty(), "an error without a message");
     return 0;
   }
+  FUZZ_CHECK(NameAlphabetOk(frame->header.ns, true), frame->header.ns);
+  FUZZ_CHECK(NameAlphabetOk(frame->header.resource_name, false), frame->header.resource_name);
   std::string again = sedna::json::EncodeFrame(frame->header, frame->content);
   auto round = DecodeFrame(again);
   FUZZ_CHECK(round.ok(), round.message());

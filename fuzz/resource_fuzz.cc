@@ -1,7 +1,8 @@
 // The Kubernetes objects the GM sends (json::DecodeDataset/DecodeModel/DecodeIlJob/DecodeLlJob)
 // on arbitrary bytes, each input through all four decoders. Invariants: an object that decodes
-// survives the store's round trip: AssembleObject of its parts decodes again, to the same parts
-// (the LC persists the parts and reassembles them at start-up). AssembleObject is also fed
+// has a Kubernetes name and namespace (no '/'), and it survives the store's round trip:
+// AssembleObject of its parts decodes again, to the same parts (the LC persists the parts and
+// reassembles them at start-up). AssembleObject is also fed
 // arbitrary parts (the input split at NUL bytes), which must not crash.
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +26,9 @@ void RoundTrip(std::string_view text, Decode decode) {
     return;
   }
   const Decoded<T>& d = *first;
+  FUZZ_CHECK(!d.object.meta.name.empty() && NameAlphabetOk(d.object.meta.name, false),
+             d.object.meta.name);
+  FUZZ_CHECK(NameAlphabetOk(d.object.meta.ns, true), d.object.meta.ns);
   std::string assembled = sedna::json::AssembleObject(
       d.type_meta_json, d.object_meta_json, d.spec_json, d.status_json, d.credential_json);
   auto second = decode(assembled);

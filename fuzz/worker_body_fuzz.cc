@@ -1,7 +1,8 @@
 // A worker's POST body (json::DecodeWorkerMessage, json::WorkerNameIn) on arbitrary bytes.
-// Invariants: WorkerNameIn agrees with a successful decode's name; there is one ModelRef per
-// `results` element; the forwarded message is valid JSON, and when the LC found no problem in
-// the results (results_error empty) the GM can derive its condition data from it.
+// Invariants: WorkerNameIn agrees with a successful decode's name; namespace and ownerName are
+// Kubernetes names (no '/'); there is one ModelRef per `results` element; the forwarded message
+// is valid JSON, and when the LC found no problem in the results (results_error empty) the GM can
+// derive its condition data from it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(name == msg->report.worker_name, name);
+  FUZZ_CHECK(NameAlphabetOk(msg->report.ns, true), msg->report.ns);
+  FUZZ_CHECK(NameAlphabetOk(msg->report.owner_name, false), msg->report.owner_name);
   FUZZ_CHECK(msg->results.is_null() || msg->results.is_array(), msg->results.type_name());
   FUZZ_CHECK(msg->report.results.size() == msg->results.size(), body);
 
