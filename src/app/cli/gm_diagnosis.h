@@ -1,0 +1,30 @@
+// Why this node cannot hold a GM link, step by step (`sedna-lc doctor`, and the daemon's log on its
+// first failed connect): the address parses, DNS resolves it, TCP connects, the websocket upgrade
+// succeeds, and the GM keeps the connection after the LC's first frame. Plain sockets and blocking
+// calls, each bounded by a timeout: call it from a thread that may block (never the event loop).
+// Depends only on checks.h and ws_accept.h.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "app/cli/checks.h"
+
+namespace sedna::app {
+
+struct GmProbeOptions {
+  std::string address;      // GM_ADDRESS: "host:port", IPv6 as "[::1]:9000"
+  std::string node_name;    // sent as Node-Name, as the LC does
+  std::string first_frame;  // the LC's first text frame (json::EncodeBareHeader({})); empty = none
+  std::chrono::milliseconds timeout{3000};  // per step: DNS, each TCP connect, the upgrade
+  std::chrono::milliseconds hold{2000};     // the GM must keep the connection this long
+  std::string etc_dir = "/etc";             // where resolv.conf and hosts are read (reported only)
+};
+
+// Five checks, in this order: "address", "dns", "tcp", "websocket", "first frame". After the first
+// kFail the remaining ones are kSkip. Takes at most about 3 timeouts + hold (+ one timeout per
+// extra resolved address). Never throws.
+std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& options);
+
+}  // namespace sedna::app
