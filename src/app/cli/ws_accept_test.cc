@@ -39,7 +39,7 @@ TEST(Base64, Rfc4648Vectors) {
 }
 
 TEST(WebSocketAccept, Rfc6455Example) {
-  EXPECT_EQ(WebSocketAccept("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaGdvXSgSL2O0LtuYo=");
+  EXPECT_EQ(WebSocketAccept("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 }
 
 }  // namespace

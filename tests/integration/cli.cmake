@@ -5,3 +5,9 @@ target_link_libraries(doctor_test PRIVATE sedna_cli sedna_gm_emulator GTest::gte
 target_compile_definitions(doctor_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
 add_dependencies(doctor_test sedna-lc)
 gtest_discover_tests(doctor_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
+
+add_executable(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_test.cc)
+target_link_libraries(cli_test PRIVATE sedna_store sedna_gm_emulator GTest::gtest GTest::gtest_main)
+target_compile_definitions(cli_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
+add_dependencies(cli_test sedna-lc)
+gtest_discover_tests(cli_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
