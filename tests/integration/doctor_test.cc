@@ -224,6 +224,21 @@ TEST(DoctorGm, WorkingGmPassesEveryStep) {
   EXPECT_EQ(ws->WaitForFrame(milliseconds(1000)), json::EncodeBareHeader({}));
 }
 
+TEST(DoctorGm, WithoutWebsocketStopsAfterTcpAndNeverUpgrades) {
+  auto ws = testing::WsTestServer::Start();
+  ASSERT_TRUE(ws);
+  GmProbeOptions o;
+  o.address = ws->address();
+  o.node_name = "edge-1";
+  o.websocket = false;
+  auto checks = DiagnoseGmConnect(o);
+  ExpectOrderAndSkips(checks);
+  EXPECT_EQ(checks[2].verdict, Verdict::kOk) << RenderChecks(checks);
+  EXPECT_EQ(checks[3].verdict, Verdict::kSkip);
+  EXPECT_EQ(checks[4].verdict, Verdict::kSkip);
+  EXPECT_EQ(ws->connection_count(), 0);  // no upgrade was sent (it counts before answering)
+}
+
 class DoctorLocal : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -558,6 +558,10 @@ std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& o) {
       continue;
     }
     const std::string s = step;
+    if (!o.websocket && (s == "websocket" || s == "first frame")) {
+      out.push_back({step, Verdict::kSkip, "(not probed: the LC's own link reports it)", ""});
+      continue;
+    }
     if (s == "address") {
       out.push_back(ParseAddress(o.address, hp));
     } else if (s == "dns") {

@@ -20,6 +20,9 @@ struct GmProbeOptions {
   std::chrono::milliseconds timeout{3000};  // per step: DNS, each TCP connect, the upgrade
   std::chrono::milliseconds hold{2000};     // the GM must keep the connection this long
   std::string etc_dir = "/etc";             // where resolv.conf and hosts are read (reported only)
+  // false: stop after the TCP connect ("websocket" and "first frame" are kSkip). For the daemon's
+  // own log: a second websocket with this node's name could make the GM drop the LC's real link.
+  bool websocket = true;
 };
 
 // Five checks, in this order: "address", "dns", "tcp", "websocket", "first frame". After the first
