@@ -239,6 +239,24 @@ TEST(DoctorGm, WithoutWebsocketStopsAfterTcpAndNeverUpgrades) {
   EXPECT_EQ(ws->connection_count(), 0);  // no upgrade was sent (it counts before answering)
 }
 
+TEST(DoctorGm, LogLinesForTheDaemonNameTheFailedStepAndItsFix) {
+  const std::string port = std::to_string(ClosedPort());
+  auto lines = DiagnoseGmForLog("127.0.0.1:" + port, "edge-1", milliseconds(2000));
+  ASSERT_EQ(lines.size(), 3u);  // address, dns, tcp; the skipped steps are not logged
+  EXPECT_EQ(lines[0], "ok address: host 127.0.0.1, port " + port);
+  EXPECT_EQ(lines[2].rfind("FAIL tcp: 127.0.0.1:" + port + " refused; fix: nothing listens", 0), 0u)
+      << lines[2];
+  lines = DiagnoseGmForLog("gm.sedna:9000/", "edge-1", milliseconds(2000));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("FAIL address: \"gm.sedna:9000/\" has a path; fix: ", 0), 0u)
+      << lines[0];
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 class DoctorLocal : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -345,12 +363,27 @@ TEST_F(DoctorLocal, BadTimezoneFails) {
   EXPECT_NE(c.detail.find("Mars/Olympus"), std::string::npos) << c.detail;
 }
 
-// The binary: exit 0 and every line ok against a working GM; exit 1 naming the failed step.
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+TEST_F(DoctorLocal, BinaryProbesUnderAnotherNodeNameBesideARunningDaemon) {
+  auto ws = testing::WsTestServer::Start();
+  ASSERT_TRUE(ws);
+  const int fd = ::open((o_.db_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as the running daemon holds it
+  const std::string log = (tmp_ / "run.log").string();
+  const int rc = testing::LcProcess(std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+                                    {{"NODENAME", "edge-1"}, {"GM_ADDRESS", ws->address()}},
+                                    {"doctor", "--rootfs", o_.rootfs, "--db", o_.db_path,
+                                     "--bind-address", "127.0.0.1", "--bind-port",
+                                     std::to_string(ClosedPort()), "--status-port", "0"},
+                                    log)
+                     .Wait();
+  ::close(fd);
+  const std::string out = ReadAll(log);
+  EXPECT_EQ(rc, 0) << out;  // a held database is a warning
+  EXPECT_NE(out.find("warn  database"), std::string::npos) << out;
+  EXPECT_EQ(ws->last_node_name(), "edge-1-doctor") << out;
 }
 
+// The binary: exit 0 and every line ok against a working GM; exit 1 naming the failed step.
 TEST_F(DoctorLocal, BinaryExitsZeroWhenAllPassAndOneNamingTheFailedStep) {
   auto ws = testing::WsTestServer::Start();
   ASSERT_TRUE(ws);

@@ -151,6 +151,17 @@ Check CheckClock(const LocalCheckOptions& o) {
   return {"clock", Verdict::kOk, detail, ""};
 }
 
+// A sedna-lc holds the database's lock, or answers on the status port.
+bool DaemonRunning(const Config& cfg) {
+  const int fd = ::open((cfg.db_path + ".lock").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    if (held) return true;
+  }
+  return cfg.status_port != 0 && LoopbackGet(cfg.status_address, cfg.status_port, "/healthz");
+}
+
 }  // namespace
 
 std::vector<Check> DiagnoseLocal(const LocalCheckOptions& o) {
@@ -213,6 +224,13 @@ int RunDoctorCommand(const Config& cfg, const DoctorArgs& args, const std::strin
   g.timeout = args.timeout;
   out << "sedna-lc doctor: node " << cfg.node_name << ", GM_ADDRESS "
       << (args.gm_address.empty() ? "(not set)" : args.gm_address) << "\n";
+  // The GM keys its connections by Node-Name: a probe under the running daemon's name would take
+  // over (and, closing, drop) that daemon's link.
+  if (DaemonRunning(cfg)) {
+    g.node_name = cfg.node_name + "-doctor";
+    out << "a sedna-lc runs here: the GM is probed as Node-Name " << g.node_name
+        << ", not to disturb its link\n";
+  }
   out.flush();
   auto checks = DiagnoseGmConnect(g);
   LocalCheckOptions l;

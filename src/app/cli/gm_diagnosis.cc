@@ -578,4 +578,21 @@ std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& o) {
   return out;
 }
 
+std::vector<std::string> DiagnoseGmForLog(const std::string& address, const std::string& node_name,
+                                          std::chrono::milliseconds timeout) {
+  GmProbeOptions o;
+  o.address = address;
+  o.node_name = node_name;
+  o.timeout = timeout;
+  o.websocket = false;
+  std::vector<std::string> lines;
+  for (const auto& c : DiagnoseGmConnect(o)) {
+    if (c.verdict == Verdict::kSkip) continue;
+    std::string line = std::string(VerdictName(c.verdict)) + " " + c.name + ": " + c.detail;
+    if (c.verdict != Verdict::kOk && !c.fix.empty()) line += "; fix: " + c.fix;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 }  // namespace sedna::app

@@ -30,4 +30,11 @@ struct GmProbeOptions {
 // extra resolved address). Never throws.
 std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& options);
 
+// For the daemon's log on its first failed connect: DiagnoseGmConnect up to the TCP connect
+// (websocket = false), one line per step that ran, e.g.
+// "FAIL tcp: 10.0.0.5:9000 refused; fix: nothing listens on port 9000 there: ...". Blocking (about
+// 2 timeouts, plus one per extra resolved address): run it on the pool, never on the loop.
+std::vector<std::string> DiagnoseGmForLog(const std::string& address, const std::string& node_name,
+                                          std::chrono::milliseconds timeout);
+
 }  // namespace sedna::app
