@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     status = *s;
+    status.clear_screen = ::isatty(STDOUT_FILENO) == 1;
   }
   sedna::app::DoctorArgs doctor;
   if (inv.command == Command::kDoctor) {

@@ -1,11 +1,8 @@
 #include "app/cli/status_cmd.h"
 
-#include <unistd.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
-#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -188,7 +185,7 @@ int RunStatusCommand(const Config& cfg, const StatusArgs& args, std::ostream& ou
                      std::ostream& err) {
   if (!args.watch) return ShowOnce(cfg, args, out, err);
   // Like watch(1): a clear screen (on a terminal) and a header line before each draw.
-  const bool tty = ::isatty(STDOUT_FILENO) == 1 && &out == &std::cout;
+  const bool tty = args.clear_screen;
   int rc = 0;
   for (int64_t n = 1;; ++n) {
     if (tty) out << "\033[H\033[2J";

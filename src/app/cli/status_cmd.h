@@ -15,7 +15,8 @@ struct StatusArgs {
   std::string output = "table";  // -o table|wide|json
   bool watch = false;            // redraw every `interval` until interrupted (or `count` draws)
   std::chrono::milliseconds interval{2000};
-  int64_t count = 0;  // with watch: stop after this many draws; 0 = until Ctrl-C
+  int64_t count = 0;          // with watch: stop after this many draws; 0 = until Ctrl-C
+  bool clear_screen = false;  // with watch: clear the terminal before each draw (set by the caller)
 };
 
 // Takes -o/--output, --watch/-w, --interval <seconds> and --count <n> out of `args`; the rest are
