@@ -157,6 +157,34 @@ TEST(DoctorGm, NothingListeningFailsTcpAsRefused) {
   EXPECT_NE(checks[1].detail.find("no lookup"), std::string::npos) << checks[1].detail;
 }
 
+// A listener whose accept queue is full: Linux drops further SYNs, so a connect times out.
+TEST(DoctorGm, FullAcceptQueueFailsTcpAsTimedOut) {
+  const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  ASSERT_EQ(::listen(l, 0), 0);
+  ::getsockname(l, reinterpret_cast<sockaddr*>(&sa), &len);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {  // never accepted
+    const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ::connect(c, reinterpret_cast<sockaddr*>(&sa), len);
+    fillers.push_back(c);
+  }
+  GmProbeOptions o;
+  o.address = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+  o.timeout = milliseconds(300);
+  auto checks = DiagnoseGmConnect(o);
+  for (int c : fillers) ::close(c);
+  ::close(l);
+  ExpectOrderAndSkips(checks);
+  ASSERT_EQ(FailedStep(checks), "tcp") << RenderChecks(checks);
+  EXPECT_NE(checks[2].detail.find("timed out after 0.3 s"), std::string::npos) << checks[2].detail;
+  EXPECT_NE(checks[2].fix.find("firewall"), std::string::npos) << checks[2].fix;
+}
+
 TEST(DoctorGm, LocalhostResolvesThroughTheResolverAndConnects) {
   CannedHttpServer http("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   auto checks = Diagnose("localhost:" + http.address().substr(http.address().rfind(':') + 1));
