@@ -442,6 +442,16 @@ void WsTestServer::DropConnection() {
   });
 }
 
+void WsTestServer::CloseConnection(uint16_t code, const std::string& reason) {
+  Impl& impl = *impl_;
+  impl.OnServer([&impl, code, &reason] {
+    if (!impl.current) return;
+    std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
+    impl.current->Queue(MakeFrame(kClose, payload + reason));
+    impl.current->close_after_write = true;
+  });
+}
+
 void WsTestServer::SetUnresponsive(bool unresponsive) {
   Impl& impl = *impl_;
   impl.OnServer([&impl, unresponsive] {

@@ -1,7 +1,7 @@
 // A websocket server on 127.0.0.1 for tests that emulate Sedna's GM. It runs its own io_context on
 // its own thread; the public methods are thread-safe (none may be called from on_frame except Send,
-// DropConnection and SetUnresponsive) and the Wait* methods block on a condition variable for at
-// most their timeout.
+// DropConnection, CloseConnection and SetUnresponsive) and the Wait* methods block on a condition
+// variable for at most their timeout.
 //
 // It speaks RFC 6455 itself (not through Beast's stream) so that it can stop reading a connection
 // entirely: pings then go unanswered while TCP stays open, like a half-open or hung peer.
@@ -42,6 +42,9 @@ class WsTestServer {
   bool Send(const std::string& text);
   // Closes the current connection's TCP socket without a close frame.
   void DropConnection();
+  // Sends a close frame with `code` and `reason` on the current connection, then closes its TCP
+  // socket once written (without waiting for the client's close). May be called from on_frame.
+  void CloseConnection(uint16_t code, const std::string& reason);
   // While true, no connection's socket is read after its handshake: frames and pings stay in the
   // kernel buffers unanswered, TCP stays open. false resumes reading.
   void SetUnresponsive(bool unresponsive);

@@ -1,5 +1,4 @@
-// sedna-lc: cluster mode (Sedna's environment contract) and the `status`, `standalone` and
-// `rollback-model` subcommands.
+// sedna-lc: cluster mode (Sedna's environment contract) and the subcommands of commands.h.
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <spdlog/spdlog.h>
@@ -13,9 +12,12 @@
 #include <optional>
 
 #include "adapters/log/logging.h"
+#include "app/cli/commands.h"
+#include "app/cli/doctor.h"
 #include "app/cli/load_config.h"
 #include "app/cli/rollback_cmd.h"
 #include "app/cli/status_cmd.h"
+#include "app/cli/version.h"
 #include "app/cluster/controller.h"
 #include "app/standalone/local_gm.h"
 
@@ -134,19 +136,23 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string sub;
-  if (!args.empty() && (args[0] == "status" || args[0] == "jobs" || args[0] == "standalone" ||
-                        args[0] == "rollback-model")) {
-    sub = args[0];
-    args.erase(args.begin());
+  using sedna::app::Command;
+  const auto inv = sedna::app::ParseInvocation(std::vector<std::string>(argv + 1, argv + argc));
+  if (inv.help) {
+    std::cout << sedna::app::HelpText(inv.command);
+    return 0;
   }
+  if (inv.command == Command::kVersion) {
+    std::cout << sedna::app::VersionText();
+    return 0;
+  }
+  std::vector<std::string> args = inv.args;
   auto env = Environment();
   StandaloneFlags sflags;
-  if (sub == "standalone") {
+  if (inv.command == Command::kStandalone) {
     auto f = TakeStandaloneFlags(args);
     if (!f.ok()) {
-      std::cerr << "sedna-lc: " << f.message() << "\n";
+      std::cerr << "sedna-lc: " << f.message() << " (sedna-lc standalone --help)\n";
       return 2;
     }
     sflags = *f;
@@ -162,26 +168,53 @@ int main(int argc, char** argv) {
     }
   }
   sedna::app::RollbackArgs rollback;
-  if (sub == "rollback-model") {
+  if (inv.command == Command::kRollbackModel) {
     auto r = sedna::app::TakeRollbackArgs(args);
     if (!r.ok()) {
-      std::cerr << "sedna-lc: " << r.message() << "\n";
+      std::cerr << "sedna-lc: " << r.message() << " (sedna-lc rollback-model --help)\n";
       return 2;
     }
     rollback = *r;
+  }
+  sedna::app::StatusArgs status;
+  if (inv.command == Command::kStatus) {
+    auto s = sedna::app::TakeStatusArgs(args);
+    if (!s.ok()) {
+      std::cerr << "sedna-lc status: " << s.message() << " (sedna-lc status --help)\n";
+      return 2;
+    }
+    status = *s;
+    status.clear_screen = ::isatty(STDOUT_FILENO) == 1;
+  }
+  sedna::app::DoctorArgs doctor;
+  if (inv.command == Command::kDoctor) {
+    auto d = sedna::app::TakeDoctorArgs(env, args);
+    if (!d.ok()) {
+      std::cerr << "sedna-lc doctor: " << d.message() << " (sedna-lc doctor --help)\n";
+      return 2;
+    }
+    doctor = *d;
+    // The doctor reports a bad GM address or time zone as a failed check, not a usage error.
+    env.erase("GM_ADDRESS");
+    env.erase("TZ");
   }
   auto cfg = sedna::app::LoadConfig(env, args);
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";
     return 2;
   }
-  if (sub == "status" || sub == "jobs") {
-    return sedna::app::RunStatusCommand(*cfg, std::cout, std::cerr);
-  }
-  if (sub == "rollback-model") {
-    return sedna::app::RunRollbackCommand(*cfg, rollback, std::cout, std::cerr);
+  switch (inv.command) {
+    case Command::kStatus:
+      return sedna::app::RunStatusCommand(*cfg, status, std::cout, std::cerr);
+    case Command::kRollbackModel:
+      return sedna::app::RunRollbackCommand(*cfg, rollback, std::cout, std::cerr);
+    case Command::kDoctor:
+      return sedna::app::RunDoctorCommand(
+          *cfg, doctor, env.count("TZDIR") ? env["TZDIR"] : "/usr/share/zoneinfo", std::cout);
+    default:
+      break;
   }
   sedna::app::SetupLogging(cfg->log_json, cfg->log_level);
-  if (sub == "standalone") return RunStandalone(*cfg, sflags);
+  if (inv.command == Command::kStandalone) return RunStandalone(*cfg, sflags);
   return RunDaemon(*cfg);
 }

@@ -1,51 +1,20 @@
 #include "app/cli/status_cmd.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstring>
+#include <charconv>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+#include <thread>
 
 #include "adapters/json/resource_codec.h"
 #include "adapters/store/store.h"
+#include "app/cli/loopback_http.h"
+#include "app/cli/status_format.h"
 #include "app/cluster/il_record.h"
 #include "app/cluster/status_view.h"
 
 namespace sedna::app {
 namespace {
-
-// Minimal blocking HTTP/1.0 GET on loopback; nullopt when nothing answers.
-std::optional<std::string> HttpGet(const std::string& address, uint16_t port,
-                                   const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  if (::inet_pton(AF_INET, address == "0.0.0.0" ? "127.0.0.1" : address.c_str(), &sa.sin_addr) !=
-          1 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string resp;
-  char buf[8192];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) resp.append(buf, n);
-  ::close(fd);
-  auto pos = resp.find("\r\n\r\n");
-  if (pos == std::string::npos ||
-      (resp.compare(0, 12, "HTTP/1.1 200") != 0 && resp.compare(0, 12, "HTTP/1.0 200") != 0)) {
-    return std::nullopt;
-  }
-  return resp.substr(pos + 4);
-}
 
 Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
   store::StoreOptions o;
@@ -93,19 +62,19 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
   return out;
 }
 
-}  // namespace
-
-int RunStatusCommand(const Config& cfg, std::ostream& out, std::ostream& err) {
+// One look: the jobs as `args.output` asks, and where they came from. 1 when nothing could be read.
+int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<JobView> jobs;
-  std::string source;
+  std::string source, body;
   if (cfg.status_port != 0) {
-    if (auto body = HttpGet(cfg.status_address, cfg.status_port, "/status")) {
-      auto v = DecodeStatusJson(*body);
+    if (auto b = LoopbackGet(cfg.status_address, cfg.status_port, "/status")) {
+      auto v = DecodeStatusJson(*b);
       if (!v.ok()) {
         err << "sedna-lc status: " << v.message() << "\n";
         return 1;
       }
       jobs = std::move(*v);
+      body = std::move(*b);
       source = "live daemon on " + cfg.status_address + ":" + std::to_string(cfg.status_port);
     }
   }
@@ -117,10 +86,117 @@ int RunStatusCommand(const Config& cfg, std::ostream& out, std::ostream& err) {
       return 1;
     }
     jobs = std::move(*v);
+    body = EncodeStatusJson(jobs);
     source = "database " + cfg.db_path + " (read-only; no daemon answered)";
   }
-  out << RenderStatusTable(jobs) << "(" << jobs.size() << " job(s), from " << source << ")\n";
+  if (args.output == "json") {
+    out << body;  // as /status serves it; the source is not part of the document
+    if (!body.empty() && body.back() != '\n') out << "\n";
+    return 0;
+  }
+  out << (args.output == "wide" ? RenderWideTable(jobs) : RenderStatusTable(HumanViews(jobs)))
+      << "(" << jobs.size() << " job(s), from " << source << ")\n";
   return 0;
+}
+
+std::string Now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S", &tm);
+  return b;
+}
+
+Result<double> Seconds(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  const double s = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(s >= 0.1) || s > 86400) {
+    return Result<double>::Error(flag + ": \"" + v +
+                                 "\" is not a number of seconds (0.1 to 86400)");
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<StatusArgs> TakeStatusArgs(std::vector<std::string>& args) {
+  StatusArgs s;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value =
+        [&](std::initializer_list<const char*> names) -> Result<std::optional<std::string>> {
+      for (const char* n : names) {
+        const std::string name = n;
+        if (a == name) {
+          if (i + 1 == args.size()) {
+            return Result<std::optional<std::string>>::Error(name + ": a value is required");
+          }
+          return std::optional<std::string>(args[++i]);
+        }
+        if (a.rfind(name + "=", 0) == 0)
+          return std::optional<std::string>(a.substr(name.size() + 1));
+      }
+      return std::optional<std::string>();
+    };
+    auto o = value({"-o", "--output"});
+    if (!o.ok()) return o.status();
+    if (*o) {
+      if (**o != "table" && **o != "wide" && **o != "json") {
+        return Result<StatusArgs>::Error("-o: \"" + **o + "\" (expected table, wide or json)");
+      }
+      s.output = **o;
+      continue;
+    }
+    if (a == "-w" || a == "--watch") {
+      s.watch = true;
+      continue;
+    }
+    auto iv = value({"--interval"});
+    if (!iv.ok()) return iv.status();
+    if (*iv) {
+      auto sec = Seconds("--interval", **iv);
+      if (!sec.ok()) return sec.status();
+      s.interval = std::chrono::milliseconds(static_cast<int64_t>(*sec * 1000 + 0.5));
+      continue;
+    }
+    auto c = value({"--count"});
+    if (!c.ok()) return c.status();
+    if (*c) {
+      int64_t n = 0;
+      auto [p, ec] = std::from_chars((*c)->data(), (*c)->data() + (*c)->size(), n);
+      if ((*c)->empty() || ec != std::errc() || p != (*c)->data() + (*c)->size() || n < 1) {
+        return Result<StatusArgs>::Error("--count: \"" + **c + "\" is not a count (1, 2, ...)");
+      }
+      s.count = n;
+      continue;
+    }
+    rest.push_back(a);
+  }
+  if (s.count > 0 && !s.watch) {
+    return Result<StatusArgs>::Error("--count: only with --watch");
+  }
+  args = std::move(rest);
+  return s;
+}
+
+int RunStatusCommand(const Config& cfg, const StatusArgs& args, std::ostream& out,
+                     std::ostream& err) {
+  if (!args.watch) return ShowOnce(cfg, args, out, err);
+  // Like watch(1): a clear screen (on a terminal) and a header line before each draw.
+  const bool tty = args.clear_screen;
+  int rc = 0;
+  for (int64_t n = 1;; ++n) {
+    if (tty) out << "\033[H\033[2J";
+    out << "Every " << static_cast<double>(args.interval.count()) / 1000.0
+        << " s: sedna-lc status    " << Now() << "\n\n";
+    rc = ShowOnce(cfg, args, out, err);
+    out.flush();
+    if (args.count > 0 && n >= args.count) break;
+    std::this_thread::sleep_for(args.interval);
+  }
+  return rc;
 }
 
 }  // namespace sedna::app

@@ -1,0 +1,598 @@
+#include "app/cli/gm_diagnosis.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "app/cli/ws_accept.h"
+
+namespace sedna::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string Seconds(milliseconds d) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g s", static_cast<double>(d.count()) / 1000.0);
+  return b;
+}
+
+Check Fail(std::string name, std::string detail, std::string fix) {
+  return {std::move(name), Verdict::kFail, std::move(detail), std::move(fix)};
+}
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+
+// ---------------------------------------------------------------- address
+
+Check ParseAddress(const std::string& a, HostPort& hp) {
+  const std::string want =
+      "set GM_ADDRESS (or --gm-address) to the GM's websocket host:port, e.g. gm.sedna:9000 or "
+      "192.168.1.10:9000 (no scheme, no path)";
+  if (a.empty()) return Fail("address", "GM_ADDRESS is not set", want);
+  if (a.find("://") != std::string::npos) {
+    return Fail("address", "\"" + a + "\" has a scheme",
+                "drop \"" + a.substr(0, a.find("://") + 3) + "\": " + want);
+  }
+  if (a.find('/') != std::string::npos) {
+    return Fail("address", "\"" + a + "\" has a path", "the LC always dials \"/\": " + want);
+  }
+  std::string port;
+  if (a[0] == '[') {
+    const auto close = a.find(']');
+    if (close == std::string::npos || close + 1 >= a.size() || a[close + 1] != ':') {
+      return Fail("address", "\"" + a + "\" is not [IPv6]:port", want);
+    }
+    hp.host = a.substr(1, close - 1);
+    port = a.substr(close + 2);
+  } else {
+    const auto colon = a.rfind(':');
+    if (colon == std::string::npos) return Fail("address", "\"" + a + "\" has no port", want);
+    hp.host = a.substr(0, colon);
+    port = a.substr(colon + 1);
+    if (hp.host.find(':') != std::string::npos) {
+      return Fail("address", "\"" + a + "\": an IPv6 address needs brackets",
+                  "write it as [" + hp.host + "]:" + port);
+    }
+  }
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
+  if (hp.host.empty() || port.empty() || ec != std::errc() || p != port.data() + port.size() ||
+      v == 0 || v > 65535) {
+    return Fail("address", "\"" + a + "\": host or port (1-65535) is missing or not a number",
+                want);
+  }
+  hp.port = static_cast<uint16_t>(v);
+  return {"address", Verdict::kOk, "host " + hp.host + ", port " + port, ""};
+}
+
+// ---------------------------------------------------------------- dns
+
+std::vector<std::string> ReadWords(const std::string& path, const std::string& key) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 0; n < 1000 && std::getline(in, line); ++n) {
+    std::istringstream ls(line);
+    std::string k, v;
+    if (!(ls >> k) || k != key) continue;
+    while (ls >> v && v[0] != '#') out.push_back(v);
+  }
+  return out;
+}
+
+// The /etc/hosts address of `host`, if it has a line there.
+std::optional<std::string> HostsEntry(const std::string& path, const std::string& host) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 0; n < 10000 && std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ls(line);
+    std::string addr, name;
+    if (!(ls >> addr)) continue;
+    while (ls >> name) {
+      if (strcasecmp(name.c_str(), host.c_str()) == 0) return addr;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Numeric(const sockaddr* sa, socklen_t len) {
+  char host[NI_MAXHOST] = {0};
+  if (::getnameinfo(sa, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
+  return host;
+}
+
+struct Resolved {
+  int error = 0;  // getaddrinfo's
+  std::vector<sockaddr_storage> addrs;
+  std::vector<socklen_t> lens;
+};
+
+// getaddrinfo has no timeout: it runs on its own thread, abandoned (detached) after `timeout`.
+std::optional<Resolved> Resolve(const HostPort& hp, milliseconds timeout) {
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Resolved> result;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, host = hp.host, port = std::to_string(hp.port)] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    Resolved r;
+    r.error = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    for (addrinfo* ai = res; r.error == 0 && ai && r.addrs.size() < 16; ai = ai->ai_next) {
+      sockaddr_storage ss{};
+      std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+      r.addrs.push_back(ss);
+      r.lens.push_back(ai->ai_addrlen);
+    }
+    if (res) ::freeaddrinfo(res);
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->result = std::move(r);
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->mu);
+  shared->cv.wait_for(lock, timeout, [&] { return shared->result.has_value(); });
+  return shared->result;
+}
+
+Check CheckDns(const GmProbeOptions& o, const HostPort& hp, Resolved& out) {
+  in6_addr a6;
+  const bool literal = ::inet_pton(AF_INET, hp.host.c_str(), &a6) == 1 ||
+                       ::inet_pton(AF_INET6, hp.host.c_str(), &a6) == 1;
+  const auto hosts = HostsEntry(o.etc_dir + "/hosts", hp.host);
+  auto ns = ReadWords(o.etc_dir + "/resolv.conf", "nameserver");
+  auto search = ReadWords(o.etc_dir + "/resolv.conf", "search");
+  std::string resolver;
+  if (literal) {
+    resolver = "an IP address, no lookup";
+  } else if (hosts) {
+    resolver = o.etc_dir + "/hosts has " + *hosts;
+  } else {
+    resolver = "no " + o.etc_dir + "/hosts entry; nameservers";
+    if (ns.empty()) resolver += " (none in " + o.etc_dir + "/resolv.conf)";
+    for (const auto& n : ns) resolver += " " + n;
+    if (!search.empty()) {
+      resolver += ", search";
+      for (const auto& s : search) resolver += " " + s;
+    }
+  }
+  auto r = Resolve(hp, o.timeout);
+  const std::string fix =
+      "check the host in GM_ADDRESS; `getent hosts " + hp.host +
+      "` on this node must print its address. A cluster service name (gm.sedna) resolves only "
+      "through the cluster DNS: a hostNetwork pod needs dnsPolicy: ClusterFirstWithHostNet; on a "
+      "node outside the cluster use the GM's node IP and NodePort";
+  if (!r) {
+    return Fail("dns", hp.host + ": no answer within " + Seconds(o.timeout) + " (" + resolver + ")",
+                "the nameservers do not answer: check " + o.etc_dir +
+                    "/resolv.conf and that this node reaches them (UDP/TCP port 53); " + fix);
+  }
+  if (r->error != 0 || r->addrs.empty()) {
+    return Fail("dns",
+                hp.host + ": " + (r->error ? ::gai_strerror(r->error) : "no addresses") + " (" +
+                    resolver + ")",
+                fix);
+  }
+  std::string got;
+  for (size_t i = 0; i < r->addrs.size(); ++i) {
+    const std::string n = Numeric(reinterpret_cast<const sockaddr*>(&r->addrs[i]), r->lens[i]);
+    if (got.find(n) == std::string::npos) got += (got.empty() ? "" : ", ") + n;
+  }
+  out = std::move(*r);
+  return {"dns", Verdict::kOk, hp.host + " -> " + got + " (" + resolver + ")", ""};
+}
+
+// ---------------------------------------------------------------- tcp
+
+// Waits for `events` on fd until `deadline`; false on timeout.
+bool WaitFd(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return true;  // let the read/write report the error
+  }
+}
+
+// 0 on success (fd connected), else the errno (ETIMEDOUT for our own timeout).
+int ConnectOne(const sockaddr_storage& ss, socklen_t len, milliseconds timeout, int& fd_out) {
+  const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
+    err = errno;
+    if (err == EINPROGRESS) {
+      if (!WaitFd(fd, POLLOUT, Clock::now() + timeout)) {
+        err = ETIMEDOUT;
+      } else {
+        socklen_t l = sizeof err;
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l);
+      }
+    }
+  }
+  if (err != 0) {
+    ::close(fd);
+    return err;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  fd_out = fd;
+  return 0;
+}
+
+std::string ConnectError(int err, milliseconds timeout) {
+  switch (err) {
+    case ECONNREFUSED:
+      return "refused";
+    case ETIMEDOUT:
+      return "timed out after " + Seconds(timeout);
+    case ENETUNREACH:
+      return "network unreachable";
+    case EHOSTUNREACH:
+      return "host unreachable";
+    default:
+      return std::strerror(err);
+  }
+}
+
+Check CheckTcp(const GmProbeOptions& o, const HostPort& hp, const Resolved& r, int& fd) {
+  std::string tried;
+  int first_err = 0;
+  for (size_t i = 0; i < r.addrs.size(); ++i) {
+    const std::string ip = Numeric(reinterpret_cast<const sockaddr*>(&r.addrs[i]), r.lens[i]);
+    const std::string where =
+        (r.addrs[i].ss_family == AF_INET6 ? "[" + ip + "]" : ip) + ":" + std::to_string(hp.port);
+    const auto start = Clock::now();
+    const int err = ConnectOne(r.addrs[i], r.lens[i], o.timeout, fd);
+    if (err == 0) {
+      const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+      return {"tcp", Verdict::kOk,
+              "connected to " + where + " in " + std::to_string(ms) + " ms" +
+                  (tried.empty() ? "" : " (after " + tried + ")"),
+              ""};
+    }
+    if (!first_err) first_err = err;
+    tried += (tried.empty() ? "" : "; ") + where + " " + ConnectError(err, o.timeout);
+  }
+  std::string fix;
+  if (first_err == ECONNREFUSED) {
+    fix = "nothing listens on port " + std::to_string(hp.port) +
+          " there: is the GM running (kubectl -n sedna get pods -o wide) and is " +
+          std::to_string(hp.port) + " its websocket port (Sedna's default: 9000)?";
+  } else if (first_err == ETIMEDOUT) {
+    fix =
+        "no answer at all: a firewall or security group drops the packets, or the host is "
+        "down; check that TCP port " +
+        std::to_string(hp.port) + " is open from this node to the GM";
+  } else if (first_err == ENETUNREACH || first_err == EHOSTUNREACH) {
+    fix = "this node has no route to the GM: check its network and routes (ip route get <address>)";
+  } else {
+    fix = "check this node's network towards the GM";
+  }
+  return Fail("tcp", tried, fix);
+}
+
+// ---------------------------------------------------------------- websocket
+
+bool WriteAll(int fd, const std::string& data, Clock::time_point deadline) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n > 0) {
+      off += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!WaitFd(fd, POLLOUT, deadline)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Appends what arrives before `deadline`: >0 bytes read, 0 EOF, -1 error (errno), -2 timeout.
+ssize_t ReadSome(int fd, std::string& buf, Clock::time_point deadline) {
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      buf.append(chunk, static_cast<size_t>(n));
+      return n;
+    }
+    if (n == 0) return 0;
+    if (errno != EAGAIN && errno != EINTR) return -1;
+    if (!WaitFd(fd, POLLIN, deadline)) return -2;
+  }
+}
+
+std::string RandomBytes(size_t n) {
+  std::random_device rd;
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>(rd() & 0xFF));
+  return s;
+}
+
+std::string HeaderValue(const std::string& head, const std::string& name) {
+  std::istringstream in(head);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || colon != name.size()) continue;
+    if (strncasecmp(line.c_str(), name.c_str(), name.size()) != 0) continue;
+    std::string v = line.substr(colon + 1);
+    const auto b = v.find_first_not_of(" \t");
+    const auto e = v.find_last_not_of(" \t");
+    return b == std::string::npos ? "" : v.substr(b, e - b + 1);
+  }
+  return "";
+}
+
+std::string Printable(std::string s, size_t max) {
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) c = '?';
+  }
+  return s;
+}
+
+// `rest`: bytes received after the response head (the first frames).
+Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::string& rest) {
+  const std::string key = Base64(RandomBytes(16));
+  const std::string host = hp.host.find(':') != std::string::npos ? "[" + hp.host + "]" : hp.host;
+  const std::string req =
+      "GET / HTTP/1.1\r\nHost: " + host + ":" + std::to_string(hp.port) +
+      "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
+      "\r\nSec-WebSocket-Version: 13\r\nNode-Name: " + o.node_name +
+      "\r\nUser-Agent: sedna-lc doctor\r\n\r\n";
+  const auto deadline = Clock::now() + o.timeout;
+  const std::string not_gm =
+      "GM_ADDRESS reaches a server that is not the GM's websocket endpoint (or a proxy that drops "
+      "the Upgrade header): point it at the GM's websocket port (Sedna's gm service, port 9000)";
+  if (!WriteAll(fd, req, deadline)) {
+    return Fail("websocket",
+                std::string("sending the upgrade request failed: ") + std::strerror(errno), not_gm);
+  }
+  std::string in;
+  size_t end;
+  while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+    if (in.size() > 16384) {
+      return Fail("websocket",
+                  "the answer's HTTP head exceeds 16 KiB: \"" +
+                      Printable(in.substr(0, in.find('\n')), 120) + "\"",
+                  not_gm);
+    }
+    const ssize_t n = ReadSome(fd, in, deadline);
+    if (n == -2) {
+      return Fail("websocket",
+                  "no complete HTTP answer to the upgrade within " + Seconds(o.timeout) +
+                      (in.empty() ? "" : " (got \"" + Printable(in, 80) + "\")"),
+                  "the port accepts TCP but does not speak HTTP (a TLS port?): " + not_gm);
+    }
+    if (n <= 0) {
+      return Fail("websocket",
+                  std::string("the server closed the connection before answering the upgrade") +
+                      (in.empty() ? "" : " (got \"" + Printable(in, 80) + "\")"),
+                  not_gm);
+    }
+  }
+  const std::string head = in.substr(0, end + 2);
+  rest = in.substr(end + 4);
+  std::string status_line = head.substr(0, head.find("\r\n"));
+  if (status_line.rfind("HTTP/1.1 101", 0) != 0) {
+    return Fail("websocket",
+                "answered \"" + Printable(status_line, 120) +
+                    "\" instead of \"101 Switching "
+                    "Protocols\"",
+                not_gm);
+  }
+  const std::string accept = HeaderValue(head, "Sec-WebSocket-Accept");
+  const std::string want = WebSocketAccept(key);
+  if (accept != want) {
+    return Fail("websocket",
+                "101, but Sec-WebSocket-Accept is \"" + Printable(accept, 80) + "\", expected \"" +
+                    want + "\"",
+                "something between this node and the GM rewrites the handshake (a proxy that is "
+                "not websocket-aware, or not the GM at all): connect directly or fix the proxy");
+  }
+  return {"websocket", Verdict::kOk, Printable(status_line, 120) + ", accept key matches", ""};
+}
+
+// ---------------------------------------------------------------- first frame
+
+// A masked (client-to-server) frame with FIN set.
+std::string ClientFrame(uint8_t opcode, const std::string& payload) {
+  std::string f;
+  f.push_back(static_cast<char>(0x80 | opcode));
+  const uint64_t n = payload.size();
+  if (n < 126) {
+    f.push_back(static_cast<char>(0x80 | n));
+  } else if (n <= 0xFFFF) {
+    f.push_back(static_cast<char>(0x80 | 126));
+    f.push_back(static_cast<char>(n >> 8));
+    f.push_back(static_cast<char>(n & 0xFF));
+  } else {
+    f.push_back(static_cast<char>(0x80 | 127));
+    for (int shift = 56; shift >= 0; shift -= 8)
+      f.push_back(static_cast<char>((n >> shift) & 0xFF));
+  }
+  const std::string mask = RandomBytes(4);
+  f += mask;
+  for (size_t i = 0; i < payload.size(); ++i) f.push_back(payload[i] ^ mask[i % 4]);
+  return f;
+}
+
+struct ServerFrame {
+  uint8_t opcode = 0;
+  std::string payload;
+};
+
+// Takes one complete frame off the front of `buf`; nullopt when more bytes are needed. Payloads
+// over 1 MiB are cut (only their length matters here) after being consumed in full.
+std::optional<ServerFrame> TakeFrame(std::string& buf, uint64_t& skip) {
+  if (buf.size() < 2) return std::nullopt;
+  const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
+  uint64_t len = p[1] & 0x7F;
+  size_t off = 2;
+  if (len == 126) {
+    if (buf.size() < 4) return std::nullopt;
+    len = (uint64_t{p[2]} << 8) | p[3];
+    off = 4;
+  } else if (len == 127) {
+    if (buf.size() < 10) return std::nullopt;
+    len = 0;
+    for (int i = 0; i < 8; ++i) len = (len << 8) | p[2 + i];
+    off = 10;
+  }
+  if (p[1] & 0x80) off += 4;  // a masked server frame: tolerated, payload left masked
+  if (len > (1u << 20)) {
+    // Too big to keep: report it as received and discard its bytes as they come.
+    ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), {}};
+    if (buf.size() < off) return std::nullopt;
+    const uint64_t have = buf.size() - off;
+    skip = len > have ? len - have : 0;
+    buf.erase(0, off + std::min<uint64_t>(len, have));
+    return f;
+  }
+  if (buf.size() < off + len) return std::nullopt;
+  ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), buf.substr(off, len)};
+  buf.erase(0, off + len);
+  return f;
+}
+
+Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
+  const std::string fix =
+      "the GM dropped this node right after its first message: look for node \"" + o.node_name +
+      "\" in the GM's log (kubectl -n sedna logs deploy/gm); another LC with the same NODENAME, "
+      "or a GM that speaks another protocol version, can cause this";
+  if (!o.first_frame.empty() &&
+      !WriteAll(fd, ClientFrame(0x1, o.first_frame), Clock::now() + o.timeout)) {
+    return Fail("first frame",
+                std::string("writing the first frame failed: ") + std::strerror(errno), fix);
+  }
+  const auto deadline = Clock::now() + o.hold;
+  int frames = 0;
+  uint64_t skip = 0;
+  for (;;) {
+    while (skip > 0 && !buf.empty()) {
+      const uint64_t n = std::min<uint64_t>(skip, buf.size());
+      buf.erase(0, n);
+      skip -= n;
+    }
+    while (skip == 0) {
+      auto f = TakeFrame(buf, skip);
+      if (!f) break;
+      if (f->opcode == 0x8) {
+        std::string why = "the GM closed the websocket after the first frame";
+        if (f->payload.size() >= 2) {
+          const int code = (static_cast<unsigned char>(f->payload[0]) << 8) |
+                           static_cast<unsigned char>(f->payload[1]);
+          why += ": close code " + std::to_string(code);
+          if (f->payload.size() > 2) why += " \"" + Printable(f->payload.substr(2), 120) + "\"";
+        } else {
+          why += " (close frame without a code)";
+        }
+        return Fail("first frame", why, fix);
+      }
+      if (f->opcode == 0x9) WriteAll(fd, ClientFrame(0xA, f->payload), deadline);
+      if (f->opcode == 0x1 || f->opcode == 0x2) ++frames;
+    }
+    const ssize_t n = ReadSome(fd, buf, deadline);
+    if (n == -2) break;
+    if (n == 0) {
+      return Fail("first frame",
+                  "the GM closed the TCP connection (no close frame) after the first frame", fix);
+    }
+    if (n < 0) {
+      return Fail(
+          "first frame",
+          std::string("the connection failed after the first frame: ") + std::strerror(errno), fix);
+    }
+  }
+  WriteAll(fd, ClientFrame(0x8, std::string("\x03\xe8", 2)), Clock::now() + milliseconds(200));
+  return {"first frame", Verdict::kOk,
+          "the GM kept the connection " + Seconds(o.hold) + " after the first frame (" +
+              std::to_string(frames) + " frame(s) received)",
+          ""};
+}
+
+}  // namespace
+
+std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& o) {
+  static const char* kSteps[] = {"address", "dns", "tcp", "websocket", "first frame"};
+  std::vector<Check> out;
+  HostPort hp;
+  Resolved resolved;
+  int fd = -1;
+  std::string rest;
+  for (const char* step : kSteps) {
+    if (AnyFailed(out)) {
+      out.push_back({step, Verdict::kSkip, "(not tried: an earlier step failed)", ""});
+      continue;
+    }
+    const std::string s = step;
+    if (!o.websocket && (s == "websocket" || s == "first frame")) {
+      out.push_back({step, Verdict::kSkip, "(not probed: the LC's own link reports it)", ""});
+      continue;
+    }
+    if (s == "address") {
+      out.push_back(ParseAddress(o.address, hp));
+    } else if (s == "dns") {
+      out.push_back(CheckDns(o, hp, resolved));
+    } else if (s == "tcp") {
+      out.push_back(CheckTcp(o, hp, resolved, fd));
+    } else if (s == "websocket") {
+      out.push_back(CheckUpgrade(o, hp, fd, rest));
+    } else {
+      out.push_back(CheckFirstFrame(o, fd, std::move(rest)));
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+std::vector<std::string> DiagnoseGmForLog(const std::string& address, const std::string& node_name,
+                                          std::chrono::milliseconds timeout) {
+  GmProbeOptions o;
+  o.address = address;
+  o.node_name = node_name;
+  o.timeout = timeout;
+  o.websocket = false;
+  std::vector<std::string> lines;
+  for (const auto& c : DiagnoseGmConnect(o)) {
+    if (c.verdict == Verdict::kSkip) continue;
+    std::string line = std::string(VerdictName(c.verdict)) + " " + c.name + ": " + c.detail;
+    if (c.verdict != Verdict::kOk && !c.fix.empty()) line += "; fix: " + c.fix;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace sedna::app
