@@ -45,10 +45,11 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
-// Shortest text that reads back as the same double ("500", "0.125", "1e+21", "nan").
+// As people write numbers: at most 12 significant digits ("500", "0.125", "0.03344" for
+// 0.033440000000000004, "1e+21", "nan"); a decision reason is read by people, not parsed.
 std::string FormatNumber(double v) {
   char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 12);
   if (r.ec != std::errc()) return "?";
   return std::string(buf, r.ptr);
 }

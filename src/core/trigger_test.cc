@@ -432,6 +432,17 @@ TEST(TriggerTimer, UnpaddedTimerAccepted) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Numbers in a reason read as people write them (issue 16: "0.0334", not 0.033440000000000004).
+TEST(TriggerReasonTest, NumbersHaveAtMostTwelveSignificantDigits) {
+  const Trigger t = MustCompile(Spec("precision_delta", ">", 0.01));
+  const double delta = 0.81 - 0.77656;  // 0.03344000000000005 in binary
+  const TriggerDecision d =
+      EvaluateTrigger(t, {{"precision_delta", MetricValue::Number(delta)}}, 0);
+  EXPECT_TRUE(d.fired);
+  EXPECT_THAT(d.reason, HasSubstr("= 0.03344 > 0.01")) << d.reason;
+  EXPECT_THAT(d.reason, ::testing::Not(HasSubstr("0000000"))) << d.reason;
+}
+
 // Evaluation: condition AND window, and the reason.
 
 struct DecisionRow {

@@ -411,6 +411,36 @@ TEST_F(DoctorLocal, BinaryProbesUnderAnotherNodeNameBesideARunningDaemon) {
   EXPECT_EQ(ws->last_node_name(), "edge-1-doctor") << out;
 }
 
+// The daemon's own log says what the doctor would on its first failed connect (issue 16 item 6):
+// the failed step and what to do about it, once, not at every reconnect.
+TEST_F(DoctorLocal, DaemonLogsTheDiagnosisOnItsFirstFailedConnect) {
+  const std::string port = std::to_string(ClosedPort());
+  const std::string log = (tmp_ / "daemon.log").string();
+  testing::LcProcess lc(
+      std::string(SEDNA_BINARY_DIR) + "/sedna-lc",
+      {{"NODENAME", "edge-1"}, {"GM_ADDRESS", "127.0.0.1:" + port}},
+      {"--rootfs", o_.rootfs, "--db", o_.db_path, "--bind-address", "127.0.0.1", "--bind-port",
+       std::to_string(ClosedPort()), "--status-port", "0", "--backoff-max-ms", "200"},
+      log);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string out;
+  while (std::chrono::steady_clock::now() < deadline) {
+    out = lc.Log();
+    if (out.find("doctor: FAIL tcp") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a log file
+  }
+  ASSERT_NE(out.find("doctor: FAIL tcp"), std::string::npos) << out;
+  EXPECT_NE(out.find("refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("fix:"), std::string::npos) << out;
+  // Several reconnects later, still one diagnosis.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  out = lc.Log();
+  size_t n = 0;
+  for (size_t at = 0; (at = out.find("doctor: FAIL tcp", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 1u) << out;
+  EXPECT_EQ(lc.Stop(), 0);
+}
+
 // The binary: exit 0 and every line ok against a working GM; exit 1 naming the failed step.
 TEST_F(DoctorLocal, BinaryExitsZeroWhenAllPassAndOneNamingTheFailedStep) {
   auto ws = testing::WsTestServer::Start();

@@ -127,7 +127,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--gm-address", c.gm_address, "GM websocket host:port (env GM_ADDRESS)");
   app.add_option("--node-name", c.node_name, "node name sent as Node-Name (env NODENAME)");
   app.add_option("--bind-port", bind_port_flag, "worker API port (env BIND_PORT, default 9100)");
-  app.add_option("--bind-address", c.bind_address, "worker API address");
+  app.add_option("--bind-address", c.bind_address,
+                 "worker API address (default 0.0.0.0; standalone: 127.0.0.1)");
   app.add_option("--rootfs", c.rootfs, "host root mount (env ROOTFS_MOUNT_DIR, default /rootfs)");
   app.add_option("--db", c.db_path, "SQLite database (env SEDNA_DB_PATH)");
   app.add_option("--spool-dir", c.spool_dir, "sample spool directory (default <db dir>/spool)");

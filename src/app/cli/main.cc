@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "adapters/log/logging.h"
 #include "app/cli/commands.h"
 #include "app/cli/doctor.h"
+#include "app/cli/gm_diagnosis.h"
 #include "app/cli/load_config.h"
 #include "app/cli/rollback_cmd.h"
 #include "app/cli/status_cmd.h"
@@ -37,6 +39,9 @@ std::map<std::string, std::string> Environment() {
 int RunDaemon(const sedna::app::Config& cfg) {
   boost::asio::io_context io(1);
   sedna::app::Controller controller(io, cfg);
+  controller.SetGmDiagnosis([address = cfg.gm_address, node = cfg.node_name] {
+    return sedna::app::DiagnoseGmForLog(address, node, std::chrono::seconds(2));
+  });
   if (sedna::Status s = controller.Start(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     controller.Stop();
@@ -137,6 +142,9 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
 
 int main(int argc, char** argv) {
   using sedna::app::Command;
+  // A write past a file-size limit fails with EFBIG (an error the LC reports) instead of killing
+  // the process.
+  ::signal(SIGXFSZ, SIG_IGN);
   const auto inv = sedna::app::ParseInvocation(std::vector<std::string>(argv + 1, argv + argc));
   if (inv.help) {
     std::cout << sedna::app::HelpText(inv.command);
@@ -149,6 +157,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = inv.args;
   auto env = Environment();
   StandaloneFlags sflags;
+  bool bind_flag = false;
   if (inv.command == Command::kStandalone) {
     auto f = TakeStandaloneFlags(args);
     if (!f.ok()) {
@@ -160,7 +169,10 @@ int main(int argc, char** argv) {
     env.erase("GM_ADDRESS");
     if (!env.count("ROOTFS_MOUNT_DIR")) env["ROOTFS_MOUNT_DIR"] = "";
     bool db_flag = false;
-    for (const auto& a : args) db_flag |= a == "--db" || a.rfind("--db=", 0) == 0;
+    for (const auto& a : args) {
+      db_flag |= a == "--db" || a.rfind("--db=", 0) == 0;
+      bind_flag |= a == "--bind-address" || a.rfind("--bind-address=", 0) == 0;
+    }
     if (!db_flag && !env.count("SEDNA_DB_PATH")) {
       char cwd[4096];
       env["SEDNA_DB_PATH"] =
@@ -199,6 +211,11 @@ int main(int argc, char** argv) {
     env.erase("TZ");
   }
   auto cfg = sedna::app::LoadConfig(env, args);
+  // Standalone mode's workers are local processes: the worker API listens on loopback only,
+  // unless --bind-address says otherwise (docs/security.md).
+  if (cfg.ok() && inv.command == Command::kStandalone && !bind_flag) {
+    cfg->bind_address = "127.0.0.1";
+  }
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";
     return 2;

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <boost/asio/post.hpp>
+
 #include "adapters/fs/files.h"
 #include "adapters/gm/gm_link.h"
 #include "adapters/json/envelope.h"
@@ -101,6 +103,8 @@ struct Controller::Impl {
   StatusEndpoint status;
   std::unique_ptr<gm::GmLink> gm;
   std::unique_ptr<UpstreamSink> gm_sink;
+  std::function<std::vector<std::string>()> gm_diagnosis;
+  bool gm_diagnosed = false;
   int lock_fd = -1;
 };
 
@@ -214,6 +218,13 @@ void Controller::Impl::ConnectGm() {
   cb.on_disconnected = [this](std::string why) {
     outbox.OnDisconnected();
     spdlog::warn("GM {}: disconnected: {}", ctx.cfg.gm_address, why);
+    // The users' most reported LC problem is a GM it cannot reach and nothing saying why: the
+    // first failed connect says which step fails, as `sedna-lc doctor` does.
+    if (gm_diagnosed || ctx.metrics.gm_connects > 0 || !gm_diagnosis) return;
+    gm_diagnosed = true;
+    asio::post(ctx.pool, [addr = ctx.cfg.gm_address, diagnose = gm_diagnosis] {
+      for (const auto& line : diagnose()) spdlog::warn("GM {}: doctor: {}", addr, line);
+    });
   };
   gm = std::make_unique<gm::GmLink>(ctx.io, go, cb);
   gm_sink = std::make_unique<GmLinkSink>(*gm);
@@ -249,6 +260,9 @@ uint16_t Controller::status_port() const { return impl_->status.port(); }
 void Controller::OnGmFrame(const std::string& text) { impl_->frames.OnFrame(text); }
 void Controller::SetUpstreamSink(UpstreamSink* sink) { impl_->outbox.SetSink(sink); }
 void Controller::PumpOutbox() { impl_->outbox.Pump(); }
+void Controller::SetGmDiagnosis(std::function<std::vector<std::string>()> diagnose) {
+  impl_->gm_diagnosis = std::move(diagnose);
+}
 void Controller::SetReportGate(ReportGate gate) {
   impl_->worker_api.SetReportGate(std::move(gate));
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "app/cluster/config.h"
 #include "app/cluster/upstream_sink.h"
@@ -49,6 +50,9 @@ class Controller {
   // Standalone mode: who may report. Asked for every decoded IL/LL worker report before it is
   // taken; an error is answered 400 with its message and nothing is forwarded. Set before Start().
   void SetReportGate(ReportGate gate);
+  // Cluster mode: what the daemon logs when its first connect to the GM fails (`sedna-lc doctor`'s
+  // checks up to TCP, one line each). Blocking: it runs on the pool. Set before Start().
+  void SetGmDiagnosis(std::function<std::vector<std::string>()> diagnose);
 
  private:
   struct Impl;
