@@ -182,12 +182,25 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
     } else if (!c.prefix_digest_known) {
       kind = Rewrite::kSkippedByCount;
     } else if (c.offset > 0 && eof >= c.offset) {
-      // Bounded: at most the consumed length, once per rewrite.
-      uint64_t h = kEmptyPrefixDigest;
-      Status s = DigestRange(fd, path, 0, c.offset, h, res.prefix_bytes_checked);
+      // Bounded: the consumed length, once per rewrite, in max_bytes slices.
+      if (c.check_at < 0 || c.check_dev != st.st_dev || c.check_ino != st.st_ino) {
+        c.check_dev = st.st_dev;
+        c.check_ino = st.st_ino;
+        c.check_at = 0;
+        c.check_digest = kEmptyPrefixDigest;
+      }
+      const int64_t until =
+          options.max_bytes > 0 ? std::min(c.offset, c.check_at + options.max_bytes) : c.offset;
+      Status s = DigestRange(fd, path, c.check_at, until, c.check_digest, res.prefix_bytes_checked);
       res.bytes_read += res.prefix_bytes_checked;
       if (!s.ok()) return s;
-      if (h == c.prefix_digest) kind = Rewrite::kPrefixKept;
+      c.check_at = until;
+      if (until < c.offset) {
+        res.checking = true;
+        cursor = std::move(c);
+        return res;
+      }
+      if (c.check_digest == c.prefix_digest) kind = Rewrite::kPrefixKept;
     }
     res.rewrite = kind;
     res.rewritten = kind != Rewrite::kNone;
@@ -200,6 +213,7 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
     c.ino = st.st_ino;
     c.tail_size = -1;
     c.scanned = 0;
+    c.check_at = -1;
     if (kind != Rewrite::kPrefixKept) {
       c.offset = 0;
       c.skip = kind == Rewrite::kSkippedByCount ? c.samples : 0;
@@ -209,6 +223,8 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
       c.prefix_samples = 0;
       c.prefix_digest_known = true;
     }
+  } else {
+    c.check_at = -1;  // the file checked is gone again
   }
   // Moves c.offset past `bytes` (the file's bytes at c.offset), extending the prefix digest.
   auto consume = [&](std::string_view bytes) {

@@ -53,6 +53,12 @@ struct IndexCursor {
   // False only for a cursor restored from a record without prefix_digest: a rewrite is then
   // handled as before digests (restart at byte 0, skip = samples), after which it is true again.
   bool prefix_digest_known = true;
+  // A prefix check sliced by max_bytes, in progress: the identity of the file checked, the bytes of
+  // it digested so far (-1: none) and their digest. In-memory bookkeeping: losing it restarts the
+  // check.
+  uint64_t check_dev = 0, check_ino = 0;
+  int64_t check_at = -1;
+  uint64_t check_digest = kEmptyPrefixDigest;
   // csv: the header line of the current file has been consumed.
   bool header_done = false;
   // csv header text (no newline); kept until the new file's header is read after a rewrite.
@@ -86,8 +92,11 @@ struct ReadResult {
   int64_t consumed_bytes = 0;
   int64_t consumed_samples = 0;
   int64_t file_bytes = 0;
-  // Bytes read to compare the new file's start with the consumed prefix (also in bytes_read).
+  // Bytes read by this call to compare the new file's start with the consumed prefix (also in
+  // bytes_read), and whether that check is still under way (rewrite is then kNone and nothing
+  // else was read: call again).
   int64_t prefix_bytes_checked = 0;
+  bool checking = false;
   bool missing = false;  // the file does not exist; nothing else was done
   // Lines found longer than max_line_bytes by this call (each one reported once, when found;
   // its bytes are never delivered), and the byte offsets where the first kMaxSkippedOffsets start.
@@ -122,7 +131,8 @@ struct ReadOptions {
 //   (cursor.offset + cursor.scanned). A first read with a default cursor is not a rewrite. (A
 //   rewrite in place that leaves the file at least as long is indistinguishable from an append
 //   and is read as one.) Then the new file's first cursor.offset bytes are read once (in 64 KiB
-//   chunks, holes not read) and their digest compared with cursor.prefix_digest:
+//   chunks, holes not read; with max_bytes > 0, at most max_bytes of them per call, `checking`
+//   telling the caller to call again) and their digest compared with cursor.prefix_digest:
 //   - equal (and the file at least that long): kPrefixKept, reading goes on at cursor.offset,
 //     header and samples kept: only what follows is new (a file grown by replacement);
 //   - otherwise (an empty consumed prefix included): kNewFile, reading restarts at byte 0 with
@@ -141,9 +151,8 @@ struct ReadOptions {
 //   again by the retry.
 // - max_bytes > 0 ends the call at the first line end (or, while skipping an over-long line, the
 //   first 64 KiB chunk end) once bytes_read >= max_bytes, so a call reads at most about
-//   max_bytes + max_line_bytes (plus, in the call that finds a rewrite, the prefix check: at most
-//   the consumed length, counted in bytes_read); the caller calls again for the rest, without
-//   waiting.
+//   max_bytes + max_line_bytes (a prefix check slice counts in bytes_read); the caller calls again
+//   for the rest, without waiting.
 //   Unterminated-tail handling happens only in a call that reaches the end of the file.
 //   0 = read to the end of the file as it was when the call started.
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,

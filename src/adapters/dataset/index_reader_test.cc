@@ -893,22 +893,81 @@ TEST_F(IndexReaderTest, CursorWithoutADigestFallsBackToTheConsumedCount) {
   EXPECT_EQ(cursor.samples, 6);  // never goes down: 3 + "w" + "v" + "p"
 }
 
-// The prefix check happens in the call that finds the rewrite and is bounded by the consumed
-// length; a max_bytes budget then ends that call at the first line end.
-TEST_F(IndexReaderTest, PrefixCheckCountsAsBytesRead) {
+// The prefix check reads the consumed length once, in max_bytes slices (so a large index does
+// not stall the caller's loop): the calls before the last say `checking` and read nothing else.
+// A replacement during the check restarts it on the new file.
+TEST_F(IndexReaderTest, PrefixCheckIsSlicedByMaxBytes) {
+  constexpr int64_t kSlice = 64 * 1024;
   std::string content;
-  for (int i = 0; i < 20000; ++i) content += "line " + std::to_string(i) + "\n";
-  Append(content);
-  IndexCursor cursor;
-  ASSERT_EQ(Read(IndexFormat::kTxt, cursor).size(), 20000u);
-  Replace(content + "n1\nn2\n");
-  ReadResult r;
-  EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 1, &r), ElementsAre("n1"));
-  EXPECT_EQ(r.rewrite, Rewrite::kPrefixKept);
-  EXPECT_EQ(r.prefix_bytes_checked, static_cast<int64_t>(content.size()));
-  EXPECT_GE(r.bytes_read, r.prefix_bytes_checked);
-  EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 1, &r), ElementsAre("n2"));
-  EXPECT_EQ(r.rewrite, Rewrite::kNone);
+  for (int i = 0; i < 30000; ++i) content += "line " + std::to_string(i) + "\n";
+  const int64_t size = static_cast<int64_t>(content.size());
+  struct Case {
+    std::string name;
+    std::string replacement;
+    std::string mid_check;  // replaces the file after the first slice, if not empty
+    Rewrite want;
+    std::vector<std::string> want_samples;
+  };
+  const std::vector<Case> cases = {
+      {"grown", content + "n1\nn2\n", "", Rewrite::kPrefixKept, {"n1", "n2"}},
+      {"differs at the end",
+       content.substr(0, content.size() - 2) + "X\nn1\n",
+       "",
+       Rewrite::kNewFile,
+       {}},
+      {"replaced again during the check",
+       content + "n1\n",
+       content + "m1\nm2\n",
+       Rewrite::kPrefixKept,
+       {"m1", "m2"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ::unlink(index_.c_str());
+    Append(content);
+    IndexCursor cursor;
+    ASSERT_EQ(Read(IndexFormat::kTxt, cursor).size(), 30000u);
+    // Kept linked so that its inode is not reused by the mid-check replacement (which would
+    // then look like the file read before, appended to).
+    const std::string keep = dir_ + "/kept";
+    ::unlink(keep.c_str());
+    ASSERT_EQ(::link(index_.c_str(), keep.c_str()), 0);
+    Replace(c.replacement);
+    std::vector<std::string> got;
+    int64_t checked = 0;
+    int checking_calls = 0;
+    Rewrite decided = Rewrite::kNone;
+    for (int call = 0; call < 100; ++call) {
+      ReadResult r;
+      std::vector<std::string> part = Read(IndexFormat::kTxt, cursor, false, kSlice, &r);
+      got.insert(got.end(), part.begin(), part.end());
+      EXPECT_LE(r.prefix_bytes_checked, kSlice);
+      checked += r.prefix_bytes_checked;
+      if (r.checking) {
+        ++checking_calls;
+        EXPECT_EQ(r.rewrite, Rewrite::kNone);
+        EXPECT_TRUE(part.empty());
+        if (checking_calls == 1 && !c.mid_check.empty()) Replace(c.mid_check);
+        continue;
+      }
+      decided = r.rewrite;
+      std::vector<std::string> rest = Read(IndexFormat::kTxt, cursor);  // unsliced, to the end
+      got.insert(got.end(), rest.begin(), rest.end());
+      break;
+    }
+    EXPECT_EQ(decided, c.want);
+    const int64_t restarted = c.mid_check.empty() ? 0 : kSlice;  // the first slice read again
+    EXPECT_EQ(checked, size + restarted);
+    EXPECT_EQ(checking_calls,
+              static_cast<int>((size + kSlice - 1) / kSlice) - 1 + (c.mid_check.empty() ? 0 : 1));
+    if (c.want == Rewrite::kNewFile) {
+      ASSERT_EQ(got.size(), 30001u);  // all lines of the new file
+      EXPECT_EQ(got.back(), "n1");
+      EXPECT_EQ(got[29999], "line 2999X");
+    } else {
+      EXPECT_EQ(got, c.want_samples);
+    }
+  }
 }
 
 // Figures for the report (not run by default): a 1e7-line index read from the start, then a
@@ -943,7 +1002,24 @@ TEST_F(IndexReaderTest, DISABLED_BenchTenMillionLines) {
     std::ofstream(tmp, std::ios::app) << "one more\n";
     ASSERT_EQ(::rename(tmp.c_str(), index_.c_str()), 0);
   }
+  IndexCursor sliced = cursor;
   timed("replacement with the same prefix", cursor);
+  // The same check in the controller's 4 MiB slices: the longest call is what the loop waits.
+  ReadOptions opt;
+  opt.max_bytes = 4 << 20;
+  double longest_ms = 0;
+  int calls = 0;
+  for (bool checking = true; checking; ++calls) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = ReadNewSamples(index_, IndexFormat::kTxt, sliced, opt,
+                            [](std::string_view) { return Status::Ok(); });
+    longest_ms = std::max(
+        longest_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ASSERT_TRUE(r.ok()) << r.message();
+    checking = r->checking;
+  }
+  std::printf("sliced check (4 MiB): %d calls, longest %.1f ms\n", calls, longest_ms);
   Replace("rotated\n");
   timed("rotation to a new file", cursor);
 }
