@@ -42,7 +42,74 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+
+// n zero bytes (a hole) extend FNV-1a by a multiplication by the prime each: h * prime^n.
+uint64_t ExtendWithZeros(uint64_t h, int64_t n) {
+  for (uint64_t p = kFnvPrime; n > 0; n >>= 1, p *= p) {
+    if (n & 1) h *= p;
+  }
+  return h;
+}
+
+// Extends `h` with the file's bytes [from, to), read in chunks (holes are not read). Adds the
+// bytes read to `bytes_read`. The file ending before `to` is an error (it changed meanwhile).
+Status DigestRange(int fd, const std::string& path, int64_t from, int64_t to, uint64_t& h,
+                   int64_t& bytes_read) {
+  std::string buf;
+  for (int64_t pos = from; pos < to;) {
+    const off_t data = ::lseek(fd, pos, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) {  // a hole up to the end of the file
+      h = ExtendWithZeros(h, to - pos);
+      break;
+    }
+    if (data > pos) {
+      const int64_t zeros = std::min<int64_t>(data, to) - pos;
+      h = ExtendWithZeros(h, zeros);
+      pos += zeros;
+      continue;
+    }
+    if (buf.empty()) buf.resize(kChunk);
+    const size_t want = static_cast<size_t>(std::min<int64_t>(kChunk, to - pos));
+    const ssize_t n = ::pread(fd, buf.data(), want, pos);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadError(path, errno);
+    if (n == 0) return Status::Error("reading " + path + ": truncated while reading");
+    h = ExtendPrefixDigest(h, std::string_view(buf.data(), static_cast<size_t>(n)));
+    bytes_read += n;
+    pos += n;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+uint64_t ExtendPrefixDigest(uint64_t h, std::string_view bytes) {
+  for (const char ch : bytes) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+std::string RewriteMessage(const ReadResult& r) {
+  const std::string consumed = std::to_string(r.consumed_samples) + " sample(s)";
+  const std::string bytes = std::to_string(r.consumed_bytes) + " bytes";
+  switch (r.rewrite) {
+    case Rewrite::kNone:
+      return "";
+    case Rewrite::kPrefixKept:
+      return "index replaced or rewritten: it starts with the " + consumed + " (" + bytes +
+             ") already consumed; only what follows is new";
+    case Rewrite::kNewFile:
+      return "index replaced or rewritten by a new file (it does not start with the " + consumed +
+             ", " + bytes + ", already consumed): all its samples are new";
+    case Rewrite::kSkippedByCount:
+      return "index replaced or rewritten (cursor without a prefix digest): its first " + consumed +
+             " are taken as already consumed";
+  }
+  return "";
+}
 
 Result<IndexFormat> ParseIndexFormat(std::string_view format) {
   if (EqualsIgnoreCase(format, "txt")) return IndexFormat::kTxt;
@@ -109,16 +176,61 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   const bool same_file = c.dev == st.st_dev && c.ino == st.st_ino;
   if (!same_file || eof < c.offset + c.scanned) {
     const bool fresh = c.dev == 0 && c.ino == 0 && c.offset == 0 && c.samples == 0;
-    res.rewritten = !fresh;
+    Rewrite kind = Rewrite::kNewFile;
+    if (fresh) {
+      kind = Rewrite::kNone;
+    } else if (!c.prefix_digest_known) {
+      kind = Rewrite::kSkippedByCount;
+    } else if (c.offset > 0 && eof >= c.offset) {
+      // Bounded: the consumed length, once per rewrite, in max_bytes slices.
+      if (c.check_at < 0 || c.check_dev != st.st_dev || c.check_ino != st.st_ino) {
+        c.check_dev = st.st_dev;
+        c.check_ino = st.st_ino;
+        c.check_at = 0;
+        c.check_digest = kEmptyPrefixDigest;
+      }
+      const int64_t until =
+          options.max_bytes > 0 ? std::min(c.offset, c.check_at + options.max_bytes) : c.offset;
+      Status s = DigestRange(fd, path, c.check_at, until, c.check_digest, res.prefix_bytes_checked);
+      res.bytes_read += res.prefix_bytes_checked;
+      if (!s.ok()) return s;
+      c.check_at = until;
+      if (until < c.offset) {
+        res.checking = true;
+        cursor = std::move(c);
+        return res;
+      }
+      if (c.check_digest == c.prefix_digest) kind = Rewrite::kPrefixKept;
+    }
+    res.rewrite = kind;
+    res.rewritten = kind != Rewrite::kNone;
+    if (res.rewritten) {
+      res.consumed_bytes = c.offset;
+      res.consumed_samples = kind == Rewrite::kSkippedByCount ? c.samples : c.prefix_samples;
+      res.file_bytes = eof;
+    }
     c.dev = st.st_dev;
     c.ino = st.st_ino;
-    c.offset = 0;
-    c.skip = c.samples;
-    c.header_done = false;
     c.tail_size = -1;
     c.scanned = 0;
-    c.skipping = false;
+    c.check_at = -1;
+    if (kind != Rewrite::kPrefixKept) {
+      c.offset = 0;
+      c.skip = kind == Rewrite::kSkippedByCount ? c.samples : 0;
+      c.header_done = false;
+      c.skipping = false;
+      c.prefix_digest = kEmptyPrefixDigest;
+      c.prefix_samples = 0;
+      c.prefix_digest_known = true;
+    }
+  } else {
+    c.check_at = -1;  // the file checked is gone again
   }
+  // Moves c.offset past `bytes` (the file's bytes at c.offset), extending the prefix digest.
+  auto consume = [&](std::string_view bytes) {
+    c.prefix_digest = ExtendPrefixDigest(c.prefix_digest, bytes);
+    c.offset += static_cast<int64_t>(bytes.size());
+  };
 
   auto note_skipped = [&](int64_t at) {
     ++res.skipped_lines;
@@ -141,9 +253,11 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
     }
     if (c.skip > 0) {
       --c.skip;
+      ++c.prefix_samples;
       return Status::Ok();
     }
     if (Status s = on_sample(line); !s.ok()) return s;
+    ++c.prefix_samples;
     ++c.samples;
     ++res.new_samples;
     return Status::Ok();
@@ -182,6 +296,7 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
       const off_t data = ::lseek(fd, pos, SEEK_DATA);
       if (data > pos || (data < 0 && errno == ENXIO)) {
         pos = data < 0 ? eof : std::min<int64_t>(data, eof);
+        c.prefix_digest = ExtendWithZeros(c.prefix_digest, pos - c.offset);
         c.offset = pos;
         continue;
       }
@@ -203,31 +318,41 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
     while (i < static_cast<size_t>(n)) {
       const void* nl = std::memchr(buf.data() + i, '\n', static_cast<size_t>(n) - i);
       const size_t seg_end = nl ? static_cast<const char*>(nl) - buf.data() : n;
+      // This chunk's bytes from i through the '\n' (or to its end).
+      const std::string_view rest(buf.data() + i, (nl ? seg_end + 1 : n) - i);
       if (c.skipping) {
-        if (nl == nullptr) {
-          c.offset = pos;
-          break;
-        }
+        consume(rest);
+        if (nl == nullptr) break;
         c.skipping = false;
       } else {
         const int64_t len = chunk_at + static_cast<int64_t>(seg_end) - c.offset;
         if (len - 1 > limit) {  // too long even without a '\r': skip it from here on
           note_skipped(c.offset);
+          if (missing > 0) {  // scanned by an earlier call: read again for the digest only
+            if (Status s = DigestRange(fd, path, c.offset, c.offset + missing, c.prefix_digest,
+                                       res.bytes_read);
+                !s.ok()) {
+              return s;
+            }
+            c.offset += missing;
+            missing = 0;
+          }
+          consume(line);
           line.clear();
-          missing = 0;
+          consume(rest);
           if (nl == nullptr) {
             c.skipping = true;
-            c.offset = pos;
             break;
           }
         } else {
           line.append(buf.data() + i, seg_end - i);
           if (nl == nullptr) break;
           if (Status s = complete_line(); !s.ok()) return s;
+          consume(line);
+          consume("\n");
           line.clear();
         }
       }
-      c.offset = chunk_at + static_cast<int64_t>(seg_end) + 1;
       i = seg_end + 1;
       if (over_budget()) {
         budget_hit = true;
@@ -246,8 +371,9 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
       if (c.tail_size == eof) {
         if (!c.skipping) {
           if (Status s = complete_line(); !s.ok()) return s;
+          consume(line);
         }
-        c.offset = eof;
+        c.offset = eof;  // already there: the loop read to the end
         c.scanned = 0;
         c.skipping = false;
         c.tail_size = -1;

@@ -1,5 +1,6 @@
 // Incremental reading of a dataset index file (sedna-protocol.md §7.3, design.md §4): only bytes
-// appended since the last call are read, complete lines only, rewrites detected. Every input is
+// appended since the last call are read, complete lines only; a file replaced or rewritten is
+// read on after what was consumed when it starts with those bytes, else read whole. Every input is
 // bounded: only regular files are opened (never blocking, whatever is at the path), a line longer
 // than a limit is skipped, and memory stays within twice the limit plus a fixed buffer whatever the
 // file holds (a partial last line is scanned once, not re-read at every append).
@@ -23,6 +24,11 @@ Result<IndexFormat> ParseIndexFormat(std::string_view format);
 // The longest sample (line without its '\n' and one trailing '\r') read by default: 1 MiB.
 inline constexpr int64_t kDefaultMaxLineBytes = int64_t{1} << 20;
 
+// FNV-1a (64-bit) of `bytes`, continuing from `h`: the digest of a consumed prefix is extended a
+// line at a time. kEmptyPrefixDigest is the digest of no bytes.
+inline constexpr uint64_t kEmptyPrefixDigest = 0xcbf29ce484222325ULL;
+uint64_t ExtendPrefixDigest(uint64_t h, std::string_view bytes);
+
 // Where reading of one index file stands. Plain data: the caller persists it and passes it back.
 // A default-constructed cursor reads the file from the start.
 struct IndexCursor {
@@ -34,10 +40,25 @@ struct IndexCursor {
   // Bytes consumed: just after a '\n', at EOF after taking an unterminated line, or (while
   // `skipping`) inside an over-long line, after its bytes read so far.
   int64_t offset = 0;
-  // Samples taken from this index so far (across rewrites).
+  // Samples taken from this index so far (across rewrites and replacements: it never goes down).
   int64_t samples = 0;
-  // After a rewrite: samples of the new file still to skip (already consumed).
+  // Only after a rewrite found with a cursor whose prefix digest is unknown (a record written
+  // before digests existed): samples of the new file still to skip, taken as already consumed.
   int64_t skip = 0;
+  // ExtendPrefixDigest of the current file's bytes [0, offset), and the samples among them
+  // (including those skipped by `skip`). Kept as lines are consumed; on a rewrite the new file's
+  // first `offset` bytes are compared with it.
+  uint64_t prefix_digest = kEmptyPrefixDigest;
+  int64_t prefix_samples = 0;
+  // False only for a cursor restored from a record without prefix_digest: a rewrite is then
+  // handled as before digests (restart at byte 0, skip = samples), after which it is true again.
+  bool prefix_digest_known = true;
+  // A prefix check sliced by max_bytes, in progress: the identity of the file checked, the bytes of
+  // it digested so far (-1: none) and their digest. In-memory bookkeeping: losing it restarts the
+  // check.
+  uint64_t check_dev = 0, check_ino = 0;
+  int64_t check_at = -1;
+  uint64_t check_digest = kEmptyPrefixDigest;
   // csv: the header line of the current file has been consumed.
   bool header_done = false;
   // csv header text (no newline); kept until the new file's header is read after a rewrite.
@@ -52,11 +73,31 @@ struct IndexCursor {
   bool skipping = false;
 };
 
+// What a call found about the file it read (see ReadNewSamples, "Rewrite").
+enum class Rewrite {
+  kNone,           // the same file, appended to (or unchanged)
+  kPrefixKept,     // replaced or rewritten, starting with the consumed bytes: only the rest is new
+  kNewFile,        // replaced or rewritten with other content: every sample in it is new
+  kSkippedByCount  // rewritten, prefix digest unknown (old record): the first `skip` are skipped
+};
+
 struct ReadResult {
   int64_t new_samples = 0;  // on_sample calls made
   int64_t bytes_read = 0;   // bytes read from the file by this call (I/O, not cursor progress)
-  bool rewritten = false;   // the file was replaced or rewritten; reading restarted at byte 0
-  bool missing = false;     // the file does not exist; nothing else was done
+  bool rewritten = false;   // rewrite != kNone
+  Rewrite rewrite = Rewrite::kNone;
+  // When rewritten: the consumed prefix of the file that was replaced, in bytes and in samples
+  // (kPrefixKept: the new file starts with them; kNewFile: it does not; kSkippedByCount: samples
+  // is the count skipped), and the new file's size.
+  int64_t consumed_bytes = 0;
+  int64_t consumed_samples = 0;
+  int64_t file_bytes = 0;
+  // Bytes read by this call to compare the new file's start with the consumed prefix (also in
+  // bytes_read), and whether that check is still under way (rewrite is then kNone and nothing
+  // else was read: call again).
+  int64_t prefix_bytes_checked = 0;
+  bool checking = false;
+  bool missing = false;  // the file does not exist; nothing else was done
   // Lines found longer than max_line_bytes by this call (each one reported once, when found;
   // its bytes are never delivered), and the byte offsets where the first kMaxSkippedOffsets start.
   static constexpr size_t kMaxSkippedOffsets = 16;
@@ -83,14 +124,22 @@ struct ReadOptions {
 //   in skipped_lines / skipped_offsets once, as soon as it is known to be too long (its '\n' may
 //   come later), and reading goes on after its '\n'. It does not count as a sample (nor as the
 //   csv header). The bytes of a partial last line are read about once however it grows: memory
-//   stays within twice max_line_bytes plus a 64 KiB buffer.
+//   stays within twice max_line_bytes plus two 64 KiB buffers.
 // - csv: the first non-empty line of each file incarnation is the header (cursor.header), never a
 //   sample.
 // - Rewrite: (dev, ino) differs from the cursor's, or the size is below the bytes already seen
-//   (cursor.offset + cursor.scanned) → reading restarts at byte 0 with skip = samples (the first
-//   `samples` samples of the new file were already consumed), header_done = false,
-//   rewritten = true. A first read with a default cursor is not a rewrite. (A rewrite in place
-//   that leaves the file at least as long is indistinguishable from an append.)
+//   (cursor.offset + cursor.scanned). A first read with a default cursor is not a rewrite. (A
+//   rewrite in place that leaves the file at least as long is indistinguishable from an append
+//   and is read as one.) Then the new file's first cursor.offset bytes are read once (in 64 KiB
+//   chunks, holes not read; with max_bytes > 0, at most max_bytes of them per call, `checking`
+//   telling the caller to call again) and their digest compared with cursor.prefix_digest:
+//   - equal (and the file at least that long): kPrefixKept, reading goes on at cursor.offset,
+//     header and samples kept: only what follows is new (a file grown by replacement);
+//   - otherwise (an empty consumed prefix included): kNewFile, reading restarts at byte 0 with
+//   header_done = false: every sample of
+//     the new file is new (a rotated index), and `samples` keeps counting on from its value;
+//   - prefix digest unknown: kSkippedByCount, reading restarts at byte 0 with skip = samples
+//     and header_done = false, as before digests existed.
 // - Unterminated last line: taken (offset moves to EOF) only when take_unterminated is true and
 //   the size equals cursor.tail_size, which only take_unterminated calls record. So with
 //   take_unterminated passed on poll ticks only, the tail is taken once the file stayed unchanged
@@ -102,7 +151,8 @@ struct ReadOptions {
 //   again by the retry.
 // - max_bytes > 0 ends the call at the first line end (or, while skipping an over-long line, the
 //   first 64 KiB chunk end) once bytes_read >= max_bytes, so a call reads at most about
-//   max_bytes + max_line_bytes; the caller calls again for the rest, without waiting.
+//   max_bytes + max_line_bytes (a prefix check slice counts in bytes_read); the caller calls again
+//   for the rest, without waiting.
 //   Unterminated-tail handling happens only in a call that reaches the end of the file.
 //   0 = read to the end of the file as it was when the call started.
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
@@ -113,6 +163,14 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
                                   bool take_unterminated, int64_t max_bytes,
                                   const std::function<Status(std::string_view sample)>& on_sample);
+
+// For a log line naming the Dataset and its path, "" when not rewritten:
+// "index replaced or rewritten: it starts with the 120 sample(s) (4096 bytes) already consumed;
+//  only what follows is new", "index replaced or rewritten by a new file (it does not start with
+//  the 120 sample(s), 4096 bytes, already consumed): all its samples are new", or
+// "index replaced or rewritten (cursor without a prefix digest): its first 120 sample(s) are
+//  taken as already consumed".
+std::string RewriteMessage(const ReadResult& result);
 
 // For a log line naming the Dataset: "skipped 2 line(s) longer than 1048576 bytes, at byte
 // offset(s) 0, 2000000" ("..." appended when offsets were left out). "" when none was skipped.

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -84,7 +85,7 @@ struct Step {
   std::string data;  // for writes
   std::vector<std::string> want = {};
   bool take = false;
-  bool rewritten = false;
+  Rewrite rewrite = Rewrite::kNone;
   bool missing = false;
 };
 
@@ -95,10 +96,15 @@ Step Rm() { return {Op::kRemove, ""}; }
 Step Rd(std::vector<std::string> want, bool take = false) {
   return {Op::kRead, "", std::move(want), take};
 }
-Step RdRewritten(std::vector<std::string> want) {
-  return {Op::kRead, "", std::move(want), false, true};
+// A read that finds the file replaced or rewritten, starting with what was consumed.
+Step RdKept(std::vector<std::string> want) {
+  return {Op::kRead, "", std::move(want), false, Rewrite::kPrefixKept};
 }
-Step RdMissing() { return {Op::kRead, "", {}, false, false, true}; }
+// A read that finds the file replaced or rewritten by one that does not start with it.
+Step RdNew(std::vector<std::string> want, bool take = false) {
+  return {Op::kRead, "", std::move(want), take, Rewrite::kNewFile};
+}
+Step RdMissing() { return {Op::kRead, "", {}, false, Rewrite::kNone, true}; }
 
 struct Scenario {
   std::string name;
@@ -132,28 +138,53 @@ TEST_F(IndexReaderTest, Scenarios) {
        {A("a\nb"), Rd({"a"}, true), A("c"), Rd({}, true), Rd({}), Rd({"bc"}, true)}},
       {"calls without take never take the tail", kTxt, {A("a"), Rd({}), Rd({}), Rd({})}},
       {"unterminated tail that is only a cr", kTxt, {A("a\n\r"), Rd({"a"}, true), Rd({}, true)}},
+      // Rotation (issue 15 item 9): a replacement that starts with the consumed bytes adds only
+      // what follows them; any other is a new file, all of whose samples are new.
       {"replacement by rename with a longer file",
        kTxt,
-       {A("a\nb\n"), Rd({"a", "b"}), Rn("a\nb\nc\nd\n"), RdRewritten({"c", "d"}), A("e\n"),
-        Rd({"e"})}},
-      {"replacement with different lines counts only beyond the consumed count",
+       {A("a\nb\n"), Rd({"a", "b"}), Rn("a\nb\nc\nd\n"), RdKept({"c", "d"}), A("e\n"), Rd({"e"})}},
+      {"replacement by a different longer file: all its lines are new",
        kTxt,
-       {A("a\nb\n"), Rd({"a", "b"}), Rn("x\n\ny\nz\n"), RdRewritten({"z"})}},
-      {"replacement shorter, then it grows",
+       {A("a\nb\n"), Rd({"a", "b"}), Rn("x\n\ny\nz\n"), RdNew({"x", "y", "z"})}},
+      {"replacement by a different file of the same size: all its lines are new",
        kTxt,
-       {A("a\nb\nc\n"), Rd({"a", "b", "c"}), Rn("a\n"), RdRewritten({}), A("b\nc\nd\n"),
-        Rd({"d"})}},
+       {A("a\nb\n"), Rd({"a", "b"}), Rn("c\nd\n"), RdNew({"c", "d"})}},
+      {"replacement by a different shorter file: all its lines are new",
+       kTxt,
+       {A("a\nb\nc\n"), Rd({"a", "b", "c"}), Rn("x\n"), RdNew({"x"}), A("y\n"), Rd({"y"})}},
+      {"replacement by a shorter file is a new file even when it is a prefix",
+       kTxt,
+       {A("a\nb\nc\n"), Rd({"a", "b", "c"}), Rn("a\n"), RdNew({"a"}), A("b\nc\nd\n"),
+        Rd({"b", "c", "d"})}},
+      {"same prefix, then a different line: only the lines after the prefix are new",
+       kTxt,
+       {A("a\nb\n"), Rd({"a", "b"}), Rn("a\nb\nzz\n"), RdKept({"zz"})}},
+      {"one changed byte inside the consumed prefix makes it a new file",
+       kTxt,
+       {A("a1\nb2\n"), Rd({"a1", "b2"}), Rn("a1\nb3\nc4\n"), RdNew({"a1", "b3", "c4"})}},
+      {"replacement that is unchanged (touch by rename) adds nothing",
+       kTxt,
+       {A("a\nb\n"), Rd({"a", "b"}), Rn("a\nb\n"), RdKept({}), A("c\n"), Rd({"c"})}},
+      {"two rotations in a row",
+       kTxt,
+       {A("a\n"), Rd({"a"}), Rn("b\n"), RdNew({"b"}), Rn("b\nc\n"), RdKept({"c"}), Rn("d\n"),
+        RdNew({"d"})}},
       {"rewrite in place shorter then longer",
        kTxt,
-       {A("a\nb\nc\n"), Rd({"a", "b", "c"}), W("a\n"), RdRewritten({}), W("a\nb\nc\nd\ne\n"),
-        Rd({"d", "e"})}},
+       {A("a\nb\nc\n"), Rd({"a", "b", "c"}), W("a\n"), RdNew({"a"}), W("a\nb\nc\nd\ne\n"),
+        Rd({"b", "c", "d", "e"})}},
+      // Known limit: a rewrite in place that leaves the file at least as long as what was read is
+      // indistinguishable from an append (same inode, no shrink) and is read as one.
+      {"rewrite in place to the same size is not detected",
+       kTxt,
+       {A("a\nb\n"), Rd({"a", "b"}), W("c\nd\n"), Rd({}), A("e\n"), Rd({"e"})}},
       {"rewrite detected while a tail was pending",
        kTxt,
-       {A("a\nb"), Rd({"a"}, true), W("x"), RdRewritten({}), Rd({}, true), Rd({}, true), A("\ny\n"),
+       {A("a\nb"), Rd({"a"}, true), W("x"), RdNew({}), Rd({}, true), Rd({"x"}, true), A("\ny\n"),
         Rd({"y"})}},
-      {"in-place rewrite shorter than the scanned partial line is a rewrite",
+      {"in-place rewrite shorter than the scanned partial line keeps the consumed prefix",
        kTxt,
-       {A("a\nbcd"), Rd({"a"}), W("a\nb"), RdRewritten({}), A("\nc\n"), Rd({"b", "c"})}},
+       {A("a\nbcd"), Rd({"a"}), W("a\nb"), RdKept({}), A("\nc\n"), Rd({"b", "c"})}},
       {"csv header is never a sample",
        kCsv,
        {A("h1,h2\n1,2\n3,4\n"), Rd({"1,2", "3,4"}), A("5,6\n"), Rd({"5,6"})},
@@ -168,18 +199,31 @@ TEST_F(IndexReaderTest, Scenarios) {
        kCsv,
        {A("h"), Rd({}, true), Rd({}, true), A("\n1\n"), Rd({"1"})},
        "h"},
-      {"csv header after replacement",
+      {"csv grown by replacement (the LL seasons example): only the added rows are new",
        kCsv,
-       {A("h1,h2\n1,2\n"), Rd({"1,2"}), Rn("h1,h2,h3\n1,2,x\n3,4,y\n"), RdRewritten({"3,4,y"})},
+       {A("h1,h2\n1,2\n"), Rd({"1,2"}), Rn("h1,h2\n1,2\n3,4\n5,6\n"), RdKept({"3,4", "5,6"}),
+        Rn("h1,h2\n1,2\n3,4\n5,6\n7,8\n"), RdKept({"7,8"})},
+       "h1,h2"},
+      {"csv replaced by a file with another header: its header is read, all rows are new",
+       kCsv,
+       {A("h1,h2\n1,2\n"), Rd({"1,2"}), Rn("h1,h2,h3\n1,2,x\n3,4,y\n"), RdNew({"1,2,x", "3,4,y"})},
        "h1,h2,h3"},
+      {"csv replaced by a file with the same header and other rows: all rows are new",
+       kCsv,
+       {A("h\n1\n2\n"), Rd({"1", "2"}), Rn("h\n3\n4\n5\n"), RdNew({"3", "4", "5"})},
+       "h"},
+      {"csv replaced while only the header was consumed",
+       kCsv,
+       {A("h\n"), Rd({}), Rn("h\n1\n"), RdKept({"1"}), Rn("g\n2\n"), RdNew({"2"})},
+       "g"},
       {"csv header after rewrite in place",
        kCsv,
-       {A("h1\n1\n2\n"), Rd({"1", "2"}), W("g1\n1\n"), RdRewritten({}), A("2\n3\n"), Rd({"3"})},
+       {A("h1\n1\n2\n"), Rd({"1", "2"}), W("g1\n1\n"), RdNew({"1"}), A("2\n3\n"), Rd({"2", "3"})},
        "g1"},
       {"missing file, then created, deleted and recreated",
        kTxt,
        {RdMissing(), RdMissing(), A("a\nb\n"), Rd({"a", "b"}), Rm(), RdMissing(), Rn("c\n"),
-        RdRewritten({}), A("d\ne\n"), Rd({"e"})}},
+        RdNew({"c"}), A("d\ne\n"), Rd({"d", "e"})}},
   };
   for (const Scenario& sc : scenarios) {
     SCOPED_TRACE(sc.name);
@@ -206,7 +250,8 @@ TEST_F(IndexReaderTest, Scenarios) {
           const IndexCursor before = cursor;
           ReadResult r;
           EXPECT_EQ(Read(sc.format, cursor, st.take, 0, &r), st.want);
-          EXPECT_EQ(r.rewritten, st.rewritten);
+          EXPECT_EQ(r.rewrite, st.rewrite);
+          EXPECT_EQ(r.rewritten, st.rewrite != Rewrite::kNone);
           EXPECT_EQ(r.missing, st.missing);
           if (st.missing) {
             EXPECT_EQ(cursor.offset, before.offset);
@@ -666,6 +711,317 @@ TEST_F(IndexReaderTest, Sparse3GiBLineWithoutNewlineHasBoundedMemory) {
       std::chrono::seconds(120));
   ASSERT_TRUE(got.has_value()) << "the reader died or took over 120 s";
   EXPECT_EQ(*got, "samples=0 offset=" + std::to_string(kSize) + " rss<=16MiB then=next read=6");
+}
+
+// Issue 15 item 9: a rotated index (a new file at the path) is not skipped by the count already
+// consumed; a replacement that starts with the consumed bytes adds only the rest. The result says
+// which case it was, with the counts the controller logs.
+TEST_F(IndexReaderTest, RewriteSaysWhichCaseWithTheConsumedCounts) {
+  struct Case {
+    std::string name;
+    IndexFormat format;
+    std::string first, second;
+    Rewrite want;
+    std::vector<std::string> want_samples;  // of the second read
+    std::string want_message;
+  };
+  const std::vector<Case> cases = {
+      {"grown by replacement",
+       IndexFormat::kTxt,
+       "a\nb\n",
+       "a\nb\nc\n",
+       Rewrite::kPrefixKept,
+       {"c"},
+       "index replaced or rewritten: it starts with the 2 sample(s) (4 bytes) already consumed; "
+       "only what follows is new"},
+      {"rotated",
+       IndexFormat::kTxt,
+       "a\nb\n",
+       "x\ny\nz\n",
+       Rewrite::kNewFile,
+       {"x", "y", "z"},
+       "index replaced or rewritten by a new file (it does not start with the 2 sample(s), 4 "
+       "bytes, already consumed): all its samples are new"},
+      {"rotated to a shorter file",
+       IndexFormat::kTxt,
+       "a\nb\nc\n",
+       "x\n",
+       Rewrite::kNewFile,
+       {"x"},
+       "index replaced or rewritten by a new file (it does not start with the 3 sample(s), 6 "
+       "bytes, already consumed): all its samples are new"},
+      {"csv: the header is not a sample",
+       IndexFormat::kCsv,
+       "h\n1\n",
+       "h\n1\n2\n",
+       Rewrite::kPrefixKept,
+       {"2"},
+       "index replaced or rewritten: it starts with the 1 sample(s) (4 bytes) already consumed; "
+       "only what follows is new"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ::unlink(index_.c_str());
+    IndexCursor cursor;
+    Append(c.first);
+    ReadResult first;
+    Read(c.format, cursor, false, 0, &first);
+    EXPECT_EQ(first.rewrite, Rewrite::kNone);
+    EXPECT_EQ(RewriteMessage(first), "");
+    Replace(c.second);
+    ReadResult r;
+    EXPECT_EQ(Read(c.format, cursor, false, 0, &r), c.want_samples);
+    EXPECT_EQ(r.rewrite, c.want);
+    EXPECT_TRUE(r.rewritten);
+    EXPECT_EQ(r.consumed_bytes, static_cast<int64_t>(c.first.size()));
+    EXPECT_EQ(r.file_bytes, static_cast<int64_t>(c.second.size()));
+    // The new file's start is read once, and only when it is long enough to match.
+    EXPECT_EQ(r.prefix_bytes_checked,
+              c.second.size() >= c.first.size() ? static_cast<int64_t>(c.first.size()) : 0);
+    EXPECT_EQ(RewriteMessage(r), c.want_message);
+    EXPECT_EQ(cursor.prefix_samples, first.new_samples + r.new_samples -
+                                         (c.want == Rewrite::kNewFile ? first.new_samples : 0));
+  }
+}
+
+// The digest always covers exactly the bytes [0, offset), whatever path moved the offset: lines,
+// CRLF, empty lines, over-long lines found at once or only after a partial line was scanned by an
+// earlier call, skipping across calls, taken unterminated tails, max_bytes slices.
+TEST_F(IndexReaderTest, PrefixDigestCoversExactlyTheConsumedBytes) {
+  std::mt19937 rng(20261201);
+  auto random_text = [&](size_t len) {
+    static const char kAlphabet[] = "ab\n\n\r,xyz";
+    std::string t;
+    for (size_t i = 0; i < len; ++i) t += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+    return t;
+  };
+  for (int round = 0; round < 200; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ::unlink(index_.c_str());
+    IndexCursor cursor;
+    std::string content;
+    const IndexFormat format = round % 2 ? IndexFormat::kCsv : IndexFormat::kTxt;
+    for (int step = 0; step < 12; ++step) {
+      const size_t kind = rng() % 4;
+      std::string data = kind == 0   ? std::string(rng() % 40, 'L')  // may outgrow the limit
+                         : kind == 1 ? random_text(rng() % 30)
+                                     : random_text(rng() % 8);
+      Append(data);
+      content += data;
+      ReadOptions opt;
+      opt.max_line_bytes = 16;
+      opt.take_unterminated = rng() % 3 == 0;
+      opt.max_bytes = rng() % 2 ? 0 : 1 + static_cast<int64_t>(rng() % 20);
+      auto r = ReadNewSamples(index_, format, cursor, opt,
+                              [](std::string_view) { return Status::Ok(); });
+      ASSERT_TRUE(r.ok()) << r.message();
+      ASSERT_EQ(r->rewrite, Rewrite::kNone);
+      ASSERT_LE(cursor.offset, static_cast<int64_t>(content.size()));
+      ASSERT_EQ(cursor.prefix_digest,
+                ExtendPrefixDigest(kEmptyPrefixDigest,
+                                   std::string_view(content).substr(0, cursor.offset)))
+          << "offset " << cursor.offset << " of " << content.size();
+    }
+    // And so a replacement with the same bytes plus more keeps the prefix.
+    Replace(content + "new\n");
+    ReadOptions opt;
+    opt.max_line_bytes = 16;
+    auto r =
+        ReadNewSamples(index_, format, cursor, opt, [](std::string_view) { return Status::Ok(); });
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->rewrite, cursor.offset == 0 ? Rewrite::kNewFile : Rewrite::kPrefixKept);
+  }
+}
+
+// Holes (a sparse over-long line) enter the digest without being read, and a copy of the file
+// with the zeros written out matches it.
+TEST_F(IndexReaderTest, PrefixDigestOverAHoleMatchesTheWrittenZeros) {
+  constexpr int64_t kHole = 8 << 20;
+  Append("a\nx");
+  ASSERT_EQ(::truncate(index_.c_str(), kHole), 0);
+  Append("\nb\n");
+  IndexCursor cursor;
+  ReadOptions opt;
+  opt.max_line_bytes = 1000;
+  std::vector<std::string> got;
+  auto collect = [&](std::string_view s) {
+    got.emplace_back(s);
+    return Status::Ok();
+  };
+  auto r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, opt, collect);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_THAT(got, ElementsAre("a", "b"));
+  EXPECT_LT(r->bytes_read, kHole / 2) << "the hole was read";
+  std::string content = "a\nx" + std::string(kHole - 3, '\0') + "\nb\n";
+  EXPECT_EQ(cursor.prefix_digest, ExtendPrefixDigest(kEmptyPrefixDigest, content));
+  Replace(content + "c\n");  // written out: no hole
+  got.clear();
+  r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, opt, collect);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->rewrite, Rewrite::kPrefixKept);
+  EXPECT_THAT(got, ElementsAre("c"));
+}
+
+// A cursor restored from a record written before prefix digests (prefix_digest_known false)
+// handles a rewrite as before: the first `samples` samples of the new file are skipped. The
+// digest is kept from then on, so the next rotation is told apart.
+TEST_F(IndexReaderTest, CursorWithoutADigestFallsBackToTheConsumedCount) {
+  Append("a\nb\n");
+  IndexCursor cursor;
+  ASSERT_EQ(Read(IndexFormat::kTxt, cursor).size(), 2u);
+  cursor.prefix_digest = kEmptyPrefixDigest;  // what a decoded old record holds
+  cursor.prefix_samples = 0;
+  cursor.prefix_digest_known = false;
+  Append("c\n");  // appends are read as ever
+  EXPECT_THAT(Read(IndexFormat::kTxt, cursor), ElementsAre("c"));
+  Replace("x\ny\nz\nw\n");
+  ReadResult r;
+  EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 0, &r), ElementsAre("w"));
+  EXPECT_EQ(r.rewrite, Rewrite::kSkippedByCount);
+  EXPECT_EQ(r.consumed_samples, 3);
+  EXPECT_EQ(RewriteMessage(r),
+            "index replaced or rewritten (cursor without a prefix digest): its first 3 sample(s) "
+            "are taken as already consumed");
+  EXPECT_TRUE(cursor.prefix_digest_known);
+  EXPECT_EQ(cursor.prefix_samples, 4);
+  Replace("x\ny\nz\nw\nv\n");
+  EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 0, &r), ElementsAre("v"));
+  EXPECT_EQ(r.rewrite, Rewrite::kPrefixKept);
+  Replace("p\n");
+  EXPECT_THAT(Read(IndexFormat::kTxt, cursor, false, 0, &r), ElementsAre("p"));
+  EXPECT_EQ(r.rewrite, Rewrite::kNewFile);
+  EXPECT_EQ(cursor.samples, 6);  // never goes down: 3 + "w" + "v" + "p"
+}
+
+// The prefix check reads the consumed length once, in max_bytes slices (so a large index does
+// not stall the caller's loop): the calls before the last say `checking` and read nothing else.
+// A replacement during the check restarts it on the new file.
+TEST_F(IndexReaderTest, PrefixCheckIsSlicedByMaxBytes) {
+  constexpr int64_t kSlice = 64 * 1024;
+  std::string content;
+  for (int i = 0; i < 30000; ++i) content += "line " + std::to_string(i) + "\n";
+  const int64_t size = static_cast<int64_t>(content.size());
+  struct Case {
+    std::string name;
+    std::string replacement;
+    std::string mid_check;  // replaces the file after the first slice, if not empty
+    Rewrite want;
+    std::vector<std::string> want_samples;
+  };
+  const std::vector<Case> cases = {
+      {"grown", content + "n1\nn2\n", "", Rewrite::kPrefixKept, {"n1", "n2"}},
+      {"differs at the end",
+       content.substr(0, content.size() - 2) + "X\nn1\n",
+       "",
+       Rewrite::kNewFile,
+       {}},
+      {"replaced again during the check",
+       content + "n1\n",
+       content + "m1\nm2\n",
+       Rewrite::kPrefixKept,
+       {"m1", "m2"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ::unlink(index_.c_str());
+    Append(content);
+    IndexCursor cursor;
+    ASSERT_EQ(Read(IndexFormat::kTxt, cursor).size(), 30000u);
+    // Kept linked so that its inode is not reused by the mid-check replacement (which would
+    // then look like the file read before, appended to).
+    const std::string keep = dir_ + "/kept";
+    ::unlink(keep.c_str());
+    ASSERT_EQ(::link(index_.c_str(), keep.c_str()), 0);
+    Replace(c.replacement);
+    std::vector<std::string> got;
+    int64_t checked = 0;
+    int checking_calls = 0;
+    Rewrite decided = Rewrite::kNone;
+    for (int call = 0; call < 100; ++call) {
+      ReadResult r;
+      std::vector<std::string> part = Read(IndexFormat::kTxt, cursor, false, kSlice, &r);
+      got.insert(got.end(), part.begin(), part.end());
+      EXPECT_LE(r.prefix_bytes_checked, kSlice);
+      checked += r.prefix_bytes_checked;
+      if (r.checking) {
+        ++checking_calls;
+        EXPECT_EQ(r.rewrite, Rewrite::kNone);
+        EXPECT_TRUE(part.empty());
+        if (checking_calls == 1 && !c.mid_check.empty()) Replace(c.mid_check);
+        continue;
+      }
+      decided = r.rewrite;
+      std::vector<std::string> rest = Read(IndexFormat::kTxt, cursor);  // unsliced, to the end
+      got.insert(got.end(), rest.begin(), rest.end());
+      break;
+    }
+    EXPECT_EQ(decided, c.want);
+    const int64_t restarted = c.mid_check.empty() ? 0 : kSlice;  // the first slice read again
+    EXPECT_EQ(checked, size + restarted);
+    EXPECT_EQ(checking_calls,
+              static_cast<int>((size + kSlice - 1) / kSlice) - 1 + (c.mid_check.empty() ? 0 : 1));
+    if (c.want == Rewrite::kNewFile) {
+      ASSERT_EQ(got.size(), 30001u);  // all lines of the new file
+      EXPECT_EQ(got.back(), "n1");
+      EXPECT_EQ(got[29999], "line 2999X");
+    } else {
+      EXPECT_EQ(got, c.want_samples);
+    }
+  }
+}
+
+// Figures for the report (not run by default): a 1e7-line index read from the start, then a
+// replacement by the same content plus a line (the prefix check reads the whole consumed length),
+// then a rotation to a new file of one line. Run with --gtest_also_run_disabled_tests on a release
+// build.
+TEST_F(IndexReaderTest, DISABLED_BenchTenMillionLines) {
+  {
+    std::ofstream out(index_, std::ios::binary);
+    for (int i = 0; i < 10'000'000; ++i) out << "train_images/img_" << i << ".jpg 1,2,3,4\n";
+  }
+  const int64_t size = static_cast<int64_t>(stdfs::file_size(index_));
+  auto timed = [&](const char* what, IndexCursor& cursor) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = ReadNewSamples(index_, IndexFormat::kTxt, cursor, ReadOptions{},
+                            [](std::string_view) { return Status::Ok(); });
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    ASSERT_TRUE(r.ok()) << r.message();
+    std::printf("%s: %lld ms, %lld samples, %lld bytes read (%lld prefix checked), %s\n", what,
+                static_cast<long long>(ms), static_cast<long long>(r->new_samples),
+                static_cast<long long>(r->bytes_read),
+                static_cast<long long>(r->prefix_bytes_checked), RewriteMessage(*r).c_str());
+  };
+  std::printf("index: %lld bytes\n", static_cast<long long>(size));
+  IndexCursor cursor;
+  timed("first read (warm cache)", cursor);
+  {
+    const std::string tmp = index_ + ".new";
+    stdfs::copy_file(index_, tmp);
+    std::ofstream(tmp, std::ios::app) << "one more\n";
+    ASSERT_EQ(::rename(tmp.c_str(), index_.c_str()), 0);
+  }
+  IndexCursor sliced = cursor;
+  timed("replacement with the same prefix", cursor);
+  // The same check in the controller's 4 MiB slices: the longest call is what the loop waits.
+  ReadOptions opt;
+  opt.max_bytes = 4 << 20;
+  double longest_ms = 0;
+  int calls = 0;
+  for (bool checking = true; checking; ++calls) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = ReadNewSamples(index_, IndexFormat::kTxt, sliced, opt,
+                            [](std::string_view) { return Status::Ok(); });
+    longest_ms = std::max(
+        longest_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ASSERT_TRUE(r.ok()) << r.message();
+    checking = r->checking;
+  }
+  std::printf("sliced check (4 MiB): %d calls, longest %.1f ms\n", calls, longest_ms);
+  Replace("rotated\n");
+  timed("rotation to a new file", cursor);
 }
 
 TEST(ParseIndexFormatTest, CaseInsensitiveTxtAndCsv) {

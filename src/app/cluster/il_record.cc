@@ -78,8 +78,29 @@ SpoolRange RangeFromJson(const json& j) {
   return SpoolRange{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>()};
 }
 
+// The prefix digest as 16 hex digits (a JSON number above 2^53 is not exact in every reader).
+std::string DigestToHex(uint64_t d) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, d >>= 4) s[i] = kHex[d & 0xf];
+  return s;
+}
+
+bool DigestFromHex(const std::string& s, uint64_t& d) {
+  if (s.size() != 16) return false;
+  d = 0;
+  for (char ch : s) {
+    int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (v < 0) return false;
+    d = d << 4 | static_cast<uint64_t>(v);
+  }
+  return true;
+}
+
 // `scanned` is not kept (0 is always correct); `skipping` only when set, so that a record
-// without it (written before it existed) reads as not skipping.
+// without it (written before it existed) reads as not skipping. `prefix_digest` only when known:
+// a record without it (written before digests, or unreadable) gives prefix_digest_known = false,
+// and the reader handles a rewrite by the consumed count, as before.
 json CursorToJson(const dataset::IndexCursor& c) {
   json j{{"path", c.path},
          {"dev", c.dev},
@@ -91,6 +112,10 @@ json CursorToJson(const dataset::IndexCursor& c) {
          {"header", c.header},
          {"tail_size", c.tail_size}};
   if (c.skipping) j["skipping"] = true;
+  if (c.prefix_digest_known) {
+    j["prefix_digest"] = DigestToHex(c.prefix_digest);
+    j["prefix_samples"] = c.prefix_samples;
+  }
   return j;
 }
 
@@ -106,6 +131,14 @@ dataset::IndexCursor CursorFromJson(const json& j) {
   c.header = j.value("header", "");
   c.tail_size = j.value("tail_size", int64_t{-1});
   c.skipping = j.value("skipping", false);
+  const auto digest = j.find("prefix_digest");
+  c.prefix_digest_known = digest != j.end() && digest->is_string() &&
+                          DigestFromHex(digest->get<std::string>(), c.prefix_digest);
+  if (c.prefix_digest_known) {
+    c.prefix_samples = j.value("prefix_samples", int64_t{0});
+  } else {
+    c.prefix_digest = dataset::kEmptyPrefixDigest;
+  }
   return c;
 }
 

@@ -1,6 +1,13 @@
 // Job records survive a restart field for field: every state field and the cursor round-trip.
 #include "app/cluster/il_record.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
 #include <gtest/gtest.h>
 
 namespace sedna::app {
@@ -18,6 +25,8 @@ dataset::IndexCursor SampleCursor() {
   c.header = "a,b,\"c\"";
   c.tail_size = 4100;
   c.skipping = true;
+  c.prefix_digest = 0xfedcba9876543210ULL;  // above 2^53: not exact as a JSON double
+  c.prefix_samples = 300;
   return c;
 }
 
@@ -32,6 +41,9 @@ void ExpectCursorEq(const dataset::IndexCursor& a, const dataset::IndexCursor& b
   EXPECT_EQ(a.header, b.header);
   EXPECT_EQ(a.tail_size, b.tail_size);
   EXPECT_EQ(a.skipping, b.skipping);
+  EXPECT_EQ(a.prefix_digest, b.prefix_digest);
+  EXPECT_EQ(a.prefix_samples, b.prefix_samples);
+  EXPECT_EQ(a.prefix_digest_known, b.prefix_digest_known);
 }
 
 TEST(IlRecordTest, RoundTripsEveryField) {
@@ -114,6 +126,84 @@ TEST(IlRecordTest, CursorWrittenBeforeSkippingExistedDecodes) {
   auto back = DecodeDatasetRecord(EncodeDatasetRecord(d));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_TRUE(back->cursor.skipping);
+}
+
+TEST(IlRecordTest, CursorWrittenBeforeDigestsDecodesWithoutOne) {
+  // The same record as written before the cursor had a prefix digest: it decodes, and the reader
+  // then handles a rewrite by the consumed count (prefix_digest_known false).
+  const std::string old =
+      R"({"v":1,"cursor":{"path":"/d/i.txt","dev":1,"ino":2,"offset":30,"samples":3,"skip":0,)"
+      R"("header_done":false,"header":"","tail_size":-1},"reported":3})";
+  auto r = DecodeDatasetRecord(old);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_FALSE(r->cursor.prefix_digest_known);
+  EXPECT_EQ(r->cursor.prefix_digest, dataset::kEmptyPrefixDigest);
+  EXPECT_EQ(r->cursor.prefix_samples, 0);
+  // Unknown stays unknown across a save (no digest written for it), and a malformed one is
+  // unknown rather than an error.
+  const std::string saved = EncodeDatasetRecord(*r);
+  EXPECT_EQ(saved.find("prefix_digest"), std::string::npos);
+  auto again = DecodeDatasetRecord(saved);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_FALSE(again->cursor.prefix_digest_known);
+  for (const char* bad : {"\"12\"", "\"zzzzzzzzzzzzzzzz\"", "12"}) {
+    SCOPED_TRACE(bad);
+    std::string j = old;
+    j.replace(j.find("\"tail_size\""), 0, std::string("\"prefix_digest\":") + bad + ",");
+    auto b = DecodeDatasetRecord(j);
+    ASSERT_TRUE(b.ok()) << b.message();
+    EXPECT_FALSE(b->cursor.prefix_digest_known);
+  }
+}
+
+// Issue 15 item 9 across a restart: the cursor saved in a record and loaded again still tells a
+// replacement that grew the index from a rotation to a new file.
+TEST(IlRecordTest, ReloadedCursorStillTellsGrowthFromRotation) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "il_record_test.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const std::string index = tmpl + "/index.csv";
+  auto replace = [&](const std::string& data) {
+    std::ofstream(index + ".new", std::ios::binary) << data;
+    ASSERT_EQ(::rename((index + ".new").c_str(), index.c_str()), 0);
+  };
+  auto read = [&](DatasetRecord& rec, dataset::ReadResult* res) {
+    std::vector<std::string> got;
+    auto r = dataset::ReadNewSamples(index, dataset::IndexFormat::kCsv, rec.cursor,
+                                     dataset::ReadOptions{}, [&](std::string_view s) {
+                                       got.emplace_back(s);
+                                       return Status::Ok();
+                                     });
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (r.ok()) *res = *r;
+    return got;
+  };
+  auto reload = [](const DatasetRecord& rec) {
+    auto r = DecodeDatasetRecord(EncodeDatasetRecord(rec));
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? *r : DatasetRecord{};
+  };
+  replace("h\n1\n2\n");
+  DatasetRecord rec;
+  dataset::ReadResult res;
+  EXPECT_EQ(read(rec, &res), (std::vector<std::string>{"1", "2"}));
+  rec = reload(rec);
+  replace("h\n1\n2\n3\n");
+  EXPECT_EQ(read(rec, &res), (std::vector<std::string>{"3"}));
+  EXPECT_EQ(res.rewrite, dataset::Rewrite::kPrefixKept);
+  rec = reload(rec);
+  replace("h\n7\n8\n");
+  EXPECT_EQ(read(rec, &res), (std::vector<std::string>{"7", "8"}));
+  EXPECT_EQ(res.rewrite, dataset::Rewrite::kNewFile);
+  EXPECT_EQ(rec.cursor.samples, 5);
+  // The same cursor as an old record would hold it: the rewrite falls back to the count.
+  DatasetRecord old = reload(rec);
+  old.cursor.prefix_digest_known = false;
+  old = reload(old);
+  ASSERT_FALSE(old.cursor.prefix_digest_known);
+  replace("h\n4\n5\n6\n7\n8\n9\n");
+  EXPECT_EQ(read(old, &res), (std::vector<std::string>{"9"}));
+  EXPECT_EQ(res.rewrite, dataset::Rewrite::kSkippedByCount);
+  std::filesystem::remove_all(tmpl);
 }
 
 TEST(IlRecordTest, CorruptRecordIsAnErrorNotACrash) {
