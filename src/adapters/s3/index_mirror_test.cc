@@ -592,16 +592,17 @@ TEST_F(IndexMirrorTest, IndexReaderSeesAppendsAndRewrites) {
   // Replaced by a shorter file: the new inode says rewrite.
   Put("x.png 1\n");
   ASSERT_TRUE(Sync().rewritten);
-  EXPECT_TRUE(read(&rr).empty());  // its one sample counts as consumed (skip)
-  EXPECT_TRUE(rr.rewritten);
+  // It does not start with what was consumed: a new file, all of whose samples are new.
+  EXPECT_EQ(read(&rr), std::vector<std::string>{"x.png 1"});
+  EXPECT_EQ(rr.rewrite, dataset::Rewrite::kNewFile);
   Put("x.png 1\ny.png 2\nz.png 3\nw.png 4\n");
   EXPECT_FALSE(Sync().rewritten);
-  EXPECT_EQ(read(&rr), std::vector<std::string>{"w.png 4"});  // 3 samples were consumed before
+  EXPECT_EQ(read(&rr), (std::vector<std::string>{"y.png 2", "z.png 3", "w.png 4"}));
   EXPECT_FALSE(rr.rewritten);
 }
 
 // A longer object whose bytes at the end of what was mirrored changed is a rewrite, not an
-// append (design.md §4: samples beyond the consumed count are new, never a piece of a line).
+// append (design.md §4: a new file whose samples are all new, never a piece of a line).
 TEST_F(IndexMirrorTest, LongerObjectWithAChangedMirroredTailIsARewrite) {
   dataset::IndexCursor cursor;
   auto read = [&] { return ReadSamples(cursor); };
@@ -617,9 +618,9 @@ TEST_F(IndexMirrorTest, LongerObjectWithAChangedMirroredTailIsARewrite) {
   EXPECT_EQ(s.bytes_fetched, static_cast<int64_t>(v2.size()));
   EXPECT_TRUE(MirrorIs(v2));
   EXPECT_NE(Inode(mirror_), ino);
-  // Read as a rewrite: 2 samples were consumed, the rest are new, whole lines (taken as an
-  // append it would have been "png 3" and "w.png 4": bytes from offset 22).
-  EXPECT_EQ(read(), (std::vector<std::string>{"z.png 3", "w.png 4"}));
+  // Read as a new file: it does not start with the 22 bytes consumed, so all its samples are new,
+  // whole lines (taken as an append it would have been "png 3" and "w.png 4": bytes from 22).
+  EXPECT_EQ(read(), (std::vector<std::string>{"x.png 1", "y.png 2", "z.png 3", "w.png 4"}));
 }
 
 // Task figure: the cost of polling an unchanged 1e6-line (~44 MB) index.

@@ -374,8 +374,13 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
       spdlog::error("Dataset {}: {}: {}", e.name(), e.src.local_path,
                     dataset::SkippedLinesMessage(*r, ctx_.cfg.max_index_line_bytes));
     }
-    more = r->bytes_read >= kIngestSliceBytes;
-    if (r->rewritten) spdlog::info("Dataset {}: index was replaced or rewritten", e.name());
+    more = r->bytes_read >= kIngestSliceBytes || r->checking;  // a check over holes reads less
+    if (r->rewritten) {
+      spdlog::log(r->rewrite == dataset::Rewrite::kSkippedByCount ? spdlog::level::warn
+                                                                  : spdlog::level::info,
+                  "Dataset {}: {}: {}; {} new sample(s) in this read{}", e.name(), e.src.local_path,
+                  dataset::RewriteMessage(*r), r->new_samples, more ? ", the rest follows" : "");
+    }
     const int64_t n = rec.cursor.samples;
     std::vector<std::string> frames;
     if (n != rec.reported && StatusMaySend(e)) {
@@ -384,7 +389,8 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
       rec.reported = n;
     }
     if (frames.empty() && rec.cursor.offset == e.record.cursor.offset &&
-        rec.cursor.ino == e.record.cursor.ino) {
+        rec.cursor.ino == e.record.cursor.ino &&
+        rec.cursor.prefix_digest == e.record.cursor.prefix_digest) {
       e.record = rec;  // only in-memory bookkeeping (tail size) changed
     } else {
       Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {

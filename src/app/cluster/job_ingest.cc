@@ -82,7 +82,7 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     if (cursor.path != e.cursor.path) Step(e, core::il::JobChanged{}, {}, &cursor);
     return;
   }
-  const bool more = r->bytes_read >= kIngestSliceBytes;
+  const bool more = r->bytes_read >= kIngestSliceBytes || r->checking;
   if (train_added + eval_added == 0) {
     if (cursor.path != e.cursor.path) {
       Step(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
