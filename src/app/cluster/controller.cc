@@ -113,9 +113,17 @@ Status Controller::Impl::LockDatabase() {
   const std::string& db = ctx.cfg.db_path;
   if (Status s = fs::MakeDirs(fs::Dirname(db)); !s.ok()) return s.With("database directory");
   lock_fd = ::open((db + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  if (lock_fd < 0) {
+    // e.g. a non-root runAsUser without a writable database directory
+    return Status::Error("database directory " + fs::Dirname(db) + ": cannot create " + db +
+                         ".lock as uid " + std::to_string(::geteuid()) + ": " +
+                         std::strerror(errno));
+  }
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err != EWOULDBLOCK) return Status::Error("locking " + db + ".lock: " + std::strerror(err));
     return Status::Error("database " + db + " is in use by another sedna-lc (lock " + db +
-                         ".lock): " + std::strerror(errno));
+                         ".lock): " + std::strerror(err));
   }
   return Status::Ok();
 }
