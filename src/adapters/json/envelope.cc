@@ -21,7 +21,7 @@ Status ReadHeaderField(const RawJson& header, const char* key, std::string* out)
 }  // namespace
 
 Result<Frame> DecodeFrame(std::string_view text) {
-  auto parsed = RawJson::Parse(text);
+  auto parsed = RawJson::Parse(text, kMaxFrameValues);
   if (!parsed.ok()) return parsed.status();
   const RawJson& root = *parsed;
   if (root.is_null()) return Frame{{}, {}, true};  // Go: null leaves the zero Message
