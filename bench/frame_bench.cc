@@ -7,7 +7,12 @@
 // (VmHWM - VmRSS), the wall time of each step and the outcome. In-process: no sedna-lc involved.
 //
 //   build/release/bench/frame_bench [--sizes-mb=1,4,16,60] [--shapes=numbers,strings,empties,
-//       objects,annotations,big-string] [--kind=dataset|iljob]
+//       objects,annotations,big-string,frame-numbers] [--kind=dataset|iljob]
+//
+// --e2e: the same frames sent by the GM emulator to a real sedna-lc (--lc=<path>), ascending;
+// after each, the LC's VmHWM (reset before the frame through /proc/<pid>/clear_refs), its VmRSS,
+// and the longest GET /metrics answer while the frame was handled (the loop serves /metrics, so
+// that is a lower bound of the loop's longest stall; polled every 2 ms).
 //
 // Shapes (the object's bulk, inside an unknown spec member unless said):
 //   numbers      [0,0,0,...]              2 bytes a value
@@ -16,16 +21,20 @@
 //   objects      [{},{},...]              3 bytes a value
 //   annotations  metadata.annotations {"a1":"","a2":"",...}, a known field
 //   big-string   one string of N MB (the control: few values)
+//   frame-numbers  a small Dataset, and [0,0,...] in an unknown member of the frame itself
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "adapters/json/base64.h"
@@ -109,10 +118,20 @@ std::string BuildObject(const std::string& kind, const std::string& shape, size_
   return out;
 }
 
-std::string BuildFrame(const std::string& kind, const std::string& object) {
+std::string BuildFrame(const std::string& kind, const std::string& shape, size_t object_bytes,
+                       size_t* values) {
   sedna::json::MessageHeader h{"default", kind == "iljob" ? "incrementallearningjob" : "dataset",
                                "big", "insert"};
-  return sedna::json::EncodeFrame(h, object);
+  if (shape != "frame-numbers") {
+    return sedna::json::EncodeFrame(h, BuildObject(kind, shape, object_bytes, values));
+  }
+  std::string frame = sedna::json::EncodeFrame(h, BuildObject(kind, "big-string", 100, values));
+  std::string bulk = R"("x":[0)";
+  while (bulk.size() < object_bytes * 4 / 3) bulk += ",0";
+  bulk += "],";
+  *values = (bulk.size() - 6) / 2;
+  frame.insert(1, bulk);
+  return frame;
 }
 
 struct Outcome {
@@ -149,12 +168,82 @@ void DecodeInChild(const std::string& kind, const std::string& frame, int fd) {
 
 }  // namespace
 
+double MetricOr(const std::map<std::string, double>& m, const std::string& name) {
+  auto it = m.find(name);
+  return it == m.end() ? 0 : it->second;
+}
+
+// --e2e: every frame to one sedna-lc, with its memory and the loop's responsiveness.
+int RunEndToEnd(const Args& args, const std::vector<std::string>& sizes,
+                const std::vector<std::string>& shapes, const std::string& kind) {
+  using sedna::bench::Cluster;
+  Cluster::Options o;
+  o.lc_binary = sedna::bench::LcBinary(args);
+  o.log_level = "warn";
+  o.tmp_root = sedna::bench::TmpRoot(args);
+  Cluster c(o);
+  const pid_t pid = c.pid();
+  auto kb = [&](const char* field) { return sedna::bench::ProcStatusKb(pid, field); };
+  std::printf("idle: VmRSS %.2f MB, VmHWM %.2f MB\n", kb("VmRSS") / 1024.0, kb("VmHWM") / 1024.0);
+  std::printf("%-13s %8s %10s %10s %10s %11s  %s\n", "shape", "frame_MB", "handled_ms", "VmHWM_MB",
+              "VmRSS_MB", "max_poll_ms", "outcome");
+  for (const auto& shape : shapes) {
+    for (const auto& mb : sizes) {
+      size_t values = 0;
+      const std::string frame =
+          BuildFrame(kind, shape, static_cast<size_t>(std::stod(mb) * 1e6 * 3 / 4), &values);
+      const auto before = c.Metrics();
+      const double received = MetricOr(before, "sedna_lc_gm_frames_received_total");
+      const double rejected = MetricOr(before, "sedna_lc_gm_frames_rejected_total") +
+                              MetricOr(before, "sedna_lc_objects_rejected_total");
+      const int conns = c.gm().server().connection_count();
+      std::ofstream("/proc/" + std::to_string(pid) + "/clear_refs") << "5";
+      const auto t0 = Clock::now();
+      if (!c.gm().server().Send(frame)) {
+        std::printf("%-13s %8.1f  send failed\n", shape.c_str(), frame.size() / 1e6);
+        continue;
+      }
+      double max_poll_ms = 0;
+      std::string outcome = "timeout";
+      while (Clock::now() - t0 < std::chrono::seconds(120)) {
+        const auto p0 = Clock::now();
+        const auto m = c.Metrics();
+        max_poll_ms = std::max(
+            max_poll_ms, std::chrono::duration<double, std::milli>(Clock::now() - p0).count());
+        if (MetricOr(m, "sedna_lc_gm_frames_received_total") > received) {
+          const double rej = MetricOr(m, "sedna_lc_gm_frames_rejected_total") +
+                             MetricOr(m, "sedna_lc_objects_rejected_total");
+          outcome = rej > rejected ? "rejected" : "accepted";
+          break;
+        }
+        if (c.gm().server().connection_count() > conns) {
+          outcome = "connection failed, redialled";
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      const double handled_ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      std::printf("%-13s %8.1f %10.1f %10.2f %10.2f %11.1f  %s\n", shape.c_str(),
+                  frame.size() / 1e6, handled_ms, kb("VmHWM") / 1024.0, kb("VmRSS") / 1024.0,
+                  max_poll_ms, outcome.c_str());
+      std::fflush(stdout);
+      if (outcome != "accepted" && outcome != "rejected") {
+        c.gm().server().WaitForConnection(std::chrono::seconds(30));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the first frame
+      }
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   Args args(argc, argv);
   const auto sizes = Split(args.Get("sizes-mb", "1,4,16,60"));
   const auto shapes =
       Split(args.Get("shapes", "numbers,strings,empties,objects,annotations,big-string"));
   const std::string kind = args.Get("kind", "dataset");
+  if (args.Has("e2e")) return RunEndToEnd(args, sizes, shapes, kind);
   std::printf("%-12s %8s %10s %9s %9s %11s %7s  %s\n", "shape", "frame_MB", "values", "frame_ms",
               "object_ms", "peak_MB", "x_frame", "result");
   for (const auto& shape : shapes) {
@@ -163,11 +252,7 @@ int main(int argc, char** argv) {
       // base64 takes 4 bytes per 3: an object of 3/4 of the frame size.
       const auto object_bytes = static_cast<size_t>(frame_mb * 1e6 * 3 / 4);
       size_t values = 0;
-      std::string frame;
-      {
-        std::string object = BuildObject(kind, shape, object_bytes, &values);
-        frame = BuildFrame(kind, object);
-      }
+      std::string frame = BuildFrame(kind, shape, object_bytes, &values);
       ::malloc_trim(0);  // the child's heap starts with no free memory resident
       int fds[2];
       if (::pipe(fds) != 0) return 1;

@@ -64,6 +64,21 @@ Result<Frame> DecodeFrame(std::string_view text) {
   return frame;
 }
 
+Result<MessageHeader> DecodeFrameHeader(std::string_view text) {
+  auto parsed = RawJson::Parse(text, kMaxFrameValues);
+  if (!parsed.ok()) return parsed.status();
+  const RawJson* h = parsed->Find("header");
+  if (h == nullptr || !h->is_object()) return Result<MessageHeader>::Error("no header object");
+  MessageHeader header;
+  for (auto [key, out] :
+       {std::pair{"namespace", &header.ns}, std::pair{"resourceKind", &header.resource_kind},
+        std::pair{"resourceName", &header.resource_name},
+        std::pair{"operation", &header.operation}}) {
+    (void)ReadHeaderField(*h, key, out);
+  }
+  return header;
+}
+
 namespace {
 
 void AppendBareHeader(std::string& out, const MessageHeader& header) {

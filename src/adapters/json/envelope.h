@@ -37,6 +37,11 @@ struct Frame {
 inline constexpr size_t kMaxFrameValues = size_t{1} << 15;
 Result<Frame> DecodeFrame(std::string_view text);
 
+// The header of a frame, to name it in the log when DecodeFrame refused it: the same parse and
+// bounds, header fields that are not strings left "", names not checked. Error when the frame
+// is not JSON, has more than kMaxFrameValues values, or no header object.
+Result<MessageHeader> DecodeFrameHeader(std::string_view text);
+
 // {"header":{"namespace":..,"resourceKind":..,"resourceName":..,"operation":..},"content":"<b64>"}
 // byte-for-byte as Go writes it (field order, HTML-safe string escaping).
 std::string EncodeFrame(const MessageHeader& header, std::string_view content);
