@@ -26,7 +26,6 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-constexpr std::size_t kMaxFrameBytes = 64u << 20;   // largest accepted message
 constexpr std::size_t kKeepBufferBytes = 1u << 20;  // larger buffers are released after use
 constexpr const char* kUserAgent = "sedna-lc";
 
@@ -233,7 +232,7 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
           req.set(beast::http::field::user_agent, kUserAgent);
           req.set("Node-Name", node);
         }));
-    c->ws.read_message_max(kMaxFrameBytes);
+    c->ws.read_message_max(opts.max_frame_bytes);
     c->ws.auto_fragment(false);  // one message = one frame, as gorilla writes them
     Conn* raw = c.get();         // the callback is owned by raw->ws
     c->ws.control_callback([raw](websocket::frame_type kind, beast::string_view) {
@@ -283,6 +282,10 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
         std::string reason = "closed by GM (code " + std::to_string(cr.code);
         if (!cr.reason.empty()) reason += ": " + std::string(cr.reason.data(), cr.reason.size());
         return self->Fail(c, reason + ")");
+      }
+      if (ec == websocket::error::message_too_big) {
+        return self->Fail(c, "read: frame over the " + std::to_string(self->opts.max_frame_bytes) +
+                                 "-byte limit");
       }
       if (ec) return self->Fail(c, "read: " + ec.message());
       c->MarkAlive();

@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +30,13 @@ struct GmLinkOptions {
   // Bounds one attempt: resolve, TCP connect, handshake and the first frame's write.
   std::chrono::milliseconds connect_timeout{10000};
   uint64_t jitter_seed = 0;  // seeds the backoff jitter (tests); 0 = random
+  // Largest frame read. A larger one is not buffered: the connection fails ("read: frame over the
+  // 2359296-byte limit"; Beast closes with code 1009) and reconnects. The default is the base64 of
+  // etcd's default 1.5 MiB object limit (2 MiB) plus room for the header: every object the GM can
+  // send fits, and a hostile frame costs at most ~2x this in the decoders (docs/benchmarks.md,
+  // frame_bench).
+  std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  static constexpr std::size_t kDefaultMaxFrameBytes = (9u << 20) / 4;  // 2.25 MiB
 };
 
 // Every callback runs on the io_context's thread, never from inside Start(), Stop() or Send().

@@ -268,8 +268,10 @@ TEST_F(GmLinkTest, FramesFromTheServerArriveInOrder) {
   });
 }
 
-TEST_F(GmLinkTest, AcceptsA64MiBFrame) {
-  ConnectReady(Options());
+TEST_F(GmLinkTest, AcceptsA64MiBFrameWhenAllowed) {
+  GmLinkOptions o = Options();
+  o.max_frame_bytes = 64u << 20;
+  ConnectReady(o);
   std::string big(64u << 20, 'x');
   big.back() = '!';
   ASSERT_TRUE(server_->Send(big));
@@ -280,6 +282,20 @@ TEST_F(GmLinkTest, AcceptsA64MiBFrame) {
     EXPECT_EQ(ev_.frames[1], "after");
   });
   EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
+}
+
+TEST_F(GmLinkTest, AFrameOverTheDefaultLimitFailsTheConnectionUnread) {
+  ConnectReady(Options());
+  ASSERT_TRUE(server_->Send(std::string(GmLinkOptions::kDefaultMaxFrameBytes, 'x')));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 1; }, 30s));
+  ASSERT_TRUE(server_->Send(std::string(GmLinkOptions::kDefaultMaxFrameBytes + 1, 'y')));
+  ASSERT_TRUE(ev_.Wait([&] { return !ev_.disconnects.empty(); }, 30s));
+  ev_.Read([&] {
+    EXPECT_EQ(ev_.frames.size(), 1u);  // the large frame was never delivered
+    EXPECT_EQ(ev_.disconnects[0], "read: frame over the 2359296-byte limit");
+  });
+  // And the link dials again.
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 2; }, 30s));
 }
 
 TEST_F(GmLinkTest, SendWritesTheFrameThenReportsDone) {

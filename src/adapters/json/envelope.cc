@@ -21,7 +21,7 @@ Status ReadHeaderField(const RawJson& header, const char* key, std::string* out)
 }  // namespace
 
 Result<Frame> DecodeFrame(std::string_view text) {
-  auto parsed = RawJson::Parse(text);
+  auto parsed = RawJson::Parse(text, kMaxFrameValues);
   if (!parsed.ok()) return parsed.status();
   const RawJson& root = *parsed;
   if (root.is_null()) return Frame{{}, {}, true};  // Go: null leaves the zero Message
@@ -62,6 +62,21 @@ Result<Frame> DecodeFrame(std::string_view text) {
   if (!bytes.ok()) return bytes.status().With("content: invalid base64");
   frame.content = std::move(*bytes);
   return frame;
+}
+
+Result<MessageHeader> DecodeFrameHeader(std::string_view text) {
+  auto parsed = RawJson::Parse(text, kMaxFrameValues);
+  if (!parsed.ok()) return parsed.status();
+  const RawJson* h = parsed->Find("header");
+  if (h == nullptr || !h->is_object()) return Result<MessageHeader>::Error("no header object");
+  MessageHeader header;
+  for (auto [key, out] :
+       {std::pair{"namespace", &header.ns}, std::pair{"resourceKind", &header.resource_kind},
+        std::pair{"resourceName", &header.resource_name},
+        std::pair{"operation", &header.operation}}) {
+    (void)ReadHeaderField(*h, key, out);
+  }
+  return header;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // "content":<base64 of the JSON payload>}, exactly as Go's encoding/json writes model.Message.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -30,8 +31,16 @@ struct Frame {
 // object name (k8s_names.h): 'header.resourceName: "a/b" must not contain '/''.
 // Errors name the part: "header.operation: expected a string, got number",
 // "content: expected a base64 string, got object", "content: invalid base64: ...",
-// "invalid JSON: ...".
+// "invalid JSON: ...". A frame of more than kMaxFrameValues JSON values is refused ("invalid
+// JSON: more than 32768 values"): Go's GM writes 7, and each costs ~150 bytes in the parse tree
+// (Go's nesting limit, 10000, still shows as its own error).
+inline constexpr size_t kMaxFrameValues = size_t{1} << 15;
 Result<Frame> DecodeFrame(std::string_view text);
+
+// The header of a frame, to name it in the log when DecodeFrame refused it: the same parse and
+// bounds, header fields that are not strings left "", names not checked. Error when the frame
+// is not JSON, has more than kMaxFrameValues values, or no header object.
+Result<MessageHeader> DecodeFrameHeader(std::string_view text);
 
 // {"header":{"namespace":..,"resourceKind":..,"resourceName":..,"operation":..},"content":"<b64>"}
 // byte-for-byte as Go writes it (field order, HTML-safe string escaping).

@@ -216,5 +216,23 @@ TEST(Envelope, ToleratesDeepUnknownMembersAndLargeStrings) {
   EXPECT_EQ(f->content, big);
 }
 
+TEST(Envelope, DecodeFrameHeaderNamesARefusedFrameWithinTheSameBounds) {
+  auto h = DecodeFrameHeader(
+      R"({"header":{"namespace":"ns","resourceKind":"dataset","resourceName":"a/b",)"
+      R"("operation":7},"content":{}})");
+  ASSERT_TRUE(h.ok()) << h.message();
+  EXPECT_EQ(h->ns, "ns");
+  EXPECT_EQ(h->resource_kind, "dataset");
+  EXPECT_EQ(h->resource_name, "a/b");  // not checked: it only names the frame
+  EXPECT_EQ(h->operation, "");         // not a string
+  EXPECT_FALSE(DecodeFrameHeader("[1]").ok());
+  std::string bomb = R"({"header":{"resourceName":"x"},"x":[0)";
+  for (size_t i = 0; i < kMaxFrameValues; ++i) bomb += ",0";
+  bomb += "]}";
+  auto b = DecodeFrameHeader(bomb);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.message(), "invalid JSON: more than 32768 values");
+}
+
 }  // namespace
 }  // namespace sedna::json

@@ -50,6 +50,14 @@ class RawJson {
   // Syntax errors read "invalid JSON: parse error at line L, column C: ..." (nlohmann's wording,
   // kept when this parser replaced nlohmann's). Never throws.
   static Result<RawJson> Parse(std::string_view text);
+  // As Parse, and fails with "invalid JSON: more than <max_values> values" as soon as the
+  // document's values (scalars and containers, at any depth, the root included) outnumber
+  // `max_values`: a tree costs ~150 bytes a value whatever the value's size ("0," is 2 bytes),
+  // so this bounds the memory and time of a parse of hostile input.
+  static Result<RawJson> Parse(std::string_view text, size_t max_values);
+  // As Parse(text, *value_budget), and takes the values parsed off *value_budget (to 0 on that
+  // error), so that several documents can share one budget.
+  static Result<RawJson> Parse(std::string_view text, size_t* value_budget);
 
   static RawJson Null();
   static RawJson Bool(bool v);

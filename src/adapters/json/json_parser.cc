@@ -12,6 +12,7 @@
 //
 // The grammar is recursive; the parser keeps open containers on an explicit stack instead of the
 // call stack, so kMaxDepth nesting costs no deep recursion on any thread.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +54,11 @@ enum class Tok : uint8_t {
   kEnd,
   kLiteralOrValue,  // only as "expected" in messages
 };
+
+bool StartsValue(Tok t) {
+  return t == Tok::kTrue || t == Tok::kFalse || t == Tok::kNull || t == Tok::kString ||
+         t == Tok::kNumber || t == Tok::kBeginArray || t == Tok::kBeginObject;
+}
 
 // nlohmann's lexer_base::token_type_name.
 const char* TokenName(Tok t) {
@@ -216,8 +223,9 @@ struct Scratch {
 
 class Parser {
  public:
-  Parser(std::string_view text, Scratch& scratch)
-      : begin_(text.data()),
+  Parser(std::string_view text, size_t max_values, Scratch& scratch)
+      : max_values_(max_values),
+        begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
         stack_(scratch.stack),
@@ -225,6 +233,7 @@ class Parser {
         keys_(scratch.keys) {}
 
   Result<RawJson> Run();
+  size_t values_seen() const { return values_seen_; }
 
  private:
   // ---- lexer
@@ -262,6 +271,9 @@ class Parser {
   Result<RawJson> SyntaxError(Tok last, Tok expected, const char* context) const;
   std::string Position() const;
   std::string TokenString() const;
+
+  const size_t max_values_;
+  size_t values_seen_ = 0;  // values begun so far
 
   const char* const begin_;
   const char* p_;  // next byte to scan
@@ -554,6 +566,10 @@ Result<RawJson> Parser::Run() {
   Tok tok = Next();
   for (;;) {
     // `tok` starts a value.
+    if (StartsValue(tok) && ++values_seen_ > max_values_) {
+      return Result<RawJson>::Error("invalid JSON: more than " + std::to_string(max_values_) +
+                                    " values");
+    }
     switch (tok) {
       case Tok::kBeginObject:
       case Tok::kBeginArray: {
@@ -699,6 +715,15 @@ Result<RawJson> Parser::SyntaxError(Tok last, Tok expected, const char* context)
 }  // namespace
 
 Result<RawJson> RawJson::Parse(std::string_view text) {
+  return Parse(text, std::numeric_limits<size_t>::max());
+}
+
+Result<RawJson> RawJson::Parse(std::string_view text, size_t max_values) {
+  return Parse(text, &max_values);
+}
+
+Result<RawJson> RawJson::Parse(std::string_view text, size_t* value_budget) {
+  const size_t max_values = *value_budget;
   // JSON allows no NUL byte anywhere (nlohmann would stop at one as if at the end of input).
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return Result<RawJson>::Error("invalid JSON: unexpected NUL byte at offset " +
@@ -716,7 +741,10 @@ Result<RawJson> RawJson::Parse(std::string_view text) {
     }
   } release{scratch};
   try {
-    return Parser(text, scratch).Run();
+    Parser parser(text, max_values, scratch);
+    Result<RawJson> r = parser.Run();
+    *value_budget = max_values - std::min(parser.values_seen(), max_values);
+    return r;
   } catch (const std::exception& e) {  // std::bad_alloc
     return Result<RawJson>::Error(std::string("invalid JSON: ") + e.what());
   }

@@ -816,5 +816,21 @@ TEST(JsonParser, MatchesOnByteSoup) {
   EXPECT_GT(tally.rejected, 20000u);
 }
 
+TEST(JsonParser, ValueLimitCountsEveryValueAndSharesABudget) {
+  // [1,{"a":[]},"s"]: the array, 1, the object, [], "s" = 5 values.
+  const std::string doc = R"([1,{"a":[]},"s"])";
+  EXPECT_TRUE(RawJson::Parse(doc, 5).ok());
+  auto r = RawJson::Parse(doc, 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "invalid JSON: more than 4 values");
+  size_t budget = 7;
+  ASSERT_TRUE(RawJson::Parse(doc, &budget).ok());
+  EXPECT_EQ(budget, 2u);
+  EXPECT_FALSE(RawJson::Parse(doc, &budget).ok());
+  EXPECT_EQ(budget, 0u);
+  // Syntax errors keep their own message under the limit.
+  EXPECT_EQ(RawJson::Parse("[1,]", 10).message(), RawJson::Parse("[1,]").message());
+}
+
 }  // namespace
 }  // namespace sedna::json

@@ -8,6 +8,10 @@
 #include "adapters/json/k8s_names.h"
 
 namespace sedna::json {
+
+// DecodeConditionData with the values parsed taken off *budget (shared by a job's conditions).
+Result<core::ConditionData> DecodeConditionData(std::string_view data_json, size_t* budget);
+
 namespace {
 
 using internal::Index;
@@ -140,7 +144,7 @@ Status DecodeParts(const RawJson& root, Decoded<T>* d) {
 // decode(root, &object) for the kind-specific fields; errors get the object's identity.
 template <class T, class Fn>
 Result<Decoded<T>> DecodeObject(std::string_view json, const std::string& kind, Fn decode) {
-  auto parsed = RawJson::Parse(json);
+  auto parsed = RawJson::Parse(json, kMaxObjectValues);
   if (!parsed.ok()) return parsed.status().With(kind);
   const RawJson& root = *parsed;
   if (!root.is_object()) return TypeError(kind, "an object", root);
@@ -334,6 +338,7 @@ Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* ou
   const RawJson* conds = nullptr;
   SEDNA_RETURN_IF_ERROR(ReadArray(*status, "conditions", "status", &conds));
   if (conds == nullptr) return Status::Ok();
+  size_t data_budget = kMaxObjectValues;  // for all the conditions' data together
   for (size_t i = 0; i < conds->size(); ++i) {
     const RawJson& c = (*conds)[i];
     std::string path = Index("status.conditions", i);
@@ -360,7 +365,8 @@ Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* ou
     cond.stage = *parsed_stage;
     if (!cond.data_json.empty()) {
       // A malformed data string does not invalidate the job; its data stays empty.
-      if (auto data = DecodeConditionData(cond.data_json); data.ok()) cond.data = std::move(*data);
+      if (auto data = DecodeConditionData(cond.data_json, &data_budget); data.ok())
+        cond.data = std::move(*data);
     }
     out->push_back(std::move(cond));
   }
@@ -535,7 +541,12 @@ Result<Decoded<core::LlJob>> DecodeLlJob(std::string_view json) {
 }
 
 Result<core::ConditionData> DecodeConditionData(std::string_view data_json) {
-  auto parsed = RawJson::Parse(data_json);
+  size_t budget = kMaxObjectValues;
+  return DecodeConditionData(data_json, &budget);
+}
+
+Result<core::ConditionData> DecodeConditionData(std::string_view data_json, size_t* budget) {
+  auto parsed = RawJson::Parse(data_json, budget);
   if (!parsed.ok()) return parsed.status();
   core::ConditionData data;
   if (Status s = DecodeConditionDataObject(*parsed, &data); !s.ok()) return s;

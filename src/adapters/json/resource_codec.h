@@ -2,6 +2,7 @@
 // plus the stored-parts representation the LC persists (§9.2) and reassembles.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,12 @@ struct Decoded {
 // \"a/b\" must not contain '/'". Job conditions must have a known type and stage (error names
 // "status.conditions[i].type"); a condition's `data` string is kept in data_json and parsed into
 // `data` when it is valid (left empty otherwise, see DecodeConditionData).
+//
+// An object of more than kMaxObjectValues JSON values (scalars and containers at any depth) is
+// refused ("Dataset: invalid JSON: more than 32768 values"), so that a hostile frame costs at
+// most ~5 MB and ~15 ms to decode whatever its size; real Sedna objects have a few hundred (a Go
+// LC accepts any count: this is a deliberate deviation).
+inline constexpr size_t kMaxObjectValues = size_t{1} << 15;
 Result<Decoded<core::Dataset>> DecodeDataset(std::string_view json);
 Result<Decoded<core::Model>> DecodeModel(std::string_view json);
 Result<Decoded<core::IlJob>> DecodeIlJob(std::string_view json);
@@ -52,7 +59,7 @@ std::string AssembleObject(std::string_view type_meta, std::string_view object_m
 // dataIndexURL,outputDir} and output.models, each model {format,url,metrics}; `input.model` and
 // `output.model` (single) are type-checked but not kept. has_output is set when `output` is
 // present and not null. Errors name the path, e.g. "output.models[0].url: expected a string, got
-// number".
+// number". Refused beyond kMaxObjectValues values, as the objects are.
 Result<core::ConditionData> DecodeConditionData(std::string_view data_json);
 
 }  // namespace sedna::json

@@ -1,6 +1,12 @@
 #include "adapters/json/resource_codec.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
 
 #include "adapters/json/go_json.h"
 #include "adapters/json/test_util.h"
@@ -596,6 +602,69 @@ TEST(ResourceCodec, ConditionDataErrorsNameThePath) {
     ASSERT_FALSE(d.ok()) << c.data;
     EXPECT_EQ(d.message().rfind(c.error, 0), 0u) << c.data << " -> " << d.message();
   }
+}
+
+// Decodes a Dataset whose unknown member is 4 MB of "0," in a forked child under RLIMIT_AS (+256
+// MiB) and returns "<result> rss<=16MiB" or "<result> rss+<n>KiB"; "" when the child died.
+std::string DecodeManySmallValuesInChild() {
+  std::string obj = R"({"kind":"Dataset","metadata":{"name":"big"},"spec":{"x":[0)";
+  while (obj.size() < (4u << 20)) obj += ",0";
+  obj += "]}}";
+  int fds[2];
+  if (::pipe(fds) != 0) return "";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+#if !defined(__SANITIZE_ADDRESS__)
+    std::ifstream statm("/proc/self/statm");
+    long pages = 0;
+    statm >> pages;
+    const rlim_t cap = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (256u << 20);
+    rlimit rl{cap, cap};
+    ::setrlimit(RLIMIT_AS, &rl);
+#endif
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    auto d = DecodeDataset(obj);
+    ::getrusage(RUSAGE_SELF, &after);
+    const long grew_kib = after.ru_maxrss - before.ru_maxrss;
+    std::string out = d.ok() ? "decoded" : d.message();
+    out += grew_kib <= 16 * 1024 ? " rss<=16MiB" : " rss+" + std::to_string(grew_kib) + "KiB";
+    (void)!::write(fds[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "";
+}
+
+TEST(ResourceCodec, AnObjectOfManySmallValuesIsRefusedWithinAMemoryBound) {
+  EXPECT_EQ(DecodeManySmallValuesInChild(),
+            "Dataset: invalid JSON: more than 32768 values rss<=16MiB");
+}
+
+TEST(ResourceCodec, AJobsConditionDataShareOneValueBudget) {
+  // Two conditions whose data hold 20000 values each: the first is parsed, the second is over
+  // the shared budget and left empty, as a malformed data string is.
+  std::string data = R"({"input":{"models":[{"url":"/m","metrics":{"x":[0)";
+  for (int i = 1; i < 20000; ++i) data += ",0";
+  data += "]}}]}}";
+  const std::string cond = R"({"type":"Ready","stage":"Train","data":)" + GoString(data) + "}";
+  const std::string job =
+      R"({"kind":"IncrementalLearningJob","metadata":{"name":"j"},"status":{"conditions":[)" +
+      cond + "," + cond + "]}}";
+  auto d = DecodeIlJob(job);
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_EQ(d->object.conditions.size(), 2u);
+  ASSERT_EQ(d->object.conditions[0].data.input_models.size(), 1u);
+  EXPECT_EQ(d->object.conditions[0].data.input_models[0].url, "/m");
+  EXPECT_TRUE(d->object.conditions[1].data.input_models.empty());
+  EXPECT_EQ(d->object.conditions[1].data_json, data);
 }
 
 }  // namespace

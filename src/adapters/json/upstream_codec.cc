@@ -152,7 +152,7 @@ std::string EncodeDatasetStatus(int64_t number_of_samples) {
 }
 
 Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
-  auto parsed = RawJson::Parse(body);
+  auto parsed = RawJson::Parse(body, kMaxWorkerBodyValues);
   if (!parsed.ok()) return parsed.status();
   const RawJson& root = *parsed;
   if (!root.is_object()) return TypeError("body", "an object", root);
@@ -192,7 +192,7 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
 }
 
 std::string WorkerNameIn(std::string_view body) {
-  auto parsed = RawJson::Parse(body);
+  auto parsed = RawJson::Parse(body, kMaxWorkerBodyValues);
   if (!parsed.ok()) return "";
   const RawJson* name = parsed->Find("name");
   return name != nullptr && name->is_string() ? name->string_value() : "";
@@ -222,7 +222,7 @@ std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg) {
 }
 
 Result<std::string> CondDataFromUpstreamContent(std::string_view content) {
-  auto parsed = RawJson::Parse(content);
+  auto parsed = RawJson::Parse(content, kMaxWorkerBodyValues);
   if (!parsed.ok()) return parsed.status();
   const RawJson& root = *parsed;
   if (!root.is_object()) return TypeError("content", "an object", root);

@@ -3,6 +3,7 @@
 // reply body (§5.2). All output is byte-for-byte what the Go LC / GM produce.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,12 +42,15 @@ struct WorkerMessage {
 // Other); the first element that is not an object or lacks a string format/url is described in
 // report.results_error (e.g. "results[0].url: missing", "results[1].format: expected a string, got
 // number"). An element that is neither an object nor null is an error, as for Go's
-// []map[string]interface{}.
+// []map[string]interface{}. A body of more than kMaxWorkerBodyValues JSON values is refused
+// ("invalid JSON: more than 32768 values"): each costs ~150 bytes parsed, so a 1 MiB body of `0,`
+// would otherwise take ~75 MB.
+inline constexpr size_t kMaxWorkerBodyValues = size_t{1} << 15;
 Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
 
 // The body's `name` when it is a JSON object whose (last) `name` member is a string, else "": what
 // Go's decoder leaves in MessageContent.Name after a type error elsewhere in the body (it fills
-// every field it can); after a syntax error it fills nothing.
+// every field it can); after a syntax error it fills nothing. "" past kMaxWorkerBodyValues.
 std::string WorkerNameIn(std::string_view body);
 
 // The forwarded message (§3.5): {"phase":kind,"status":status,"output":{"models":<results>,

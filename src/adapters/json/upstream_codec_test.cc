@@ -365,5 +365,15 @@ TEST(WorkerResultsTest, MetricsOfTheWrongTypeAreAResultsError) {
   EXPECT_EQ(ok->report.results_error, "");
 }
 
+TEST(UpstreamCodec, AWorkerBodyOfManySmallValuesIsRefused) {
+  std::string body = R"({"name":"w","results":[{"format":"pb","url":"/m","metrics":{"x":[0)";
+  for (size_t i = 0; i < kMaxWorkerBodyValues; ++i) body += ",0";
+  body += "]}}]}";
+  auto m = DecodeWorkerMessage(body);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "invalid JSON: more than 32768 values");
+  EXPECT_EQ(WorkerNameIn(body), "");
+}
+
 }  // namespace
 }  // namespace sedna::json

@@ -13,13 +13,9 @@ namespace {
 
 // "<ns>/<kind>/<name> " from a frame's header when it is readable, for error messages.
 std::string FrameObjectName(const std::string& text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object() || !j.contains("header") || !j["header"].is_object()) return "";
-  const auto& h = j["header"];
-  auto str = [&](const char* k) {
-    return h.contains(k) && h[k].is_string() ? h[k].get<std::string>() : std::string();
-  };
-  return core::ResourceKey(str("namespace"), str("resourceKind"), str("resourceName")) + " ";
+  auto h = json::DecodeFrameHeader(text);  // bounded, like the frame decode itself
+  if (!h.ok()) return "";
+  return core::ResourceKey(h->ns, h->resource_kind, h->resource_name) + " ";
 }
 
 }  // namespace
