@@ -55,6 +55,9 @@ struct DatasetRegistry::Entry {
   std::string last_read_problem;  // the same, for reading the index
   bool watching = false;
   bool read_posted = false;
+  bool read_inflight = false;  // a count read is on the pool
+  bool read_again = false;     // another was asked for meanwhile
+  bool read_again_take = false;
   std::unique_ptr<asio::steady_timer> poll_timer;
   // numberOfSamples coalescing (--dataset-status-interval-ms): when the last one was sent, and a
   // timer that reads again when a changed count had to wait.
@@ -355,13 +358,54 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
                                    })) {
     return;
   }
-  // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
-  DatasetRecord rec = e.record;
-  bool more = false;
+  // One read in flight per Dataset, on the pool: a slow file never holds the loop.
+  if (e.read_inflight) {
+    e.read_again = true;
+    e.read_again_take |= take_unterminated;
+    return;
+  }
+  e.read_inflight = true;
   const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
                                      ctx_.cfg.max_index_line_bytes};
-  auto r = dataset::ReadNewSamples(e.src.local_path, e.src.format, rec.cursor, options,
-                                   [](std::string_view) { return Status::Ok(); });
+  asio::post(ctx_.pool, [this, key = e.src.key, path = e.src.local_path, format = e.src.format,
+                         cursor = e.record.cursor, options]() mutable {
+    auto r = std::make_shared<Result<dataset::ReadResult>>(dataset::ReadNewSamples(
+        path, format, cursor, options, [](std::string_view) { return Status::Ok(); }));
+    asio::post(ctx_.io, [this, key, path, cursor, r, take = options.take_unterminated] {
+      OnRead(key, path, cursor, *r, take);
+    });
+  });
+}
+
+// A count read came back from the pool: report and persist it, then let the jobs ingest.
+void DatasetRegistry::OnRead(const std::string& key, const std::string& path,
+                             const dataset::IndexCursor& cursor,
+                             const Result<dataset::ReadResult>& r, bool take_unterminated) {
+  auto it = datasets_.find(key);
+  if (it == datasets_.end()) return;
+  Entry& e = *it->second;
+  e.read_inflight = false;
+  if (ctx_.stopped) return;
+  if (e.src.local_path != path) {  // the Dataset moved to another index meanwhile
+    PostRead(e, false);
+    return;
+  }
+  // The count frame must not overtake reports acknowledged while the read ran.
+  if (!intake_.settled() &&
+      !intake_.RunAfterReports(e.name() + " index read",
+                               [this, key, path, cursor, r, take_unterminated] {
+                                 if (auto it = datasets_.find(key); it != datasets_.end()) {
+                                   it->second->read_inflight = true;  // OnRead clears it again
+                                   OnRead(key, path, cursor, r, take_unterminated);
+                                 }
+                               })) {
+    e.read_inflight = true;  // until the redo runs: no second read of the same bytes
+    return;
+  }
+  // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
+  DatasetRecord rec = e.record;
+  rec.cursor = cursor;
+  bool more = false;
   if (!r.ok()) {
     NoteReadProblem(e, r.message());
   } else if (!r->missing) {
@@ -411,7 +455,11 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     }
   }
   hooks_.read(e.src, take_unterminated);
-  if (more) PostRead(e, take_unterminated);
+  if (more || e.read_again) {
+    const bool take = e.read_again_take || (more && take_unterminated);
+    e.read_again = e.read_again_take = false;
+    PostRead(e, take);
+  }
 }
 
 // At most one numberOfSamples per Dataset per --dataset-status-interval-ms (each is an API-server

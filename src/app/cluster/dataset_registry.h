@@ -86,6 +86,8 @@ class DatasetRegistry {
   void NoteReadProblem(Entry& e, const std::string& problem);
   void OnIndexChanged(const std::string& path);
   void Read(Entry& e, bool take_unterminated);
+  void OnRead(const std::string& key, const std::string& path, const dataset::IndexCursor& cursor,
+              const Result<dataset::ReadResult>& r, bool take_unterminated);
   bool StatusMaySend(Entry& e);
 
   Context& ctx_;

@@ -2,7 +2,6 @@
 #include "app/cluster/gm_frames.h"
 
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include "adapters/json/envelope.h"
 #include "adapters/json/resource_codec.h"
