@@ -3,6 +3,8 @@
 // Dataset, and the last value always goes out.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -50,6 +52,35 @@ TEST_F(DatasetStatusTest, AFastWriterGetsOneCountPerIntervalAndTheLastOne) {
       << std::chrono::duration_cast<std::chrono::milliseconds>(writing).count() << " ms)";
   EXPECT_GE(frames, 2) << "counts were not sent while the writer ran";
   EXPECT_FALSE(gm->Next("Dataset", 800ms)) << "a count after the last value";
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// A FIFO at one Dataset's index (issue 15 item 2) is an error for that Dataset alone: the LC
+// answers /healthz, counts another Dataset and reports the first one's problem by name.
+TEST_F(DatasetStatusTest, AFifoAtAnIndexPathBlocksNothingElse) {
+  MakeWorld("sedna-dsfifo-");
+  std::filesystem::create_directories(rootfs + "/data");
+  ASSERT_EQ(::mkfifo((rootfs + "/data/fifo.txt").c_str(), 0644), 0);
+  WriteFile(rootfs + kIlIndexUrl, "");
+  StartLc(0);
+  gm->Send("insert", DatasetObject("fifo-dataset", "/data/fifo.txt"));
+  gm->Send("insert", DatasetObject());
+  AppendFile(rootfs + kIlIndexUrl, IndexLine(1) + "\n" + IndexLine(2) + "\n");
+  auto f = NextDataset(kIlDatasetName);
+  ASSERT_TRUE(f) << "the other Dataset was not counted\n" << lc->Log();
+  EXPECT_EQ(f->body.at("numberOfSamples").get<int64_t>(), 2);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (lc->Log().find("fifo-dataset") == std::string::npos ||
+         lc->Log().find("FIFO") == std::string::npos) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << lc->Log();
+    std::this_thread::sleep_for(20ms);  // polling the log file
+  }
+  // Still serving: a third Dataset gets counted after the FIFO was tried.
+  WriteFile(rootfs + "/data/third.txt", IndexLine(3) + "\n");
+  gm->Send("insert", DatasetObject("third-dataset", "/data/third.txt"));
+  auto g = NextDataset("third-dataset");
+  ASSERT_TRUE(g) << lc->Log();
+  EXPECT_EQ(g->body.at("numberOfSamples").get<int64_t>(), 1);
   EXPECT_EQ(lc->Stop(), 0);
 }
 

@@ -43,8 +43,12 @@ struct JobEntry {
   core::il::State il_state;
   core::ll::State ll_state;
   dataset::IndexCursor cursor;
-  std::unique_ptr<dataset::Spool> train_spool;
-  std::unique_ptr<dataset::Spool> eval_spool;
+  // Shared with an ingest running on the pool (which alone appends while `ingest_inflight`).
+  std::shared_ptr<dataset::Spool> train_spool;
+  std::shared_ptr<dataset::Spool> eval_spool;
+  bool ingest_inflight = false;  // an ingest is reading and appending on the pool
+  bool ingest_again = false;     // another was asked for meanwhile
+  bool ingest_again_take = false;
   std::unique_ptr<boost::asio::steady_timer> tick_timer;
   std::unique_ptr<boost::asio::steady_timer> retry_timer;
   int64_t retry_scheduled_at = 0;

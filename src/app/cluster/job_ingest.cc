@@ -35,7 +35,6 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
                                    })) {
     return;
   }
-  const double p = e.train_prob();
   dataset::IndexCursor cursor = e.cursor;
   if (cursor.path != ds.local_path) {
     // B26/B28: the Dataset now names another index (url changed, or deleted and re-created
@@ -52,37 +51,78 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     cursor.path = ds.local_path;
     cursor.header = header;  // kept for csv files until the new header is read
   }
-  int64_t seen = e.samples_seen(), train_added = 0, eval_added = 0;
+  // One ingest in flight per job, on the pool: the index read and the spool appends never hold
+  // the loop; the step that commits them runs back here.
+  if (e.ingest_inflight) {
+    e.ingest_again = true;
+    e.ingest_again_take |= take_unterminated;
+    return;
+  }
+  e.ingest_inflight = true;
+  auto done = std::make_shared<IngestDone>();
+  done->cursor = std::move(cursor);
+  done->seen = e.samples_seen();
+  done->path = ds.local_path;
   const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
                                      ctx_.cfg.max_index_line_bytes};
-  auto r = dataset::ReadNewSamples(ds.local_path, ds.format, cursor, options,
-                                   [&](std::string_view line) -> Status {
-                                     ++seen;
-                                     if (core::IsTrainSample(p, seen)) {
-                                       ++train_added;
-                                       return e.train_spool->Append(line);
-                                     }
-                                     ++eval_added;
-                                     return e.eval_spool->Append(line);
-                                   });
-  Status st = r.ok() ? Status::Ok() : r.status();
-  if (st.ok() && train_added + eval_added > 0) {
-    Status a = e.train_spool->Flush();
-    Status b = e.eval_spool->Flush();
-    st = !a.ok() ? a : b;
-  }
-  if (!st.ok()) {
-    spdlog::error("{} {}: ingesting {}: {}; retrying in {} s", e.object_kind(), e.name(),
-                  ds.local_path, st.message(), kIngestRetry.count());
+  asio::post(ctx_.pool, [this, key = e.key, inc = e.incarnation, done, format = ds.format, options,
+                         p = e.train_prob(), train = e.train_spool, eval = e.eval_spool] {
+    IngestDone& d = *done;
+    auto r = dataset::ReadNewSamples(d.path, format, d.cursor, options,
+                                     [&](std::string_view line) -> Status {
+                                       ++d.seen;
+                                       if (core::IsTrainSample(p, d.seen)) {
+                                         ++d.train_added;
+                                         return train->Append(line);
+                                       }
+                                       ++d.eval_added;
+                                       return eval->Append(line);
+                                     });
+    d.status = r.ok() ? Status::Ok() : r.status();
+    if (r.ok()) d.result = *r;
+    if (d.status.ok() && d.train_added + d.eval_added > 0) {
+      Status a = train->Flush();
+      Status b = eval->Flush();
+      d.status = !a.ok() ? a : b;
+    }
+    d.train_end = train->size();
+    d.eval_end = eval->size();
+    asio::post(ctx_.io, [this, key, inc, done, take = options.take_unterminated] {
+      OnIngested(key, inc, *done, take);
+    });
+  });
+}
+
+void JobRunner::OnIngested(const std::string& key, uint64_t incarnation, const IngestDone& d,
+                           bool take_unterminated) {
+  JobEntry* found = Find(key, incarnation);
+  if (!found) return;  // deleted meanwhile: its spools went with it
+  JobEntry& e = *found;
+  e.ingest_inflight = false;
+  if (ctx_.stopped) return;
+  const bool again = e.ingest_again;
+  const bool again_take = e.ingest_again_take;
+  e.ingest_again = e.ingest_again_take = false;
+  ApplyIngest(e, d, take_unterminated);
+  if (again) PostIngest(e, again_take);
+}
+
+void JobRunner::ApplyIngest(JobEntry& e, const IngestDone& d, bool take_unterminated) {
+  const int64_t train_added = d.train_added, eval_added = d.eval_added;
+  dataset::IndexCursor cursor = d.cursor;
+  if (!d.status.ok()) {
+    spdlog::error("{} {}: ingesting {}: {}; retrying in {} s", e.object_kind(), e.name(), d.path,
+                  d.status.message(), kIngestRetry.count());
     ResetSpools(e);
     ScheduleIngestRetry(e);
     return;
   }
-  if (r->missing) {
+  const dataset::ReadResult& r = d.result;
+  if (r.missing) {
     if (cursor.path != e.cursor.path) Step(e, core::il::JobChanged{}, {}, &cursor);
     return;
   }
-  const bool more = r->bytes_read >= kIngestSliceBytes || r->checking;
+  const bool more = r.bytes_read >= kIngestSliceBytes || r.checking;
   if (train_added + eval_added == 0) {
     if (cursor.path != e.cursor.path) {
       Step(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
@@ -93,8 +133,7 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     return;
   }
   ctx_.metrics.samples_ingested += train_added + eval_added;
-  core::il::SamplesIngested ev{seen, train_added, e.train_spool->size(), eval_added,
-                               e.eval_spool->size()};
+  core::il::SamplesIngested ev{d.seen, train_added, d.train_end, eval_added, d.eval_end};
   if (!Step(e, ev, {}, &cursor)) {
     ResetSpools(e);
     return;

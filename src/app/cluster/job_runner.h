@@ -96,7 +96,20 @@ class JobRunner {
   void CatchUp(JobEntry& e);
   void ScheduleTick(JobEntry& e);
   // job_ingest.cc
+  // What an ingest on the pool read and appended, for the step back on the loop.
+  struct IngestDone {
+    std::string path;
+    dataset::IndexCursor cursor;  // after the read
+    int64_t seen = 0;             // the split's running total after it
+    int64_t train_added = 0, eval_added = 0;
+    int64_t train_end = 0, eval_end = 0;  // spool sizes after the appends
+    Status status;
+    dataset::ReadResult result;
+  };
   void Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated);
+  void OnIngested(const std::string& key, uint64_t incarnation, const IngestDone& d,
+                  bool take_unterminated);
+  void ApplyIngest(JobEntry& e, const IngestDone& d, bool take_unterminated);
   void ScheduleIngestRetry(JobEntry& e);
   void PostIngest(JobEntry& e, bool take_unterminated);
   // Ingest for the job (key, incarnation) and its Dataset as they are now, if both still exist.
