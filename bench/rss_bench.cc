@@ -20,10 +20,16 @@
 //
 //   rss_bench [--sizes=1e6,1e7] [--idle-seconds=10] [--settle-seconds=3] [--jobs=100]
 //             [--shared-dataset] [--skip-idle] [--log-level=info] [--tmp-root=/tmp]
-//             [--lc=<sedna-lc>]
+//             [--lc=<sedna-lc>] [--long-line-gib=3]
+// (--long-line-gib: also an index whose first line is that many GiB, sparse, without a newline.)
 // (--sizes= with an empty list skips the index scenarios; --skip-idle the two idle ones.)
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "bench_util.h"
@@ -169,6 +175,49 @@ Row Index(const Args& args, int64_t n) {
   return r;
 }
 
+// Issue 15 item 3: an index whose first "line" is a sparse GiB-sized run without a newline, then
+// two real lines. The LC skips it (--max-index-line-bytes) with bounded memory; the figure is its
+// peak RSS, and how long /status took to answer while it read (the loop never stalls).
+Row LongLine(const Args& args, double gib) {
+  Cluster c(Opts(args, "longline"));
+  Row r{Fmt("%g GiB line without newline", gib)};
+  const std::string url = "/data/long.txt";
+  testing::WriteFile(c.Host(url), "");
+  c.Send("insert", DatasetObject("long", url));
+  {
+    const int fd = ::open(c.Host(url).c_str(), O_WRONLY);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(gib * (1 << 30))) != 0) {
+      throw std::runtime_error("cannot make the sparse index");
+    }
+    const std::string tail = "\n" + IndexLine(1) + "\n" + IndexLine(2) + "\n";
+    if (::pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(gib * (1 << 30))) !=
+        static_cast<ssize_t>(tail.size())) {
+      throw std::runtime_error("cannot write the index tail");
+    }
+    ::close(fd);
+  }
+  const auto t0 = Clock::now();
+  double worst_status_ms = 0;
+  std::optional<Seen> counted;
+  while (!counted && Seconds(Clock::now() - t0) < 600) {
+    const auto s0 = Clock::now();
+    c.WaitStatus([](const Json&) { return true; }, std::chrono::seconds(10));
+    worst_status_ms = std::max(worst_status_ms, Seconds(Clock::now() - s0) * 1000);
+    counted = c.WaitFrame(
+        [](const Seen& s) {
+          return s.kind == "Dataset" && s.body.value("numberOfSamples", int64_t{0}) == 2;
+        },
+        std::chrono::milliseconds(50));
+  }
+  if (!counted) throw std::runtime_error("the two lines after the long one were never counted");
+  r.note = Fmt("2 lines after it counted in %.2f s; slowest /status meanwhile %.1f ms",
+               Seconds(counted->at - t0), worst_status_ms);
+  Sleep(args.GetDouble("settle-seconds", 3));
+  ReadMem(c, r);
+  c.Stop();
+  return r;
+}
+
 std::vector<int64_t> Sizes(const std::string& s) {
   std::vector<int64_t> out;
   std::stringstream in(s);
@@ -198,6 +247,10 @@ int main(int argc, char** argv) try {
   }
   for (int64_t n : Sizes(args.Get("sizes", "1e6,1e7"))) {
     run(Fmt("index of %g lines", static_cast<double>(n)).c_str(), [&] { return Index(args, n); });
+  }
+  if (args.Has("long-line-gib")) {
+    const double gib = args.GetDouble("long-line-gib", 3);
+    run(Fmt("a %g GiB line", gib).c_str(), [&] { return LongLine(args, gib); });
   }
 
   std::printf("\n%-32s %9s %9s %9s %9s %9s %12s %7s %12s %14s\n", "scenario", "VmRSS MB",
