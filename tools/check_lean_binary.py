@@ -57,6 +57,7 @@ def main():
         print(f"FAIL: {binary} needs {', '.join(bad)} (all NEEDED: {', '.join(needed)})")
         return 1
     # The whole load closure too: a C library that needs libstdc++.so would load it as well.
+    how = "ldd" if lib_dirs is None else "NEEDED closure"
     if lib_dirs is None:
         ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True)
         loaded = [l.split()[0] for l in ldd.stdout.splitlines() if l.strip()]
@@ -68,9 +69,8 @@ def main():
             return 1
     bad = [n for n in loaded if n.startswith(("libstdc++", "libgcc_s"))]
     if bad:
-        print(f"FAIL: {binary} loads {', '.join(bad)} through its libraries (ldd: {', '.join(loaded)})")
+        print(f"FAIL: {binary} loads {', '.join(bad)} through its libraries ({how}: {', '.join(loaded)})")
         return 1
-    how = "ldd" if lib_dirs is None else "NEEDED closure"
     print(f"ok: NEEDED {', '.join(needed)}; {how} {len(loaded)} objects, no libstdc++/libgcc_s")
     if not order_file:
         return 0
