@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -27,9 +28,17 @@ LcProcess::LcProcess(const std::string& binary, const std::map<std::string, std:
   std::vector<char*> envp, argv;
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string bin = binary;
-  argv.push_back(bin.data());
-  std::vector<std::string> a = args;
+  // SEDNA_LC_WRAPPER (unset: none): words run in front of `binary`, found through PATH, e.g.
+  // "qemu-aarch64" for a cross-built binary where binfmt_misc does not run it (tools/arm64.sh).
+  std::vector<std::string> a;
+  const char* wrapper = std::getenv("SEDNA_LC_WRAPPER");
+  if (wrapper) {
+    std::istringstream words(wrapper);
+    for (std::string w; words >> w;) a.push_back(w);
+  }
+  const bool wrapped = !a.empty();
+  a.push_back(binary);
+  a.insert(a.end(), args.begin(), args.end());
   for (auto& s : a) argv.push_back(s.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
@@ -37,7 +46,8 @@ LcProcess::LcProcess(const std::string& binary, const std::map<std::string, std:
   posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // no test sockets leak into the child
-  int rc = posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), envp.data());
+  int rc = wrapped ? posix_spawnp(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data())
+                   : posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw std::runtime_error("spawn " + binary + ": " + std::strerror(rc));
 }
