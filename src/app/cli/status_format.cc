@@ -33,19 +33,7 @@ std::string MetricsText(const core::Metrics& m) {
 }
 
 std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) {
-      out += r[i];
-      if (i + 1 < r.size()) out += std::string(w[i] - r[i].size() + 2, ' ');
-    }
-    out += "\n";
-  }
-  return out;
+  return RenderAlignedRows(rows);
 }
 
 std::string Or(const std::string& s) { return s.empty() ? "-" : s; }

@@ -183,15 +183,20 @@ std::string RenderStatusTable(const std::vector<JobView>& jobs) {
                     j.work.empty() ? "-" : j.work, eval.empty() ? "-" : eval, deployed,
                     note.empty() ? "-" : note});
   }
+  return RenderAlignedRows(rows);
+}
+
+std::string RenderAlignedRows(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.empty()) return "";
   std::vector<size_t> w(rows[0].size(), 0);
   for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
   }
   std::string out;
   for (const auto& r : rows) {
     for (size_t i = 0; i < r.size(); ++i) {
       out += r[i];
-      if (i + 1 < r.size()) out += std::string(w[i] - r[i].size() + 2, ' ');
+      if (i + 1 < r.size() && i < w.size()) out += std::string(w[i] - r[i].size() + 2, ' ');
     }
     out += "\n";
   }

@@ -57,6 +57,8 @@ std::string EncodeStatusJson(const std::vector<JobView>& jobs);
 Result<std::vector<JobView>> DecodeStatusJson(const std::string& text);
 // Prometheus text exposition format.
 std::string RenderMetrics(const Metrics& m);
+// Rows as columns aligned to the widest cell, two spaces apart (the first row sets the count).
+std::string RenderAlignedRows(const std::vector<std::vector<std::string>>& rows);
 // One line per job, aligned columns, for `sedna-lc status`.
 std::string RenderStatusTable(const std::vector<JobView>& jobs);
 
