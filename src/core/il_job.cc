@@ -96,6 +96,8 @@ struct Stepper {
       case Work::kDeploy:
         actions.push_back(CopyModel{s.work_models[0].url, s.work_models[1].url});
         return;
+      case Work::kHotUpdate:
+        return;
     }
   }
 
@@ -357,6 +359,8 @@ const char* WorkName(Work w) {
       return "write-eval";
     case Work::kDeploy:
       return "deploy";
+    case Work::kHotUpdate:
+      return "hot-update";
   }
   return "none";
 }

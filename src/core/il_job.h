@@ -33,7 +33,7 @@ struct SpoolRange {
 
 enum class SpoolKind { kTrain, kEval };
 
-enum class Work { kNone, kWriteTrain, kWriteEval, kDeploy };
+enum class Work { kNone, kWriteTrain, kWriteEval, kDeploy, kHotUpdate };
 const char* WorkName(Work w);
 
 struct Deployment {
@@ -96,6 +96,8 @@ struct Spec {
   const Trigger* deploy_trigger = nullptr;
   std::optional<ModelRef> initial_model;  // the Model CR spec.initialModel.name, when known
   std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
+  // The Model CR evalSpec.initialEvalModel.name, when the job names one and it is known (§4.2).
+  std::optional<ModelRef> initial_eval_model;
   bool dataset_known = false;
   bool csv = false;  // the dataset's format is csv (B19: IL writes data.csv)
   // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§7.4) and
@@ -135,6 +137,12 @@ struct ModelCopied {
   bool ok = false;
   std::string error;
 };
+// The WriteHotUpdate of `condition` finished.
+struct HotUpdateWritten {
+  int64_t condition = -1;
+  bool ok = false;
+  std::string error;
+};
 // A worker's eval report was refused before it reached the job (malformed, or naming models the
 // job may not use); `why` names the field.
 struct EvalReportRefused {
@@ -142,7 +150,7 @@ struct EvalReportRefused {
   std::string why;
 };
 using Event = std::variant<JobChanged, Tick, Resume, SamplesIngested, FileWritten, WorkerReported,
-                           ModelCopied, EvalReportRefused>;
+                           ModelCopied, EvalReportRefused, HotUpdateWritten>;
 
 // Actions.
 struct WriteSamples {
@@ -163,12 +171,24 @@ struct CopyModel {
   std::string src_url;  // host paths (the adapter adds the rootfs prefix to both, B12)
   std::string dst_url;
 };
+// Model hot update on (Deploy, Running) (sedna-head-protocol.md §4.1): the copies in order (each
+// src -> dst, host paths or s3 URLs; the adapter adds the rootfs prefix to local paths and writes
+// every file as temp + fsync + rename), then <rootfs><config_path> with the v0.7.0 LC's bytes:
+// {"model_config":{"model_path":model_path,"model_update_time":<Go time.Now().String()>}}
+// indented by one space, mode 0644, no trailing newline. Any failure stops before the config is
+// written. Completion comes back as HotUpdateWritten{condition}.
+struct WriteHotUpdate {
+  int64_t condition = -1;
+  std::string config_path;  // the kHotUpdateConfigAnnotation value (a host path)
+  std::vector<CopyModel> copies;
+  std::string model_path;  // "/model-hot-update/<basename of the trained model url>"
+};
 struct Log {
   enum class Level { kInfo, kWarn, kError };
   Level level = Level::kInfo;
   std::string text;
 };
-using Action = std::variant<WriteSamples, SendReport, CopyModel, Log>;
+using Action = std::variant<WriteSamples, SendReport, CopyModel, Log, WriteHotUpdate>;
 
 struct Output {
   State state;

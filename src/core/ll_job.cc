@@ -80,6 +80,8 @@ struct Stepper {
         }
         actions.push_back(CopyModel{s.eval_result->url, DeployModelUrl(Out())});
         return;
+      case Work::kHotUpdate:  // IL only
+        return;
     }
   }
 

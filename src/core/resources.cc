@@ -32,6 +32,10 @@ const char* ConditionTypeName(ConditionType t) {
   return "Waiting";
 }
 
+std::string StageNodeAnnotation(Stage s) {
+  return std::string(kStageNodeAnnotationPrefix) + StageName(s);
+}
+
 std::optional<Stage> ParseStage(const std::string& s) {
   if (s == "Train") return Stage::kTrain;
   if (s == "Eval") return Stage::kEval;

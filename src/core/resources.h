@@ -12,6 +12,12 @@ namespace sedna::core {
 
 inline constexpr const char* kApiVersion = "sedna.io/v1alpha1";
 inline constexpr const char* kCredentialAnnotation = "sedna.io/credential";
+// Model hot update (sedna-head-protocol.md §4.1): the host path of the job's model_config.json,
+// set by a GM >= v0.4 on hot-update IL jobs; the inference pod mounts its directory here.
+inline constexpr const char* kHotUpdateConfigAnnotation = "sedna.io/model-hot-update-config";
+inline constexpr const char* kHotUpdateContainerPrefix = "/model-hot-update";
+// A G2 GM names the node a stage's pod runs on in "sedna.io/Train|Eval|Deploy" (§1.4).
+inline constexpr const char* kStageNodeAnnotationPrefix = "sedna.io/";
 
 // Lower-case kind strings: GM->LC resourceKind and worker ownerKind routing keys (§0, §1.4).
 inline constexpr const char* kKindDataset = "dataset";
@@ -62,11 +68,14 @@ struct MetricValue {
 };
 using Metrics = std::map<std::string, MetricValue>;
 
-// A model reference as it appears in upstream messages and condition data: {format, url, metrics}.
+// A model reference as it appears in upstream messages and condition data: {format, url, metrics}
+// and, from a G2 GM, device_soc_versions (§4.3). Other runtime.Model keys (classes, ...) are not
+// kept: the LC never sends them of its own, and forwarded worker results are passed verbatim.
 struct ModelRef {
   std::string format;
   std::string url;
   Metrics metrics;
+  std::vector<std::string> devices;  // device_soc_versions
   bool operator==(const ModelRef&) const = default;
 };
 
@@ -74,6 +83,7 @@ struct ModelSpec {
   std::string url;
   std::string format;
   std::string credential_name;
+  std::vector<std::string> device_soc_versions;  // G2 (§4.3); empty when absent
 };
 
 struct Model {
@@ -119,6 +129,8 @@ enum class ConditionType { kWaiting, kReady, kStarting, kRunning, kCompleted, kF
 
 // Wire spellings: "Train"/"Eval"/"Deploy", "Waiting"/"Ready"/...
 const char* StageName(Stage s);
+// "sedna.io/Train", "sedna.io/Eval", "sedna.io/Deploy".
+std::string StageNodeAnnotation(Stage s);
 const char* ConditionTypeName(ConditionType t);
 std::optional<Stage> ParseStage(const std::string& s);                  // exact spelling
 std::optional<ConditionType> ParseConditionType(const std::string& s);  // exact spelling
@@ -156,7 +168,10 @@ struct IlJobSpec {
   PodTemplate train_template;
   TriggerSpec train_trigger;
   PodTemplate eval_template;
+  std::string initial_eval_model_name;  // evalSpec.initialEvalModel.name (G2, §4.2); "" if absent
   std::string deploy_model_name;
+  bool hot_update_enabled = false;   // deploySpec.model.hotUpdateEnabled (§4.1)
+  int64_t poll_period_seconds = 60;  // deploySpec.model.pollPeriodSeconds
   TriggerSpec deploy_trigger;
   HardExampleMining hem;
   PodTemplate deploy_template;
