@@ -124,7 +124,7 @@ std::string HelpText(Command command) {
              "The daemon's other flags apply too (sedna-lc --help).\n";
     case Command::kStatus:
       return "Usage: sedna-lc status [-o table|wide|json] [--watch [--interval <s>] [--count "
-             "<n>]]\n"
+             "<n>]] [--history <job>]\n"
              "\n"
              "Shows one line per job: from the running daemon's status server (/status) or, when\n"
              "none answers, read-only from its database. `jobs` is another name for it.\n\n"
@@ -134,6 +134,9 @@ std::string HelpText(Command command) {
              "  -w, --watch                   redraw every --interval seconds until Ctrl-C\n"
              "  --interval <seconds>          with --watch (default 2)\n"
              "  --count <n>                   with --watch: stop after n draws\n"
+             "  --history [<namespace>/]<name>  that job's round history (the last\n"
+             "                                --history-rounds rounds: trigger, train, eval,\n"
+             "                                decision); -o json: the stored record\n"
              "  --status-port <port>          the daemon's status port (default 9101; 0: read the\n"
              "                                database only)\n"
              "  --status-address <address>    the daemon's status address (default 127.0.0.1)\n"

@@ -159,6 +159,8 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--dataset-status-interval-ms", c.dataset_status_interval_ms,
                  "at most one numberOfSamples per Dataset this often; the last value is always "
                  "sent (default 1000, 0: every change)");
+  app.add_option("--history-rounds", c.history_rounds,
+                 "train rounds kept per job in the round history (default 50, 1 to 10000)");
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);
@@ -202,6 +204,9 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   }
   if (c.dataset_status_interval_ms < 0 || c.dataset_status_interval_ms > 3600000) {
     return Result<Config>::Error("--dataset-status-interval-ms: must be 0 to 3600000");
+  }
+  if (c.history_rounds < 1 || c.history_rounds > 10000) {
+    return Result<Config>::Error("--history-rounds: must be 1 to 10000");
   }
   if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {

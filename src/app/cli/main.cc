@@ -111,6 +111,7 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   controller.SetUpstreamSink(&local);
   controller.SetReportGate(
       [&local](const sedna::core::WorkerReport& r) { return local.MayReport(r); });
+  controller.SetWorkersSource([&local] { return local.Workers(); });
   if (sedna::Status s = controller.Start(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     controller.Stop();

@@ -1,5 +1,6 @@
 #include "app/cli/status_cmd.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
@@ -11,6 +12,7 @@
 #include "app/cli/loopback_http.h"
 #include "app/cli/status_format.h"
 #include "app/cluster/il_record.h"
+#include "app/cluster/round_history.h"
 #include "app/cluster/status_view.h"
 
 namespace sedna::app {
@@ -62,8 +64,70 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
   return out;
 }
 
+// The round histories of the job `args.history` ("ns/name" or "name"): from the live daemon's
+// /api/history or, when none answers, read-only from its database.
+Result<std::vector<JobHistory>> HistoriesFromDatabase(const Config& cfg, const std::string& job) {
+  store::StoreOptions o;
+  o.read_only = true;
+  auto st = store::Store::Open(cfg.db_path, o);
+  if (!st.ok()) return st.status();
+  auto recs = (*st)->LoadStates(kScopeHistory);
+  if (!recs.ok()) return recs.status();
+  std::vector<JobHistory> out;
+  for (const auto& [key, value] : *recs) {
+    auto h = DecodeJobHistory(value);
+    if (h.ok() && HistoryMatches(*h, job)) out.push_back(std::move(*h));
+  }
+  return out;
+}
+
+int ShowHistory(const Config& cfg, const StatusArgs& args, std::ostream& out, std::ostream& err) {
+  std::vector<JobHistory> found;
+  std::string source;
+  if (cfg.status_port != 0) {
+    if (auto b =
+            LoopbackGet(cfg.status_address, cfg.status_port, "/api/history?job=" + args.history)) {
+      auto v = DecodeHistories(*b);
+      if (!v.ok()) {
+        err << "sedna-lc status: " << v.message() << "\n";
+        return 1;
+      }
+      found = std::move(*v);
+      source = "live daemon on " + cfg.status_address + ":" + std::to_string(cfg.status_port);
+    }
+  }
+  if (source.empty()) {
+    auto v = HistoriesFromDatabase(cfg, args.history);
+    if (!v.ok()) {
+      err << "sedna-lc status: no daemon answers on " << cfg.status_address << ":"
+          << cfg.status_port << " and the database cannot be read: " << v.message() << "\n";
+      return 1;
+    }
+    found = std::move(*v);
+    source = "database " + cfg.db_path + " (read-only; no daemon answered)";
+  }
+  if (found.empty()) {
+    err << "sedna-lc status: --history: no job \"" << args.history << "\" has a round history ("
+        << source << ")\n";
+    return 1;
+  }
+  if (found.size() > 1) {
+    err << "sedna-lc status: --history: \"" << args.history << "\" names " << found.size()
+        << " jobs; give <namespace>/<name>\n";
+    return 1;
+  }
+  if (args.output == "json") {
+    out << EncodeJobHistory(found[0]) << "\n";
+    return 0;
+  }
+  out << RenderHistoryTable(found[0]) << "(" << found[0].rounds.size() << " round(s), from "
+      << source << ")\n";
+  return 0;
+}
+
 // One look: the jobs as `args.output` asks, and where they came from. 1 when nothing could be read.
 int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.history.empty()) return ShowHistory(cfg, args, out, err);
   std::vector<JobView> jobs;
   std::string source, body;
   if (cfg.status_port != 0) {
@@ -159,6 +223,21 @@ Result<StatusArgs> TakeStatusArgs(std::vector<std::string>& args) {
       auto sec = Seconds("--interval", **iv);
       if (!sec.ok()) return sec.status();
       s.interval = std::chrono::milliseconds(static_cast<int64_t>(*sec * 1000 + 0.5));
+      continue;
+    }
+    auto hv = value({"--history"});
+    if (!hv.ok()) return hv.status();
+    if (*hv) {
+      bool name_ok = !(*hv)->empty() && (*hv)->size() <= 300;
+      for (char ch : **hv) {
+        name_ok &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ||
+                   ch == '_' || ch == '/';
+      }
+      if (!name_ok) {
+        return Result<StatusArgs>::Error("--history: \"" + **hv +
+                                         "\" is not a job name ([namespace/]name)");
+      }
+      s.history = **hv;
       continue;
     }
     auto c = value({"--count"});

@@ -17,9 +17,11 @@ struct StatusArgs {
   std::chrono::milliseconds interval{2000};
   int64_t count = 0;          // with watch: stop after this many draws; 0 = until Ctrl-C
   bool clear_screen = false;  // with watch: clear the terminal before each draw (set by the caller)
+  std::string history;        // --history [ns/]name: that job's round history instead
 };
 
-// Takes -o/--output, --watch/-w, --interval <seconds> and --count <n> out of `args`; the rest are
+// Takes -o/--output, --watch/-w, --interval <seconds>, --count <n> and --history <job> out of
+// `args`; the rest are
 // daemon flags for LoadConfig (--db, --status-port, --status-address). Errors name the flag.
 Result<StatusArgs> TakeStatusArgs(std::vector<std::string>& args);
 

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <nlohmann/json.hpp>
 
 namespace sedna::app {
 namespace {
@@ -102,6 +104,78 @@ std::string RenderWideTable(const std::vector<JobView>& jobs) {
          Or(j.deployed_at), Or(HumanNumbers(j.last_decision)), Or(HumanNumbers(j.last_error))});
   }
   return Table(rows);
+}
+
+namespace {
+
+std::string Clock(int64_t ms) {
+  if (ms <= 0) return "-";
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%m-%d %H:%M:%S", &tm);
+  return b;
+}
+
+std::string Took(int64_t from, int64_t to) {
+  if (from <= 0 || to < from) return "";
+  return " " + Short(static_cast<double>(to - from) / 1000.0, 3) + "s";
+}
+
+std::string Flat(const std::map<std::string, double>& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += (out.empty() ? "" : ",") + k + "=" + Short(v, 4);
+  return out.empty() ? "-" : out;
+}
+
+std::string Stage(const std::string& status, int64_t ready, int64_t done) {
+  if (!status.empty()) return status + Took(ready, done);
+  return ready > 0 ? "running" : "-";
+}
+
+}  // namespace
+
+bool HistoryMatches(const JobHistory& h, const std::string& job) {
+  const auto slash = job.find('/');
+  if (slash == std::string::npos) return h.name == job;
+  return h.ns == job.substr(0, slash) && h.name == job.substr(slash + 1);
+}
+
+Result<std::vector<JobHistory>> DecodeHistories(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return Result<std::vector<JobHistory>>::Error("history: not a JSON array");
+  std::vector<JobHistory> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    auto h = DecodeJobHistory(j[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!h.ok()) {
+      return Result<std::vector<JobHistory>>::Error("history[" + std::to_string(i) +
+                                                    "]: " + h.message());
+    }
+    out.push_back(std::move(*h));
+  }
+  return out;
+}
+
+std::string RenderHistoryTable(const JobHistory& h) {
+  std::string out = (h.kind == "IncrementalLearningJob" ? "IL " : "LL ") + h.ns + "/" + h.name +
+                    "   train trigger: " + Or(h.train_trigger) +
+                    "   deploy trigger: " + Or(h.deploy_trigger) +
+                    "   deploys: " + std::to_string(h.deploys) + "\n";
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"ROUND", "SAMPLES", "FIRED", "TRAIN", "EVAL", "METRICS [new | deployed]",
+                  "DECISION", "WHY"});
+  for (const RoundRecord& r : h.rounds) {
+    std::string metrics = r.new_metrics.empty() && r.deployed_metrics.empty()
+                              ? "-"
+                              : Flat(r.new_metrics) + " | " + Flat(r.deployed_metrics);
+    rows.push_back({std::to_string(r.round), std::to_string(r.samples), Clock(r.fired_ms),
+                    Stage(r.train_status, r.train_ready_ms, r.train_done_ms),
+                    Stage(r.eval_status, r.eval_ready_ms, r.eval_done_ms), metrics,
+                    Or(r.decision) + (r.decided_ms ? " " + Clock(r.decided_ms) : ""),
+                    HumanNumbers(Or(r.decision_reason))});
+  }
+  return out + RenderAlignedRows(rows);
 }
 
 }  // namespace sedna::app

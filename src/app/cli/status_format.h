@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cluster/round_history.h"
 #include "app/cluster/status_view.h"
 
 namespace sedna::app {
@@ -17,5 +18,13 @@ std::string HumanNumbers(const std::string& text);
 std::vector<JobView> HumanViews(std::vector<JobView> jobs);
 // Every field of each job, one line per job, aligned columns.
 std::string RenderWideTable(const std::vector<JobView>& jobs);
+
+// `job` is "namespace/name" or "name".
+bool HistoryMatches(const JobHistory& h, const std::string& job);
+// /api/history's answer: a JSON array of round_history.h records. Errors name the element.
+Result<std::vector<JobHistory>> DecodeHistories(const std::string& text);
+// `sedna-lc status --history JOB`: the job's triggers, then one line per round, oldest first
+// (samples, trigger fired, train and eval with durations, metrics new | deployed, decision).
+std::string RenderHistoryTable(const JobHistory& h);
 
 }  // namespace sedna::app

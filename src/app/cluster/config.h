@@ -42,6 +42,8 @@ struct Config {
   int64_t max_index_line_bytes = 1 << 20;
   // numberOfSamples is sent at most once per this many ms per Dataset; the last value always is.
   int64_t dataset_status_interval_ms = 1000;
+  // Rounds kept per job in the round history (round_history.h): the dashboard, `status --history`.
+  int64_t history_rounds = 50;
 };
 
 }  // namespace sedna::app

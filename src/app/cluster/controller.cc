@@ -268,6 +268,9 @@ uint16_t Controller::status_port() const { return impl_->status.port(); }
 void Controller::OnGmFrame(const std::string& text) { impl_->frames.OnFrame(text); }
 void Controller::SetUpstreamSink(UpstreamSink* sink) { impl_->outbox.SetSink(sink); }
 void Controller::PumpOutbox() { impl_->outbox.Pump(); }
+void Controller::SetWorkersSource(WorkersSource workers) {
+  impl_->status.set_workers(std::move(workers));
+}
 void Controller::SetGmDiagnosis(std::function<std::vector<std::string>()> diagnose) {
   impl_->gm_diagnosis = std::move(diagnose);
 }

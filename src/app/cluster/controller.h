@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cluster/config.h"
+#include "app/cluster/dashboard_workers.h"
 #include "app/cluster/upstream_sink.h"
 #include "core/report.h"
 #include "core/status.h"
@@ -53,6 +54,8 @@ class Controller {
   // Cluster mode: what the daemon logs when its first connect to the GM fails (`sedna-lc doctor`'s
   // checks up to TCP, one line each). Blocking: it runs on the pool. Set before Start().
   void SetGmDiagnosis(std::function<std::vector<std::string>()> diagnose);
+  // Standalone mode: the local GM's workers, shown by the dashboard. Set before Start().
+  void SetWorkersSource(WorkersSource workers);
 
  private:
   struct Impl;

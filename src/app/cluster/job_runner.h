@@ -29,6 +29,7 @@
 #include "app/cluster/model_registry.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
+#include "app/cluster/round_history.h"
 #include "app/cluster/status_view.h"
 #include "core/il_job.h"
 #include "core/ll_job.h"
@@ -82,6 +83,8 @@ class JobRunner {
 
   std::vector<JobView> Views() const;
   size_t size() const { return jobs_.size(); }
+  // The jobs' round history (recorded after every step, round_history.h).
+  const RoundHistory& history() const { return history_; }
 
   // Cancels every job's timers.
   void Stop();
@@ -140,6 +143,7 @@ class JobRunner {
   uint64_t next_incarnation_ = 1;
   bool reloading_ = false;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
+  RoundHistory history_{ctx_};
 };
 
 }  // namespace sedna::app

@@ -134,6 +134,11 @@ void JobRunner::Adopt(PlannedStep& p) {
 }
 
 void JobRunner::ActOn(PlannedStep& p) {
+  const JobEntry& e = *p.e;
+  history_.OnStep(
+      {e.key, e.object_kind(), e.meta().ns, e.meta().name, e.is_il() ? &e.il_state : nullptr,
+       e.is_il() ? nullptr : &e.ll_state, e.train_trigger.text, e.deploy_trigger.text},
+      p.frames, p.actions, p.now_ms);
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);

@@ -1,9 +1,13 @@
 // The status server (--status-port, loopback by default): /healthz, /readyz, /metrics
-// (Prometheus text) and /status (every job's view, as `sedna-lc status` shows it).
+// (Prometheus text, with per-job gauges), /status (every job's view, as `sedna-lc status` shows
+// it), the dashboard page at / and /dashboard (dashboard_page.h) and the feed it polls,
+// /api/dashboard (dashboard_feed.h), and /api/history?job=[ns/]name (what `sedna-lc status
+// --history` shows: round_history.h records, as a JSON array).
 //
-// Owns: the status HTTP server.
+// Owns: the status HTTP server; the files the dashboard shows (worker log tails, kept model
+//   versions), read on the pool at most once a second while the page polls, never on the loop.
 // Calls, read-only: the store (outbox stats), the outbox (connected), the job runner (Views,
-//   size), the report intake (pending), the shared counters.
+//   size, history), the report intake (pending), the shared counters, the workers source.
 // Called by: HTTP clients; the composition root (Start, Stop, port).
 #pragma once
 
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "app/cluster/context.h"
+#include "app/cluster/dashboard_feed.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
@@ -35,15 +40,26 @@ class StatusEndpoint {
   Status Start();
   void Stop();
   uint16_t port() const;
+  // Standalone: the local GM's workers, for the dashboard. Set before Start().
+  void set_workers(WorkersSource workers) { workers_ = std::move(workers); }
 
  private:
   http::HttpResponse OnRequest(const http::HttpRequest& req);
+  http::HttpResponse Dashboard();
+  http::HttpResponse History(const std::string& target);
+  // Reads the log tails and model versions on the pool when the last read is older than 1 s.
+  void RefreshFiles(const std::vector<WorkerView>& workers);
 
   Context& ctx_;
   const JobRunner& jobs_;
   const ReportIntake& intake_;
   const Outbox& outbox_;
   std::unique_ptr<http::HttpServer> server_;
+  WorkersSource workers_;
+  DashboardFiles files_;
+  int64_t files_read_ms_ = 0;
+  bool files_reading_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace sedna::app

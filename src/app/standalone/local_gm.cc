@@ -300,6 +300,8 @@ void LocalGm::Stop() {
 
 void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; }
 
+std::vector<WorkerView> LocalGm::Workers() const { return impl_->board.Views(); }
+
 Status LocalGm::MayReport(const core::WorkerReport& report) const {
   return impl_->started.MayReport(report, StartedWorkers::Clock::now());
 }

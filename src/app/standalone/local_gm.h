@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adapters/manifest/manifest.h"
+#include "app/cluster/dashboard_workers.h"
 #include "app/cluster/upstream_sink.h"
 #include "app/standalone/local_credentials.h"
 #include "core/report.h"
@@ -53,6 +54,8 @@ class LocalGm : public UpstreamSink {
   // for the report's job may report, and only the kind of its stage (started_workers.h). Called
   // on the loop thread.
   Status MayReport(const core::WorkerReport& report) const;
+  // The workers started (the most recent ones), for the dashboard (Controller::SetWorkersSource).
+  std::vector<WorkerView> Workers() const;
 
   bool connected() const override;
   bool Send(std::string frame, std::function<void(bool)> done, bool more) override;

@@ -19,6 +19,7 @@
 #include "app/standalone/local_credentials.h"
 #include "app/standalone/local_gm.h"
 #include "app/standalone/started_workers.h"
+#include "app/standalone/worker_board.h"
 #include "core/gm_conditions.h"
 #include "core/resources.h"
 #include "core/status.h"
@@ -61,6 +62,7 @@ struct LocalGm::Impl {
   std::unique_ptr<process::ProcessRunner> runner;
   // The workers started, for the report gate.
   StartedWorkers started;
+  WorkerBoard board;  // the same workers, for the dashboard
   std::map<std::string, std::unique_ptr<GmJob>> jobs;
   std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
   std::map<std::string, int64_t> sample_counts;

@@ -271,6 +271,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
   }
   j.pod_ids[stage] = *id;
   started.Started(j.key, stage, worker);
+  board.Started(j.ns, j.name, core::StageName(stage), worker, spec->log_path);
   spdlog::info("standalone: {}: started {} ({}){}, log {}", j.key, worker,
                spec->argv.size() > 1 ? spec->argv[0] + " " + spec->argv[1] : spec->argv[0],
                CredentialsText(*spec), spec->log_path);
@@ -280,6 +281,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
 void LocalGm::Impl::OnWorkerExit(const std::string& key, Stage stage, const std::string& worker,
                                  const process::ExitInfo& info) {
   started.Exited(key, worker, StartedWorkers::Clock::now());
+  board.Exited(worker, ExitStateName(info.exit_code, info.signal, info.timed_out), info.error);
   auto it = jobs.find(key);
   if (it == jobs.end() || stopped) return;
   GmJob& j = *it->second;
@@ -349,6 +351,7 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   auto current = std::make_shared<int64_t>(-1);
   auto id = runner->Start(*ps, [this, key, current, worker](const process::ExitInfo& info) {
     started.Exited(key, worker, StartedWorkers::Clock::now());
+    board.Exited(worker, ExitStateName(info.exit_code, info.signal, info.timed_out), info.error);
     auto it = jobs.find(key);
     if (it == jobs.end() || stopped) return;
     GmJob& job = *it->second;
@@ -366,6 +369,7 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   *current = *id;
   j.inference_id = *id;
   started.Started(j.key, Stage::kDeploy, worker);
+  board.Started(j.ns, j.name, "inference", worker, ps->log_path);
   spdlog::info("standalone: {}: inference worker {} started{}, log {}", j.key, worker,
                CredentialsText(*ps), ps->log_path);
   SetPod(j, Stage::kDeploy, PodPhase::kRunning);

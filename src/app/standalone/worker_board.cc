@@ -1,0 +1,46 @@
+// The workers the local GM started (worker_board.h).
+#include "app/standalone/worker_board.h"
+
+#include <chrono>
+
+namespace sedna::app {
+
+namespace {
+
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void WorkerBoard::Started(const std::string& ns, const std::string& job, const std::string& stage,
+                          const std::string& name, const std::string& log_path) {
+  WorkerView w;
+  w.ns = ns;
+  w.job = job;
+  w.stage = stage;
+  w.name = name;
+  w.state = "running";
+  w.log_path = log_path;
+  w.started_ms = NowMs();
+  workers_.push_back(std::move(w));
+  while (workers_.size() > kMaxWorkers) workers_.pop_front();
+}
+
+void WorkerBoard::Exited(const std::string& name, const std::string& state,
+                         const std::string& how) {
+  for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) {
+    if (it->name != name) continue;
+    it->state = state;
+    it->detail = how;
+    it->exited_ms = NowMs();
+    return;
+  }
+}
+
+std::vector<WorkerView> WorkerBoard::Views() const {
+  return std::vector<WorkerView>(workers_.rbegin(), workers_.rend());
+}
+
+}  // namespace sedna::app
