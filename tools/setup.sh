@@ -11,9 +11,10 @@ PACKAGES=(
   python3 python3-sklearn tzdata
 )
 # Only the tests need these (tools/test.sh passes --tests): the image, .deb and manifest checks
-# of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the Kubernetes API models).
+# of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the Kubernetes API models)
+# and the dashboard's browser test (chromium).
 if [ "${1:-}" = "--tests" ]; then
-  PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml)
+  PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml chromium)
 fi
 
 missing=()

@@ -75,6 +75,8 @@ def main():
                            "--status-port", str(status_port), "--bind-port", str(bind_port)],
                           stdout=log, stderr=subprocess.STDOUT, env=env)
     say("sedna-lc standalone started (pid %d); log %s" % (lc.pid, log.name))
+    say("dashboard: http://127.0.0.1:%d/ (jobs, rounds, metric charts, workers; live)"
+        % status_port)
     deadline = time.time() + 20
     while status(status_port) is None:
         if lc.poll() is not None or time.time() > deadline:
