@@ -149,7 +149,7 @@ class Browser:
 SEEN = """(() => {
   const job = document.querySelector('tr.job[data-job="%(job)s"]');
   const det = document.querySelector('section.job-detail[data-job="%(job)s"]');
-  const charts = det ? [...det.querySelectorAll('svg.chart')].map(c => ({
+  const charts = det ? [...det.querySelectorAll('svg.chart[data-kind="eval"]')].map(c => ({
     metric: c.dataset.metric,
     newPts: c.querySelectorAll('circle.pt.new').length,
     deployedPts: c.querySelectorAll('circle.pt.deployed').length,

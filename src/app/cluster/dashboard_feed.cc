@@ -19,47 +19,6 @@ const char* ShortKind(const std::string& kind) {
   return kind == "IncrementalLearningJob" ? "IL" : "LL";
 }
 
-json MetricsJson(const std::map<std::string, double>& m) {
-  json o = json::object();
-  for (const auto& [k, v] : m) {
-    if (std::isfinite(v)) o[k] = v;
-  }
-  return o;
-}
-
-json HistoryJson(const JobHistory& h) {
-  json rounds = json::array();
-  for (const RoundRecord& r : h.rounds) {
-    rounds.push_back(json{{"round", r.round},
-                          {"samples", r.samples},
-                          {"trainTrigger", r.train_trigger},
-                          {"fired", r.fired},
-                          {"firedMs", r.fired_ms},
-                          {"attempts", r.attempts},
-                          {"dataURL", r.data_url},
-                          {"outputDir", r.output_dir},
-                          {"trainReadyMs", r.train_ready_ms},
-                          {"trainDoneMs", r.train_done_ms},
-                          {"trainStatus", r.train_status},
-                          {"trainedModel", r.trained_model},
-                          {"evalReadyMs", r.eval_ready_ms},
-                          {"evalDoneMs", r.eval_done_ms},
-                          {"evalStatus", r.eval_status},
-                          {"newMetrics", MetricsJson(r.new_metrics)},
-                          {"deployedMetrics", MetricsJson(r.deployed_metrics)},
-                          {"decision", r.decision},
-                          {"decisionReason", r.decision_reason},
-                          {"deployTrigger", r.deploy_trigger},
-                          {"decidedMs", r.decided_ms},
-                          {"deployedMs", r.deployed_ms}});
-  }
-  return json{{"trainTrigger", h.train_trigger},
-              {"deployTrigger", h.deploy_trigger},
-              {"deployTarget", h.deploy_target},
-              {"deploys", h.deploys},
-              {"rounds", rounds}};
-}
-
 std::string LabelValue(const std::string& v) {
   std::string out;
   for (char c : v) {
@@ -133,7 +92,7 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
            {"deployedUrl", v.deployed_url},
            {"deployedAt", v.deployed_at}};
     const JobHistory* h = in.history ? FindHistory(*in.history, v.kind, v.ns, v.name) : nullptr;
-    j["history"] = h ? HistoryJson(*h) : json{{"rounds", json::array()}};
+    j["history"] = h ? JobHistoryJson(*h) : json{{"rounds", json::array()}};
     json versions = json::array();
     if (h && in.files && !h->deploy_target.empty()) {
       auto it = in.files->versions.find(h->deploy_target);

@@ -23,8 +23,8 @@ th{font-weight:600;color:#555;font-size:12px}
 .bar i{display:block;height:8px;background:#3a7bd5;border-radius:4px}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 .chart{background:#fafbfc;border:1px solid #e3e6ea;border-radius:4px}
-.chart .new{fill:#3a7bd5;stroke:#3a7bd5}.chart .deployed{fill:#999;stroke:#999}
-.chart polyline.new,.chart polyline.deployed{fill:none;stroke-width:2}.chart polyline.deployed{stroke-dasharray:4 3}
+.chart .new{fill:#3a7bd5;stroke:#3a7bd5}.chart .deployed{fill:#999;stroke:#999}.chart .train{fill:#d5803a;stroke:#d5803a}
+.chart polyline.new,.chart polyline.deployed,.chart polyline.train{fill:none;stroke-width:2}.chart polyline.deployed{stroke-dasharray:4 3}
 .mark-deployed,.mark-deploy{fill:#138a36}.mark-kept{fill:#888}.mark-bad{fill:#c0392b}
 pre{background:#1d2330;color:#dfe3ea;padding:8px;max-height:220px;overflow:auto;white-space:pre-wrap}
 #err{color:#fff;background:#c0392b;padding:2px 8px;border-radius:4px}
@@ -59,22 +59,21 @@ function waiting(j) {
   return `${bar}${j.samplesWaiting} <span class="dim mono">${esc(trig)}</span>`;
 }
 function decisionClass(d) { return d === "deployed" || d === "deploy" ? "mark-" + d : d === "kept" ? "mark-kept" : "mark-bad"; }
-function chart(name, rounds) {
-  const pts = rounds.filter(r => name in r.newMetrics || name in r.deployedMetrics);
+function chart(name, rounds, kind, series) {
   const W = 360, H = 170, L = 44, R = 10, T = 28, B = 26;
   const vals = [];
-  pts.forEach(r => { if (name in r.newMetrics) vals.push(r.newMetrics[name]); if (name in r.deployedMetrics) vals.push(r.deployedMetrics[name]); });
+  rounds.forEach(r => series.forEach(([, key]) => { if (name in r[key]) vals.push(r[key][name]); }));
   let lo = Math.min(...vals), hi = Math.max(...vals);
   if (!(hi > lo)) { lo -= 0.5; hi += 0.5; }
   const n = rounds.length;
   const x = i => L + (n < 2 ? (W - L - R) / 2 : i * (W - L - R) / (n - 1));
   const y = v => T + (H - T - B) * (1 - (v - lo) / (hi - lo));
-  let s = `<svg class="chart" data-metric="${esc(name)}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`;
+  let s = `<svg class="chart" data-kind="${kind}" data-metric="${esc(name)}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`;
   s += `<text x="4" y="13" font-size="12" font-weight="600">${esc(name)}</text>`;
-  s += `<text x="${W - R}" y="13" font-size="11" text-anchor="end"><tspan class="new">● new</tspan> <tspan class="deployed">● deployed</tspan></text>`;
+  s += `<text x="${W - R}" y="13" font-size="11" text-anchor="end">${series.map(([c]) => `<tspan class="${c}">● ${c}</tspan>`).join(" ")}</text>`;
   s += `<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="#ccc"/>`;
   s += `<text x="${L - 4}" y="${y(hi) + 4}" font-size="10" text-anchor="end">${+hi.toPrecision(4)}</text><text x="${L - 4}" y="${y(lo) + 4}" font-size="10" text-anchor="end">${+lo.toPrecision(4)}</text>`;
-  for (const [cls, key] of [["deployed", "deployedMetrics"], ["new", "newMetrics"]]) {
+  for (const [cls, key] of series) {
     const line = [], dots = [];
     rounds.forEach((r, i) => { if (name in r[key]) { line.push(`${x(i)},${y(r[key][name])}`); dots.push(`<circle class="pt ${cls}" data-round="${r.round}" cx="${x(i)}" cy="${y(r[key][name])}" r="3.5"><title>round ${r.round} ${cls}: ${r[key][name]}</title></circle>`); } });
     if (line.length > 1) s += `<polyline class="${cls}" points="${line.join(" ")}"/>`;
@@ -119,12 +118,14 @@ function render(d) {
     `<td>${esc(j.stage || "-")}</td><td>${j.round}</td><td>${waiting(j)}</td><td class="${d.gmConnected ? "ok" : "bad"}">${d.gmConnected ? "up" : "down"}</td><td>${esc(doing(j))}</td><td class="mono">${esc(j.deployedUrl || "-")}</td></tr>`).join("") ||
     `<tr><td colspan="8" class="dim">No jobs.</td></tr>`;
   document.getElementById("details").innerHTML = d.jobs.map(j => {
-    const names = new Set();
-    j.history.rounds.forEach(r => { Object.keys(r.newMetrics).forEach(k => names.add(k)); Object.keys(r.deployedMetrics).forEach(k => names.add(k)); });
-    const charts = [...names].sort().map(n => chart(n, j.history.rounds)).join("");
+    const rs = j.history.rounds, names = new Set(), tnames = new Set();
+    rs.forEach(r => { Object.keys(r.newMetrics).forEach(k => names.add(k)); Object.keys(r.deployedMetrics).forEach(k => names.add(k)); Object.keys(r.trainMetrics || {}).forEach(k => tnames.add(k)); });
+    const charts = [...names].sort().map(n => chart(n, rs, "eval", [["deployed", "deployedMetrics"], ["new", "newMetrics"]])).join("");
+    const tcharts = [...tnames].sort().map(n => chart(n, rs, "train", [["train", "trainMetrics"]])).join("");
     return `<section class="job-detail" id="job-${esc(j.namespace + "-" + j.name)}" data-job="${esc(j.namespace + "/" + j.name)}"><h2>${esc(j.short)} ${esc(j.namespace + "/" + j.name)} <span class="dim">— ${j.history.deploys || 0} deploys</span></h2>` +
       (j.lastError ? `<p class="bad">${esc(j.lastError)}</p>` : "") +
-      `<h3>Eval metrics by round</h3>${charts ? `<div class="charts">${charts}</div>` : `<p class="dim">No eval yet.</p>`}<h3>Rounds</h3>${history(j)}${versions(j)}</section>`;
+      `<h3>Eval metrics by round</h3>${charts ? `<div class="charts">${charts}</div>` : `<p class="dim">No eval yet.</p>`}` +
+      (tcharts ? `<h3>Train metrics by round (per task)</h3><div class="charts">${tcharts}</div>` : "") + `<h3>Rounds</h3>${history(j)}${versions(j)}</section>`;
   }).join("");
   const ws = document.getElementById("workers-sec");
   ws.hidden = !d.standalone;

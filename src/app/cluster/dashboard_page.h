@@ -5,8 +5,10 @@
 // What a test can rely on (tests/integration/dashboard_browser_test.py): <body data-polls=N>
 // counts successful polls; each job is a <tr class="job" data-job="ns/name">; its rounds are
 // <tr class="round" data-round=R> under <section class="job-detail" data-job=...>; each eval
-// metric is an <svg class="chart" data-metric=M> with one <circle class="pt new"> (and
-// "pt deployed") per evaluated round and one <g class="mark" data-decision=D> per decided round.
+// metric is an <svg class="chart" data-kind="eval" data-metric=M> with one <circle class="pt new">
+// (and "pt deployed") per evaluated round and one <g class="mark" data-decision=D> per decided
+// round; each train metric (LL: per task, "task/accuracy") an <svg class="chart"
+// data-kind="train"> with "pt train" points.
 #pragma once
 
 #include <string_view>

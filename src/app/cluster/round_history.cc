@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "adapters/json/envelope.h"
@@ -32,7 +33,7 @@ void Flatten(const json& v, const std::string& name, int depth,
              std::map<std::string, double>& out) {
   if (out.size() >= RoundHistory::kMaxMetrics || name.size() > kMaxName) return;
   if (v.is_number()) {
-    out[name] = v.get<double>();
+    if (std::isfinite(v.get<double>())) out[name] = v.get<double>();
   } else if (v.is_array()) {
     // As the triggers compare a bare list (core::ResolveMetric): its mean.
     double sum = 0;
@@ -77,7 +78,10 @@ bool RecordWorkerReport(JobHistory& h, const std::string& frame, int64_t now_ms)
   if (phase == "train") {
     r.train_status = status;
     r.train_done_ms = now_ms;
-    if (status == "completed") r.trained_model = UrlOf(models, 0);
+    if (status == "completed") {
+      r.trained_model = UrlOf(models, 0);
+      r.train_metrics = MetricsOf(models, 0);
+    }
     return true;
   }
   if (phase == "eval") {
@@ -203,7 +207,9 @@ bool RecordAction(JobHistory& h, const StepFacts& f, const core::il::Action& a, 
 
 json MetricsJson(const std::map<std::string, double>& m) {
   json o = json::object();
-  for (const auto& [k, v] : m) o[k] = v;
+  for (const auto& [k, v] : m) {
+    if (std::isfinite(v)) o[k] = v;
+  }
   return o;
 }
 
@@ -240,7 +246,7 @@ bool RecordStep(JobHistory& h, const StepFacts& f, const std::vector<std::string
   return changed;
 }
 
-std::string EncodeJobHistory(const JobHistory& h) {
+json JobHistoryJson(const JobHistory& h) {
   json rounds = json::array();
   for (const RoundRecord& r : h.rounds) {
     rounds.push_back(json{{"round", r.round},
@@ -255,6 +261,7 @@ std::string EncodeJobHistory(const JobHistory& h) {
                           {"trainDoneMs", r.train_done_ms},
                           {"trainStatus", r.train_status},
                           {"trainedModel", r.trained_model},
+                          {"trainMetrics", MetricsJson(r.train_metrics)},
                           {"evalReadyMs", r.eval_ready_ms},
                           {"evalDoneMs", r.eval_done_ms},
                           {"evalStatus", r.eval_status},
@@ -276,8 +283,11 @@ std::string EncodeJobHistory(const JobHistory& h) {
               {"deploys", h.deploys},
               {"decisionsSeen", h.decisions_seen},
               {"updatedMs", h.updated_ms},
-              {"rounds", rounds}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+              {"rounds", rounds}};
+}
+
+std::string EncodeJobHistory(const JobHistory& h) {
+  return JobHistoryJson(h).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<JobHistory> DecodeJobHistory(const std::string& text) {
@@ -309,6 +319,7 @@ Result<JobHistory> DecodeJobHistory(const std::string& text) {
       r.train_done_ms = e.value("trainDoneMs", int64_t{0});
       r.train_status = e.value("trainStatus", "");
       r.trained_model = e.value("trainedModel", "");
+      r.train_metrics = MetricsFrom(e.value("trainMetrics", json::object()));
       r.eval_ready_ms = e.value("evalReadyMs", int64_t{0});
       r.eval_done_ms = e.value("evalDoneMs", int64_t{0});
       r.eval_status = e.value("evalStatus", "");

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "app/cluster/context.h"
 #include "core/il_job.h"
 #include "core/ll_job.h"
@@ -46,6 +48,8 @@ struct RoundRecord {
   int64_t train_done_ms = 0;   // the train worker's completed or failed report
   std::string train_status;    // "", "completed", "failed"
   std::string trained_model;   // results[0].url of the completed train
+  // results[0].metrics of the completed train, flattened as below (LL: per task, "task/accuracy").
+  std::map<std::string, double> train_metrics;
   int64_t eval_ready_ms = 0;
   int64_t eval_done_ms = 0;
   std::string eval_status;
@@ -88,7 +92,8 @@ struct StepFacts {
 bool RecordStep(JobHistory& h, const StepFacts& f, const std::vector<std::string>& frames,
                 const std::vector<core::il::Action>& actions, int64_t now_ms, size_t max_rounds);
 
-std::string EncodeJobHistory(const JobHistory& h);
+nlohmann::json JobHistoryJson(const JobHistory& h);
+std::string EncodeJobHistory(const JobHistory& h);  // JobHistoryJson, dumped
 // Errors name the field; a record of a newer layout decodes what it knows.
 Result<JobHistory> DecodeJobHistory(const std::string& text);
 

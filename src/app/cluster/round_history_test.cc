@@ -71,13 +71,15 @@ TEST(RoundHistoryTest, RecordsAnIlRoundFromTheStepsItTakes) {
   EXPECT_EQ(h.rounds[0].data_url, "/out/data/train/1/data.txt");
   EXPECT_EQ(h.rounds[0].output_dir, "/out/train/1");
 
-  ASSERT_TRUE(RecordStep(
-      h, j.Facts(),
-      {Forwarded("train", "completed", R"([{"format":"pkl","url":"/out/train/1/m.pkl"}])")}, {},
-      3100, 10));
+  ASSERT_TRUE(RecordStep(h, j.Facts(),
+                         {Forwarded("train", "completed",
+                                    R"([{"format":"pkl","url":"/out/train/1/m.pkl",)"
+                                    R"("metrics":{"spring":{"accuracy":0.5}}}])")},
+                         {}, 3100, 10));
   EXPECT_EQ(h.rounds[0].train_status, "completed");
   EXPECT_EQ(h.rounds[0].train_done_ms, 3100);
   EXPECT_EQ(h.rounds[0].trained_model, "/out/train/1/m.pkl");
+  EXPECT_EQ(h.rounds[0].train_metrics, (std::map<std::string, double>{{"spring/accuracy", 0.5}}));
 
   ASSERT_TRUE(RecordStep(h, j.Facts(), {}, {Report("Eval", "Ready")}, 3200, 10));
   EXPECT_EQ(h.rounds[0].eval_ready_ms, 3200);
