@@ -119,6 +119,13 @@ TEST(TakeStatusArgs, GoodAndBad) {
     EXPECT_EQ(s->output, "wide");
     EXPECT_EQ(s->interval.count(), 2000);
   }
+  {
+    Args a = {"--history", "default/digits-il", "-o", "json"};
+    auto s = TakeStatusArgs(a);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(s->history, "default/digits-il");
+    EXPECT_TRUE(a.empty());
+  }
   const std::pair<Args, const char*> bad[] = {
       {{"-o", "yaml"}, "-o: \"yaml\""},
       {{"-o"}, "-o: a value is required"},
@@ -126,6 +133,10 @@ TEST(TakeStatusArgs, GoodAndBad) {
       {{"--watch", "--interval", "x"}, "--interval"},
       {{"--watch", "--count", "0"}, "--count"},
       {{"--count", "2"}, "--count: only with --watch"},
+      {{"--history"}, "--history: a value is required"},
+      {{"--history", ""}, "--history: \"\" is not a job name"},
+      {{"--history", "a b"}, "--history: \"a b\" is not a job name"},
+      {{"--history", "x&job=y"}, "is not a job name"},
   };
   for (const auto& [args, want] : bad) {
     Args a = args;

@@ -161,6 +161,8 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
        {},
        {"--report-batch-ms", "60001"},
        {"--report-batch-ms", "60000"}},
+      {"no history rounds", {}, {"--history-rounds", "0"}, {"--history-rounds", "1 to 10000"}},
+      {"too many history rounds", {}, {"--history-rounds", "10001"}, {"--history-rounds"}},
       {"TZ misspelled", {{"TZ", "Europe/Berln"}}, {}, {"TZ", "\"Europe/Berln\"", "tzdata"}},
       {"--timezone not a zone", {}, {"--timezone", "12:00"}, {"--timezone", "\"12:00\""}},
   };

@@ -52,5 +52,69 @@ TEST(RenderWideTable, ShowsEveryFieldWithHumanNumbers) {
   EXPECT_EQ(t.find("0.033440000000000004"), std::string::npos) << t;
 }
 
+JobHistory History() {
+  JobHistory h;
+  h.kind = "IncrementalLearningJob";
+  h.ns = "default";
+  h.name = "digits-il";
+  h.train_trigger = "num_of_samples > 300";
+  h.deploy_trigger = "precision_delta > 0.01";
+  h.deploys = 1;
+  RoundRecord r;
+  r.round = 1;
+  r.samples = 384;
+  r.train_status = "completed";
+  r.train_ready_ms = 1000;
+  r.train_done_ms = 2500;
+  r.eval_status = "completed";
+  r.eval_ready_ms = 3000;
+  r.eval_done_ms = 3250;
+  r.new_metrics = {{"precision", 0.9071}};
+  r.deployed_metrics = {{"precision", 0.554}};
+  r.decision = "deployed";
+  r.decision_reason = "fired: precision_delta = 0.35310000000000002 > 0.01";
+  h.rounds.push_back(r);
+  r.round = 2;
+  r.train_status = r.eval_status = r.decision = r.decision_reason = "";
+  r.eval_ready_ms = 0;
+  r.new_metrics.clear();
+  r.deployed_metrics.clear();
+  h.rounds.push_back(r);
+  return h;
+}
+
+TEST(HistoryTable, OneLinePerRoundWithDurationsMetricsAndDecision) {
+  const std::string t = RenderHistoryTable(History());
+  EXPECT_NE(t.find("IL default/digits-il   train trigger: num_of_samples > 300   deploy trigger: "
+                   "precision_delta > 0.01   deploys: 1\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("completed 1.5s  completed 0.25s  precision=0.9071 | precision=0.554"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("fired: precision_delta = 0.3531 > 0.01"), std::string::npos) << t;
+  // Round 2: the train is running, nothing else yet.
+  const auto row2 = t.find("\n2      384      ");
+  ASSERT_NE(row2, std::string::npos) << t;
+  const std::string line = t.substr(row2 + 1, t.find('\n', row2 + 1) - row2 - 1);
+  EXPECT_NE(line.find("running"), std::string::npos) << line;
+  EXPECT_EQ(line.find("completed"), std::string::npos) << line;
+}
+
+TEST(HistoryTable, DecodesWhatTheDaemonServesAndMatchesNames) {
+  const JobHistory h = History();
+  auto v = DecodeHistories("[" + EncodeJobHistory(h) + "]");
+  ASSERT_TRUE(v.ok()) << v.message();
+  ASSERT_EQ(v->size(), 1u);
+  EXPECT_EQ((*v)[0].rounds, h.rounds);
+  EXPECT_FALSE(DecodeHistories("{}").ok());
+  EXPECT_NE(DecodeHistories(R"([{"rounds":[{"round":"x"}]}])").message().find("history[0]"),
+            std::string::npos);
+  EXPECT_TRUE(HistoryMatches(h, "digits-il"));
+  EXPECT_TRUE(HistoryMatches(h, "default/digits-il"));
+  EXPECT_FALSE(HistoryMatches(h, "other/digits-il"));
+  EXPECT_FALSE(HistoryMatches(h, "digits"));
+}
+
 }  // namespace
 }  // namespace sedna::app
