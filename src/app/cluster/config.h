@@ -38,6 +38,10 @@ struct Config {
   // A round whose eval report was refused waits this long for a valid one, then is decided "not
   // deployed" (issue 15; the G2 deploy wait of sedna-head-protocol.md §3.2 reuses it).
   int64_t deploy_wait_ms = 30000;
+  // --gm-protocol auto|g1|g2 (sedna-head-protocol.md §3.2 "Fallback flag"): g1 decides each IL
+  // deploy deploy_report_delay_ms after the eval report was written; auto and g2 as §3.2.
+  std::string gm_protocol = "auto";
+  int64_t deploy_report_delay_ms = 10000;
   // Index lines longer than this are skipped, each with an error naming the Dataset and offset.
   int64_t max_index_line_bytes = 1 << 20;
   // numberOfSamples is sent at most once per this many ms per Dataset; the last value always is.

@@ -220,6 +220,7 @@ void Controller::Impl::ConnectGm() {
   cb.on_connected = [this] {
     spdlog::info("GM {}: connected as node {}", ctx.cfg.gm_address, ctx.cfg.node_name);
     ctx.metrics.gm_connects++;
+    ctx.gm_epoch++;  // job objects received before this connection are no longer current
     outbox.Pump();
   };
   cb.on_frame = [this](std::string t) { frames.OnFrame(t); };

@@ -41,6 +41,11 @@ core::il::Now MakeNow() {
   return n;
 }
 
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   storage::Context c;
   c.rootfs = ctx.cfg.rootfs;
@@ -67,7 +72,13 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
-  spec.deploy_wait_ms = ctx_.cfg.deploy_wait_ms;
+  spec.initial_eval_model =
+      e.il.object.spec.initial_eval_model_name.empty()
+          ? std::nullopt
+          : models_.RefFor(e.meta().ns, e.il.object.spec.initial_eval_model_name);
+  spec.deploy_wait_ms =
+      ctx_.cfg.gm_protocol == "g1" ? ctx_.cfg.deploy_report_delay_ms : ctx_.cfg.deploy_wait_ms;
+  spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
   return spec;
 }
 
@@ -92,6 +103,8 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
   if (e.is_il()) {
     core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
     state_changed = !(out.state == e.il_state);
+    p.watch_forward = !e.il_state.eval_reported && out.state.eval_reported &&
+                      out.state.eval_written_ms == 0 && !pre_frames.empty();
     p.il_next = std::move(out.state);
     p.actions = std::move(out.actions);
   } else {
@@ -118,7 +131,9 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
 
 Status JobRunner::Write(store::Store::Tx& tx, const PlannedStep& p) {
   for (const auto& f : p.frames) {
-    if (Status s = Outbox::Append(tx, f); !s.ok()) return s;
+    auto id = Outbox::AppendId(tx, f);
+    if (!id.ok()) return id.status();
+    p.last_frame_id = *id;
   }
   return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
 }
@@ -135,6 +150,11 @@ void JobRunner::Adopt(PlannedStep& p) {
 
 void JobRunner::ActOn(PlannedStep& p) {
   for (const Action& a : p.actions) RunAction(*p.e, a);
+  if (p.watch_forward && p.last_frame_id > 0) {
+    outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
+      if (JobEntry* j = Find(key, inc)) Step(*j, core::il::EvalForwardWritten{NowMs()});
+    });
+  }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);
 }
@@ -181,7 +201,8 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
 // checkPeriodSeconds.
 void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
-  const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
+  const int64_t at =
+      e.is_il() ? core::il::NextWakeMs(MakeIlSpec(e), e.il_state) : e.ll_state.retry_after_ms;
   if (at <= now_ms || at == e.retry_scheduled_at) return;
   e.retry_scheduled_at = at;
   if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(ctx_.io);
