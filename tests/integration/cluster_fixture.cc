@@ -1,5 +1,6 @@
 #include "cluster_fixture.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -22,6 +23,11 @@ void ClusterFixture::StartLc(uint16_t status_port, const std::vector<std::string
   std::vector<std::string> args{"--db",        db,     "--status-port", std::to_string(status_port),
                                 "--log-level", "debug"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
+  // The emulated G1 GM never sends (Deploy, Waiting): each IL deploy decision comes --deploy-wait
+  // after the eval forward (sedna-head-protocol.md §3.2). Tests keep it short unless they set it.
+  if (std::find(args.begin(), args.end(), "--deploy-wait") == args.end()) {
+    args.insert(args.end(), {"--deploy-wait", "0.2"});
+  }
   lc = std::make_unique<LcProcess>(
       lc_binary,
       std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},

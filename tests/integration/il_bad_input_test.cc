@@ -469,7 +469,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   UpstreamFrame il5 = NextJob();
   EXPECT_EQ(
       il5.content,
-      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   job->Report(il4.content);
   job->Report(il5.content);
