@@ -52,16 +52,30 @@ ClusterFixture::NodeLc& ClusterFixture::StartNodeLc(const std::string& node, boo
   std::vector<std::string> args{"--db",        n->db,  "--status-port", std::to_string(status_port),
                                 "--log-level", "debug"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  n->lc = std::make_unique<LcProcess>(
+  n->args = std::move(args);
+  node_lcs.push_back(std::move(n));
+  NodeLc& added = *node_lcs.back();
+  SpawnNodeLc(added);
+  return added;
+}
+
+void ClusterFixture::SpawnNodeLc(NodeLc& n) {
+  n.lc = std::make_unique<LcProcess>(
       lc_binary,
       std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                         {"NODENAME", node},
-                                         {"BIND_PORT", std::to_string(n->port)},
-                                         {"ROOTFS_MOUNT_DIR", n->rootfs}},
-      args, n->log);
-  EXPECT_TRUE(gm->WaitForNode(node, std::chrono::seconds(20))) << n->lc->Log();
-  node_lcs.push_back(std::move(n));
-  return *node_lcs.back();
+                                         {"NODENAME", n.node},
+                                         {"BIND_PORT", std::to_string(n.port)},
+                                         {"ROOTFS_MOUNT_DIR", n.rootfs}},
+      n.args, n.log);
+  EXPECT_TRUE(gm->WaitForNode(n.node, std::chrono::seconds(20))) << n.lc->Log();
+}
+
+void ClusterFixture::KillAndRestartNode(NodeLc& n) {
+  n.lc->Kill();
+  AppendFile(n.log, "---- SIGKILL; restarting ----\n");
+  // The killed LC's connection closes when the kernel resets it; the new one is then the node's.
+  EXPECT_TRUE(gm->server().WaitForNodeGone(n.node, std::chrono::seconds(10)));
+  SpawnNodeLc(n);
 }
 
 std::string ClusterFixture::PostWorkerTo(const NodeLc& on, const std::string& name,

@@ -39,12 +39,18 @@ class ClusterFixture : public ::testing::Test {
   struct NodeLc {
     std::string node, rootfs, db, log;
     uint16_t port = 0;
+    std::vector<std::string> args;  // the command line it was started with
     std::unique_ptr<LcProcess> lc;
   };
   NodeLc& StartNodeLc(const std::string& node, bool own_rootfs = false, uint16_t status_port = 0,
                       const std::vector<std::string>& extra_args = {});
+  // SIGKILL, a marker line in its log, then the same LC again (database, rootfs, port, args);
+  // fails the test unless its node reconnects within 20 s.
+  void KillAndRestartNode(NodeLc& n);
   // POSTs `body` to that LC's /sedna/workers/<name>/info; expects 200 and returns the reply body.
   std::string PostWorkerTo(const NodeLc& on, const std::string& name, const std::string& body);
+
+  void SpawnNodeLc(NodeLc& n);
 
   // On failure prints the LCs' logs; stops the LCs (SIGKILL) and the GM; removes tmp.
   void TearDown() override;

@@ -44,6 +44,49 @@ bool SameCondition(const core::JobCondition& a, const core::JobCondition& b) {
          a.data_json == b.data_json && a.last_transition_time == b.last_transition_time;
 }
 
+// v0.7.0 lifelonglearning/upstream.go updateStatusKnowledgeBase, for one LC message's content;
+// null when it has no output model (the GM then leaves the knowledge base as it is). Go ranges
+// over the metric maps in random order; this takes them sorted by key.
+Json KnowledgeBaseOf(const Json& content) {
+  const Json* models = nullptr;
+  if (content.is_object() && content.contains("output") && content["output"].is_object() &&
+      content["output"].contains("models") && content["output"]["models"].is_array() &&
+      !content["output"]["models"].empty()) {
+    models = &content["output"]["models"];
+  }
+  if (!models) return nullptr;
+  Json list = Json::array();
+  int64_t samples = 0;
+  for (const Json& m : *models) {
+    const int64_t n =
+        m.is_object() && m.value("number_of_labeled_unseen_sample", Json()).is_number()
+            ? m["number_of_labeled_unseen_sample"].get<int64_t>()
+            : 0;
+    if (m.is_object() && m.contains("current_metric") && m["current_metric"].is_object()) {
+      for (const auto& [id, metrics] : m["current_metric"].items()) {
+        double ap = 0;
+        if (metrics.is_object() && !metrics.empty() && metrics.begin()->is_number()) {
+          ap = metrics.begin()->get<double>();
+        }
+        list.push_back(
+            Json{{"modelID", id}, {"averagePrecision", ap}, {"numberOfTrainSamples", n}});
+      }
+    }
+    samples += n;
+  }
+  Json classes = (*models)[0].is_object() && (*models)[0].contains("classes") &&
+                         (*models)[0]["classes"].is_array()
+                     ? (*models)[0]["classes"]
+                     : Json::array();
+  Json ai_models{{"numberOfAIModels", list.size()}};
+  if (!list.empty()) ai_models["listOfAIModels"] = list;
+  Json ai_classes{{"numberOfAIClasses", classes.size()}};
+  if (!classes.empty()) ai_classes["listOfAIClasses"] = classes;
+  return Json{{"AIModels", ai_models},
+              {"AIClasses", ai_classes},
+              {"samples", {{"numberOfLabeledUnseenSample", samples}, {"numberOfUnseenSample", 0}}}};
+}
+
 }  // namespace
 
 std::string Rfc3339(int s) {
@@ -220,6 +263,9 @@ std::vector<GmAction> GmJob::Report(const std::string& content, GmClock::time_po
   auto step = core::gm::ApplyUpstream(kind_, state_, c.value("phase", ""), c.value("status", ""),
                                       *data, Rfc3339(++clock_));
   if (!step.ok()) throw std::runtime_error("GM emulator rejected report: " + step.message());
+  if (kind_ == core::gm::JobKind::kLifelong) {
+    if (Json kb = KnowledgeBaseOf(c); !kb.is_null()) knowledge_base_ = std::move(kb);
+  }
   state_ = step->state;
   if (!r1()) return Settle();
   StartSync(at, actions);
@@ -367,7 +413,36 @@ Json GmJob::Object() const {
     conds.push_back(j);
   }
   o["status"] = Json{{"conditions", conds}, {"startTime", Rfc3339(0)}};
+  if (kind_ == core::gm::JobKind::kLifelong && spec_.generation == core::gm::Generation::kG2) {
+    o["status"]["knowledgeBase"] =
+        knowledge_base_.is_null()
+            ? Json{{"AIModels", {{"numberOfAIModels", 0}}},
+                   {"AIClasses", {{"numberOfAIClasses", 0}}},
+                   {"samples", {{"numberOfLabeledUnseenSample", 0}, {"numberOfUnseenSample", 0}}}}
+            : knowledge_base_;
+  }
   return o;
+}
+
+std::map<std::string, std::string> GmJob::TrainPodEnv() const {
+  if (kind_ != core::gm::JobKind::kLifelong || spec_.generation != core::gm::Generation::kG2) {
+    return {};
+  }
+  bool completed = false;
+  std::string index;
+  for (const auto& c : state_.conditions) {
+    if (c.stage != core::Stage::kTrain || c.type != core::ConditionType::kCompleted) continue;
+    completed = true;
+    Json data = Json::parse(c.data_json.empty() ? "{}" : c.data_json, nullptr, false);
+    if (!data.is_object() || !data.contains("output")) continue;
+    const Json& out = data["output"];
+    if (out.is_object() && out.contains("models") && out["models"].is_array() &&
+        !out["models"].empty() && out["models"][0].is_object()) {
+      index = out["models"][0].value("url", "");
+    }
+  }
+  if (!completed) return {{"HAS_COMPLETED_INITIAL_TRAINING", "false"}};
+  return {{"HAS_COMPLETED_INITIAL_TRAINING", "true"}, {"CLOUD_KB_INDEX", index}};
 }
 
 std::string GmJob::LastCondition() const {

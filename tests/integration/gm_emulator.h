@@ -177,7 +177,13 @@ class GmJob {
 
   const std::string& name() const;       // metadata.name
   const std::string& kind_name() const;  // "IncrementalLearningJob" | "LifelongLearningJob"
-  nlohmann::json Object() const;         // with status.conditions and the GM's annotations
+  // With status.conditions and the GM's annotations; for LL on G2 also status.knowledgeBase
+  // (v0.6+, §4.4: from the output models of the latest LC message that had any; zeros before).
+  nlohmann::json Object() const;
+  // LL on G2 (§4.4): the train pod's HAS_COMPLETED_INITIAL_TRAINING ("true" iff any
+  // (Train, Completed) exists) and, when true, CLOUD_KB_INDEX (url of output.models[0] of the
+  // latest (Train, Completed) with output). Empty for IL and for G1.
+  std::map<std::string, std::string> TrainPodEnv() const;
   const core::gm::GmJobState& state() const { return state_; }
   const core::gm::Pods& pods() const { return pods_; }
   std::string LastCondition() const;            // "Train/Waiting"
@@ -205,6 +211,7 @@ class GmJob {
   std::chrono::milliseconds lag_{0};
   std::optional<PendingWrite> in_flight_;
   std::vector<core::JobCondition> erased_;
+  nlohmann::json knowledge_base_;  // LL G2: status.knowledgeBase
 };
 
 std::string Rfc3339(int seconds_since_2021);

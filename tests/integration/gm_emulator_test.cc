@@ -348,6 +348,34 @@ TEST_F(GmEmulatorTest, G2LifelongTrainOnAnotherNode) {
   EXPECT_EQ(Names(job.Sends()), (std::vector<std::string>{"insert job -> edge-node"}));
 }
 
+// §4.4: a v0.6+ GM computes status.knowledgeBase from the output models of each LC message and
+// gives the round-2 train pod HAS_COMPLETED_INITIAL_TRAINING and CLOUD_KB_INDEX.
+TEST_F(GmEmulatorTest, G2LifelongKnowledgeBaseAndTrainPodEnv) {
+  GmJob job(JobKind::kLifelong, LlJobObject(), Generation::kG2);
+  EXPECT_EQ(
+      job.Object()["status"]["knowledgeBase"],
+      Json::parse(
+          R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},"samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})"));
+  EXPECT_EQ(job.TrainPodEnv(),
+            (std::map<std::string, std::string>{{"HAS_COMPLETED_INITIAL_TRAINING", "false"}}));
+  job.Report(
+      R"({"phase":"Train","status":"Ready","input":{"dataURL":"/output/data/train/1/data.csv","outputDir":"/output/train/1"},"output":null})");
+  job.SetPod(Stage::kTrain, PodPhase::kRunning);
+  job.Report(
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl","classes":["road","sidewalk"],"current_metric":{"front_model":{"mIoU":0.61}},"number_of_labeled_unseen_sample":12}],"ownerInfo":null}})");
+  EXPECT_EQ(
+      job.Object()["status"]["knowledgeBase"],
+      Json::parse(
+          R"({"AIModels":{"numberOfAIModels":1,"listOfAIModels":[{"modelID":"front_model","averagePrecision":0.61,"numberOfTrainSamples":12}]},"AIClasses":{"numberOfAIClasses":2,"listOfAIClasses":["road","sidewalk"]},"samples":{"numberOfLabeledUnseenSample":12,"numberOfUnseenSample":0}})"));
+  EXPECT_EQ(job.TrainPodEnv(),
+            (std::map<std::string, std::string>{{"HAS_COMPLETED_INITIAL_TRAINING", "true"},
+                                                {"CLOUD_KB_INDEX", "/output/train/1/index.pkl"}}));
+  // G1 sends no knowledge base.
+  GmJob g1(JobKind::kLifelong, LlJobObject());
+  EXPECT_FALSE(g1.Object()["status"].contains("knowledgeBase"));
+  EXPECT_TRUE(g1.TrainPodEnv().empty());
+}
+
 // ---- R1 (§2.0) ---------------------------------------------------------------------------------
 
 // With the controller's write landing 500 ms after its sync started, a Deploy Ready sent 5 ms
@@ -500,6 +528,21 @@ TEST_F(GmEmulatorTwoLcTest, EachLcAnswersOnItsOwnConnection) {
   EXPECT_EQ(seen["ds-a"].first, "edge-node");
   EXPECT_EQ(seen["ds-b"].first, "edge-node-2");
   EXPECT_NE(second.port, port);
+
+  // The second node's LC killed and restarted: it reconnects as its node and answers there.
+  const int connections = gm->server().connection_count();
+  KillAndRestartNode(second);
+  EXPECT_EQ(gm->server().connection_count(), connections + 1);
+  Json ds_c = DatasetObject("ds-c", "/data/a.txt");
+  ds_c["spec"]["nodeName"] = "edge-node-2";
+  ASSERT_TRUE(gm->SendTo("edge-node-2", "insert", ds_c));
+  for (;;) {
+    auto f = gm->Next("Dataset");
+    ASSERT_TRUE(f) << "no Dataset status from the restarted LC";
+    if (f->header.resource_name != "ds-c") continue;
+    EXPECT_EQ(f->node, "edge-node-2");
+    break;
+  }
 }
 
 }  // namespace

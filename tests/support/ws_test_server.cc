@@ -318,7 +318,6 @@ void WsTestServer::Impl::Adopt(const std::shared_ptr<Session>& s,
   }
   current = s;
   if (multi_node) by_node.push_back(s);
-  PublishNodes();
   std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
   std::vector<std::string> lines;
   for (const auto& field : req) {
@@ -331,7 +330,7 @@ void WsTestServer::Impl::Adopt(const std::shared_ptr<Session>& s,
     target = std::string(req.target());
     headers = std::move(lines);
   }
-  cv.notify_all();
+  PublishNodes();  // after the count: a WaitForNode that returns sees this connection counted
 }
 
 void WsTestServer::Impl::Deliver(const std::string& frame, const std::string& node) {
@@ -498,6 +497,14 @@ bool WsTestServer::WaitForNode(const std::string& node, std::chrono::millisecond
   std::unique_lock<std::mutex> lock(impl_->mu);
   return impl_->cv.wait_for(lock, timeout, [&] {
     return std::find(impl_->open_nodes.begin(), impl_->open_nodes.end(), node) !=
+           impl_->open_nodes.end();
+  });
+}
+
+bool WsTestServer::WaitForNodeGone(const std::string& node, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->cv.wait_for(lock, timeout, [&] {
+    return std::find(impl_->open_nodes.begin(), impl_->open_nodes.end(), node) ==
            impl_->open_nodes.end();
   });
 }

@@ -54,6 +54,8 @@ class WsTestServer {
   bool SendTo(const std::string& node, const std::string& text);
   // True once a connection with Node-Name `node` is open (now or within the timeout).
   bool WaitForNode(const std::string& node, std::chrono::milliseconds timeout);
+  // True once no connection with Node-Name `node` is open (now or within the timeout).
+  bool WaitForNodeGone(const std::string& node, std::chrono::milliseconds timeout);
   // Closes the TCP socket of the connection of `node` without a close frame.
   void DropNode(const std::string& node);
   std::vector<std::string> connected_nodes() const;  // Node-Names of open connections, sorted
