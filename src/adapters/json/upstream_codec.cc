@@ -134,6 +134,17 @@ std::string EncodeStatusReport(const core::StatusReport& report) {
         bool model_first = true;
         PutOmitEmpty(out, &model_first, "format", report.input_models[i].format);
         PutOmitEmpty(out, &model_first, "url", report.input_models[i].url);
+        const std::vector<std::string>& devices = report.input_models[i].devices;
+        if (!devices.empty()) {
+          if (!model_first) out += ',';
+          model_first = false;
+          out += "\"device_soc_versions\":[";
+          for (size_t d = 0; d < devices.size(); ++d) {
+            if (d > 0) out += ',';
+            AppendGoString(out, devices[d]);
+          }
+          out += ']';
+        }
         out += '}';
       }
       out += ']';

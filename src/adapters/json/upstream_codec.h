@@ -16,10 +16,13 @@
 namespace sedna::json {
 
 // The UpstreamMessage of an LC-originated report:
-// {"phase":..,"status":..,"input":{"models":[{"format":..,"url":..}],"dataURL":..,
-// "dataIndexURL":..,"outputDir":..},"output":null}. `input` only when has_input; inside it every
-// empty string, an empty models list, and a model's empty format/url are omitted (omitempty);
-// input models never carry metrics. phase and status are always present.
+// {"phase":..,"status":..,"input":{"models":[{"format":..,"url":..,"device_soc_versions":[..]}],
+// "dataURL":..,"dataIndexURL":..,"outputDir":..},"output":null}. `input` only when has_input;
+// inside it every empty string, an empty models list, and a model's empty format/url/devices are
+// omitted (omitempty; the v0.7.0 LC's runtime.Model has device_soc_versions omitempty after url);
+// input models never carry metrics, nor the v0.7.0 LC's "classes":null: no GM reads either, and
+// both GM generations re-marshal the models before storing them (a v0.6+ GM adds "classes":null
+// itself, a 2021 GM drops unknown keys). phase and status are always present.
 std::string EncodeStatusReport(const core::StatusReport& report);
 
 // {"numberOfSamples":N} (§3.1).
