@@ -41,10 +41,11 @@ struct WorkerMessage {
 // got object"). namespace and ownerName, when not empty, must be a Kubernetes namespace and
 // object name (k8s_names.h: 'ownerName: "a/b" must not contain '/''). Results are read leniently:
 // report.results has one ModelRef per element (same indices), filled from `format`/`url` when they
-// are strings and `metrics` when it is an object (number -> Number, array of numbers -> List, else
-// Other); the first element that is not an object or lacks a string format/url is described in
-// report.results_error (e.g. "results[0].url: missing", "results[1].format: expected a string, got
-// number"). An element that is neither an object nor null is an error, as for Go's
+// are strings, `metrics` when it is an object (number -> Number, array of numbers -> List, else
+// Other) and `device_soc_versions` when it is an array of strings (else left empty); the first
+// element that is not an object or lacks a string format/url is described in report.results_error
+// (e.g. "results[0].url: missing", "results[1].format: expected a string, got number"). An element
+// that is neither an object nor null is an error, as for Go's
 // []map[string]interface{}. A body of more than kMaxWorkerBodyValues JSON values is refused
 // ("invalid JSON: more than 32768 values"): each costs ~150 bytes parsed, so a 1 MiB body of `0,`
 // would otherwise take ~75 MB.

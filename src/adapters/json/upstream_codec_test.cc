@@ -192,6 +192,18 @@ TEST(UpstreamCodec, ForwardsRuntimeModelKeysVerbatim) {
       R"({"phase":"train","status":"completed","output":{"models":[{"classes":["road","side\u003cwalk\u003e"],"current_metric":{"front_model":{"mIoU":0.610}},"device_soc_versions":["Ascend310"],"format":"pkl","history_metric":5e-1,"metrics":{"acc":0.90},"number_of_labeled_unseen_sample":12.0,"number_of_model":2,"number_of_unseen_sample":-0,"url":"/output/train/1/index.pkl"},{"classes":null,"current_metric":"x","format":"pkl","url":"/b"}],"ownerInfo":null}})");
 }
 
+// A result's devices feed model selection (§4.3) when they are a list of strings; anything else
+// is left out without refusing the report.
+TEST(UpstreamCodec, WorkerResultDevices) {
+  auto m = DecodeWorkerMessage(
+      R"({"kind":"train","status":"completed","results":[{"format":"om","url":"/a","device_soc_versions":["Ascend310","Ascend710"]},{"format":"om","url":"/b","device_soc_versions":"Ascend310"},{"format":"om","url":"/c","device_soc_versions":["x",1]},{"format":"om","url":"/d","device_soc_versions":[]},{"format":"om","url":"/e"}]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->report.results_error, "");
+  ASSERT_EQ(m->report.results.size(), 5u);
+  EXPECT_EQ(m->report.results[0].devices, (std::vector<std::string>{"Ascend310", "Ascend710"}));
+  for (size_t i = 1; i < 5; ++i) EXPECT_TRUE(m->report.results[i].devices.empty()) << i;
+}
+
 // The hot-update inference worker's report (§1.9: lib/sedna sends no `results`).
 TEST(UpstreamCodec, ForwardsHotUpdateDeployReport) {
   auto m = DecodeWorkerMessage(
