@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <system_error>
 
 #include "adapters/fs/files.h"
 #include "adapters/json/go_json.h"
@@ -54,22 +56,29 @@ Status WriteConfigFile(const Context& ctx, const std::string& path, const std::s
   return s;
 }
 
-// config_path must lie in a directory strictly below kHotUpdateHostDir: the LC removes that
-// directory when the job is deleted (§4.1), which must never be the whole hot-update tree.
+// config_path must name a file in a job's own directory, <base>/<namespace>/<kind>/<name>/, as
+// the GM sets it (lower(<base>/<ns>/<Kind>/<name>/model_config.json)), and resolve (symlinks)
+// inside <base>: the LC removes that directory when the job is deleted (§4.1), which must never
+// be a namespace's or the whole tree.
 Status CheckConfigPath(const Context& ctx, const std::string& config_path) {
   const std::string base = kHotUpdateHostDir;
   const std::string refused = "hot-update config path " + config_path + " is not inside " + base;
-  if (config_path.empty() || config_path[0] != '/') return Status::Error(refused);
-  const std::string dir = fs::Dirname(fs::CleanPath(config_path));
-  auto file_inside = fs::ResolvesInside(ctx.rootfs, config_path, base);
+  const std::string shape = refused + "/<namespace>/<kind>/<name>/";
+  const std::string clean = fs::CleanPath(config_path);
+  if (config_path.empty() || config_path[0] != '/' || clean.rfind(base + "/", 0) != 0) {
+    return Status::Error(shape);
+  }
+  int parts = 0;  // below base: namespace, kind, name, file
+  for (size_t pos = base.size(); pos != std::string::npos; pos = clean.find('/', pos + 1)) ++parts;
+  if (parts != 4) return Status::Error(shape);
+  const std::string dir = fs::Dirname(clean);
+  auto file_inside = fs::ResolvesInside(ctx.rootfs, clean, base);
   if (!file_inside.ok()) return Status::Error(refused + ": " + file_inside.message());
   auto dir_inside = fs::ResolvesInside(ctx.rootfs, dir, base);
   if (!dir_inside.ok()) return Status::Error(refused + ": " + dir_inside.message());
   auto dir_is_base = fs::ResolvesInside(ctx.rootfs, base, dir);
   if (!dir_is_base.ok()) return Status::Error(refused + ": " + dir_is_base.message());
-  if (!*file_inside || !*dir_inside || *dir_is_base) {
-    return Status::Error(refused + "/<namespace>/<kind>/<name>/");
-  }
+  if (!*file_inside || !*dir_inside || *dir_is_base) return Status::Error(shape);
   return Status::Ok();
 }
 
@@ -166,6 +175,15 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
     return s;
   }
   return result;
+}
+
+Status RemoveHotUpdateDir(const Context& ctx, const std::string& config_path) {
+  if (Status s = CheckConfigPath(ctx, config_path); !s.ok()) return s;
+  const std::string dir = fs::JoinRootfs(ctx.rootfs, fs::Dirname(fs::CleanPath(config_path)));
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) return Status::Error("removing " + dir + ": " + ec.message());
+  return Status::Ok();
 }
 
 }  // namespace sedna::storage

@@ -49,4 +49,10 @@ struct HotUpdateResult {
 // copy leaves the old config (and so the worker's model) in place. Blocking: run on the pool.
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action);
 
+// What the v0.7.0 LC does on a job delete (§4.1, RemoveAll(<rootfs>/dirname(config))): removes
+// the directory of `config_path` (the job's hot-update annotation) and everything in it, after the
+// same check as WriteHotUpdate, so that no annotation can remove anything outside a job's own
+// directory below kHotUpdateHostDir. A directory that does not exist is not an error. Blocking.
+Status RemoveHotUpdateDir(const Context& ctx, const std::string& config_path);
+
 }  // namespace sedna::storage

@@ -223,34 +223,79 @@ TEST_F(HotUpdateTest, AFailedCopyLeavesTheOldConfig) {
   EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
 }
 
-TEST_F(HotUpdateTest, AConfigPathOutsideTheHotUpdateDirectoryIsRefused) {
-  // A symlink inside the directory that leads out of it.
-  stdfs::create_directories(Host("/etc"));
-  stdfs::create_directories(Host("/var/lib/sedna/model-hot-update"));
-  stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/evil"));
-  const std::string kBase = "/var/lib/sedna/model-hot-update";
-  const std::string kWhy = " is not inside /var/lib/sedna/model-hot-update";
-  const std::string kCases[] = {
+// Config paths that WriteHotUpdate and RemoveHotUpdateDir refuse: anything but a file in a job's
+// own directory <base>/<namespace>/<kind>/<name>/, lexically and with symlinks resolved.
+std::vector<std::string> RefusedConfigPaths() {
+  return {
       "/etc/model_config.json",
-      "/var/lib/sedna/model-hot-update/../x/a/model_config.json",
+      "/var/lib/sedna/model-hot-update/../x/a/b/model_config.json",
       "/var/lib/sedna/model-hot-update-x/default/incrementallearningjob/hot/model_config.json",
       "/var/lib/sedna/model-hot-update/model_config.json",  // its directory would be the base
+      "/var/lib/sedna/model-hot-update/default/model_config.json",  // a namespace's directory
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/model_config.json",
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/x/model_config.json",
       "/var/lib/sedna/model-hot-update",
-      "/var/lib/sedna/model-hot-update/evil/model_config.json",
+      "/var/lib/sedna/model-hot-update/evil/kind/name/model_config.json",     // evil -> /etc
+      "/var/lib/sedna/model-hot-update/default/kind/evil/model_config.json",  // evil -> /etc
       "var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/model_config.json",
       "",
   };
-  for (const auto& path : kCases) {
+}
+
+class HotUpdatePathTest : public HotUpdateTest {
+ protected:
+  void SetUp() override {
+    HotUpdateTest::SetUp();
+    WriteFile(Host("/etc/kind/name/keep"), "host file");
+    stdfs::create_directories(Host("/var/lib/sedna/model-hot-update/default/kind"));
+    stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/evil"));
+    stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/default/kind/evil"));
+  }
+  void ExpectHostFilesUntouched() {
+    EXPECT_EQ(ReadFile(Host("/etc/kind/name/keep")), "host file");
+    EXPECT_EQ(Entries(Host("/etc")), (std::vector<std::string>{"kind"}));
+    EXPECT_EQ(Entries(Host("/etc/kind/name")), (std::vector<std::string>{"keep"}));
+  }
+};
+
+TEST_F(HotUpdatePathTest, AConfigPathOutsideAJobsDirectoryIsRefused) {
+  for (const auto& path : RefusedConfigPaths()) {
     core::il::WriteHotUpdate a = Action("/output/train/1/model.pb");
     a.config_path = path;
     auto r = WriteHotUpdate(ctx_, a);
     ASSERT_FALSE(r.ok()) << path;
-    EXPECT_EQ(r.message().rfind("hot-update config path " + path + kWhy, 0), 0u) << r.message();
+    EXPECT_EQ(r.message(), "hot-update config path " + path +
+                               " is not inside /var/lib/sedna/model-hot-update/<namespace>/<kind>/"
+                               "<name>/");
   }
   // Nothing was copied or written.
   EXPECT_EQ(ReadFile(Host("/models/deploy.pb")), "initial deploy model");
   EXPECT_FALSE(stdfs::exists(Host(kJobDir)));
-  EXPECT_TRUE(Entries(Host("/etc")).empty());
+  ExpectHostFilesUntouched();
+}
+
+TEST_F(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyTheJobsDirectory) {
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());  // a version too
+  const std::string other =
+      Host("/var/lib/sedna/model-hot-update/default/incrementallearningjob/other/model.pb");
+  WriteFile(other, "another job's model");
+
+  Status s = RemoveHotUpdateDir(ctx_, kConfig);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(stdfs::exists(Host(kJobDir)));
+  EXPECT_EQ(ReadFile(other), "another job's model");
+  // Again (the GM sends deletes to every node): nothing there is fine.
+  s = RemoveHotUpdateDir(ctx_, kConfig);
+  EXPECT_TRUE(s.ok()) << s.message();
+  for (const auto& path : RefusedConfigPaths()) {
+    s = RemoveHotUpdateDir(ctx_, path);
+    ASSERT_FALSE(s.ok()) << path;
+    EXPECT_EQ(s.message().rfind("hot-update config path " + path + " is not inside", 0), 0u)
+        << s.message();
+  }
+  EXPECT_EQ(ReadFile(other), "another job's model");
+  ExpectHostFilesUntouched();
 }
 
 TEST_F(HotUpdateTest, ACopyFromS3) {
