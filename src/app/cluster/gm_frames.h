@@ -1,15 +1,18 @@
 // GM frames: decodes each GM→LC frame (§3) and routes it to the part that owns its object; on
 // start-up, rebuilds the same parts from the store alone (no GM resync needed).
 //
-// Owns: the resource kinds already warned about.
+// Owns: the resource kinds already warned about, and each job's last decode warnings (logged when
+//   they change, not on every resync).
 // Calls: the dataset and model registries, the job runner, the pass-through objects (Upsert,
 //   Delete); the store (Reload reads the stored objects).
 // Called by: the GM link (OnFrame, on the loop thread), standalone mode's local manager, and the
 //   composition root at start-up (Reload).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
@@ -34,6 +37,9 @@ class GmFrames {
 
  private:
   void Reject(const std::string& key, const std::string& msg);
+  // Logs a decoded job's warnings (what was ignored in it) unless they are the ones last logged
+  // for `key`.
+  void Warn(const std::string& key, const std::vector<std::string>& warnings);
 
   Context& ctx_;
   DatasetRegistry& datasets_;
@@ -41,6 +47,7 @@ class GmFrames {
   JobRunner& jobs_;
   Passthrough& passthrough_;
   std::set<std::string> warned_kinds_;
+  std::map<std::string, std::vector<std::string>> warned_jobs_;
 };
 
 }  // namespace sedna::app

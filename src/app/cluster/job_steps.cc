@@ -13,6 +13,7 @@
 #include "adapters/fs/files.h"
 #include "adapters/json/envelope.h"
 #include "adapters/json/upstream_codec.h"
+#include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 #include "app/cluster/job_entry.h"
@@ -286,6 +287,46 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       asio::post(ctx_.io, [this, key, inc, s] {
         if (JobEntry* j = Find(key, inc)) {
           Step(*j, core::il::ModelCopied{s.ok(), s.message()});
+        }
+      });
+    });
+  } else if (auto* h = std::get_if<core::il::WriteHotUpdate>(&a)) {
+    // As for a deploy, every model copied comes from the job's own output; the config path is
+    // checked by the writer.
+    const std::string out = core::il::OutputRoot(e.output_dir());
+    const int64_t condition = h->condition;
+    for (const core::il::CopyModel& c : h->copies) {
+      auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, c.src_url, out);
+      if (!inside.ok() || !*inside) {
+        const std::string why = "hot-update source " + c.src_url +
+                                " is not inside spec.outputDir " + out +
+                                (inside.ok() ? "" : ": " + inside.message());
+        asio::post(ctx_.io, [this, key, inc, condition, why] {
+          if (JobEntry* j = Find(key, inc)) {
+            Step(*j, core::il::HotUpdateWritten{condition, false, why});
+          }
+        });
+        return;
+      }
+    }
+    asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), action = *h] {
+      auto r = storage::WriteHotUpdate(ctx, action);
+      if (r.ok()) {
+        for (size_t i = 0; i < r->copies.size(); ++i) {
+          const storage::DeployResult& d = r->copies[i];
+          if (d.kept_version > 0) {
+            spdlog::info("{}: kept the previous model of {} as version {}", who,
+                         action.copies[i].dst_url, d.kept_version);
+          }
+          if (!d.warning.empty()) spdlog::warn("{}: {}", who, d.warning);
+        }
+        spdlog::info("{}: hot update: wrote {} (model_update_time {})", who, action.config_path,
+                     r->update_time);
+      }
+      const Status s = r.status();
+      asio::post(ctx_.io, [this, key, inc, condition = action.condition, s] {
+        if (JobEntry* j = Find(key, inc)) {
+          Step(*j, core::il::HotUpdateWritten{condition, s.ok(), s.message()});
         }
       });
     });
