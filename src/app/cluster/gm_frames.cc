@@ -38,8 +38,10 @@ void GmFrames::OnFrame(const std::string& text) {
   const std::string key = core::ResourceKey(h.ns, kind, h.resource_name);
   if (h.operation == "delete") {
     if (kind == core::kKindIlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kIl);
     } else if (kind == core::kKindLlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kLl);
     } else if (kind == core::kKindDataset) {
       datasets_.Delete(key);
@@ -66,10 +68,12 @@ void GmFrames::OnFrame(const std::string& text) {
   } else if (kind == core::kKindIlJob) {
     auto d = json::DecodeIlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
+    if (auto line = evidence_.OnIlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertIl(std::move(*d), true);
   } else if (kind == core::kKindLlJob) {
     auto d = json::DecodeLlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
+    if (auto line = evidence_.OnLlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertLl(std::move(*d), true);
   } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
     passthrough_.Upsert(key, f->content);
