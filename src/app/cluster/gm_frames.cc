@@ -57,8 +57,10 @@ void GmFrames::OnFrame(const std::string& text) {
   if (h.operation == "delete") {
     warned_jobs_.erase(key);
     if (kind == core::kKindIlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kIl);
     } else if (kind == core::kKindLlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kLl);
     } else if (kind == core::kKindDataset) {
       datasets_.Delete(key);
@@ -89,11 +91,13 @@ void GmFrames::OnFrame(const std::string& text) {
     auto d = json::DecodeIlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
     Warn(key, d->warnings);
+    if (auto line = evidence_.OnIlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertIl(std::move(*d), true);
   } else if (kind == core::kKindLlJob) {
     auto d = json::DecodeLlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
     Warn(key, d->warnings);
+    if (auto line = evidence_.OnLlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertLl(std::move(*d), true);
   } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
     passthrough_.Upsert(key, f->content);

@@ -1,8 +1,8 @@
 // GM frames: decodes each GM→LC frame (§3) and routes it to the part that owns its object; on
 // start-up, rebuilds the same parts from the store alone (no GM resync needed).
 //
-// Owns: the resource kinds already warned about, and each job's last decode warnings (logged when
-//   they change, not on every resync).
+// Owns: the resource kinds already warned about, each job's last decode warnings (logged when
+//   they change, not on every resync), and the GM evidence of this connection.
 // Calls: the dataset and model registries, the job runner, the pass-through objects (Upsert,
 //   Delete); the store (Reload reads the stored objects).
 // Called by: the GM link (OnFrame, on the loop thread), standalone mode's local manager, and the
@@ -16,6 +16,7 @@
 
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/passthrough.h"
@@ -34,6 +35,10 @@ class GmFrames {
   // Every stored Dataset, Model, pass-through object and job, in that order (jobs resume under
   // their stored objects and status).
   Status Reload();
+  // The GM link's (re)connection and loss: the evidence is per connection.
+  void OnGmConnected() { evidence_.OnConnected(); }
+  void OnGmDisconnected() { evidence_.OnDisconnected(); }
+  const GmEvidence& evidence() const { return evidence_; }
 
  private:
   void Reject(const std::string& key, const std::string& msg);
@@ -48,6 +53,7 @@ class GmFrames {
   Passthrough& passthrough_;
   std::set<std::string> warned_kinds_;
   std::map<std::string, std::vector<std::string>> warned_jobs_;
+  GmEvidence evidence_;
 };
 
 }  // namespace sedna::app

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <variant>
@@ -77,8 +78,11 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
       e.il.object.spec.initial_eval_model_name.empty()
           ? std::nullopt
           : models_.RefFor(e.meta().ns, e.il.object.spec.initial_eval_model_name);
-  spec.deploy_wait_ms =
-      ctx_.cfg.gm_protocol == "g1" ? ctx_.cfg.deploy_report_delay_ms : ctx_.cfg.deploy_wait_ms;
+  // g1: the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as
+  // soon as the forward is written; the core reads a 0 wait as "no timer").
+  spec.deploy_wait_ms = ctx_.cfg.gm_protocol == "g1"
+                            ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1)
+                            : ctx_.cfg.deploy_wait_ms;
   spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
   return spec;
 }
