@@ -11,6 +11,7 @@
 #include "adapters/store/store.h"
 #include "app/cli/loopback_http.h"
 #include "app/cli/status_format.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/il_record.h"
 #include "app/cluster/round_history.h"
 #include "app/cluster/status_view.h"
@@ -129,7 +130,7 @@ int ShowHistory(const Config& cfg, const StatusArgs& args, std::ostream& out, st
 int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.history.empty()) return ShowHistory(cfg, args, out, err);
   std::vector<JobView> jobs;
-  std::string source, body;
+  std::string source, body, gm_line;
   if (cfg.status_port != 0) {
     if (auto b = LoopbackGet(cfg.status_address, cfg.status_port, "/status")) {
       auto v = DecodeStatusJson(*b);
@@ -138,6 +139,10 @@ int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::
         return 1;
       }
       jobs = std::move(*v);
+      // What the daemon observed about the GM on this connection (an older daemon says nothing).
+      if (auto gm = DecodeGmEvidenceFromStatusJson(*b); gm.ok() && gm->has_value()) {
+        gm_line = RenderGmLine(**gm) + "\n";
+      }
       body = std::move(*b);
       source = "live daemon on " + cfg.status_address + ":" + std::to_string(cfg.status_port);
     }
@@ -159,7 +164,7 @@ int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::
     return 0;
   }
   out << (args.output == "wide" ? RenderWideTable(jobs) : RenderStatusTable(HumanViews(jobs)))
-      << "(" << jobs.size() << " job(s), from " << source << ")\n";
+      << gm_line << "(" << jobs.size() << " job(s), from " << source << ")\n";
   return 0;
 }
 

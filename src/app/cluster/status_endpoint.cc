@@ -55,7 +55,14 @@ http::HttpResponse StatusEndpoint::OnRequest(const http::HttpRequest& req) {
             RenderMetrics(m) + RenderJobGauges(jobs_.Views(), jobs_.history().All()),
             {}};
   }
-  if (path == "/status") return {200, "application/json", EncodeStatusJson(jobs_.Views()), {}};
+  if (path == "/status") {
+    std::string body = EncodeStatusJson(jobs_.Views());
+    if (gm_evidence_) {
+      body = AddGmEvidenceToStatusJson(
+          body, gm_evidence_->View(ctx_.cfg.gm_address, ctx_.cfg.gm_protocol));
+    }
+    return {200, "application/json", std::move(body), {}};
+  }
   if (path == "/" || path == "/dashboard") {
     return {200,
             "text/html; charset=utf-8",

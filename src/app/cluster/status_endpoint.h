@@ -7,7 +7,8 @@
 // Owns: the status HTTP server; the files the dashboard shows (worker log tails, kept model
 //   versions), read on the pool at most once a second while the page polls, never on the loop.
 // Calls, read-only: the store (outbox stats), the outbox (connected), the job runner (Views,
-//   size, history), the report intake (pending), the shared counters, the workers source.
+//   size, history), the report intake (pending), the shared counters, the GM evidence (/status
+//   "gm"), the workers source.
 // Called by: HTTP clients; the composition root (Start, Stop, port).
 #pragma once
 
@@ -17,6 +18,7 @@
 
 #include "app/cluster/context.h"
 #include "app/cluster/dashboard_feed.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
@@ -40,6 +42,8 @@ class StatusEndpoint {
   Status Start();
   void Stop();
   uint16_t port() const;
+  // /status then carries the evidence as "gm" (gm_evidence.h).
+  void set_gm_evidence(const GmEvidence* e) { gm_evidence_ = e; }
   // Standalone: the local GM's workers, for the dashboard. Set before Start().
   void set_workers(WorkersSource workers) { workers_ = std::move(workers); }
 
@@ -54,6 +58,7 @@ class StatusEndpoint {
   const JobRunner& jobs_;
   const ReportIntake& intake_;
   const Outbox& outbox_;
+  const GmEvidence* gm_evidence_ = nullptr;
   std::unique_ptr<http::HttpServer> server_;
   WorkersSource workers_;
   DashboardFiles files_;
