@@ -168,7 +168,8 @@ bool RecordAction(JobHistory& h, const StepFacts& f, const core::il::Action& a, 
     return true;
   }
   if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    if (h.deploy_target == c->dst_url) return false;
+    // The deploy target is the first copy's (an initialEvalModel copy follows it).
+    if (h.deploy_target == c->dst_url || (f.il && f.il->work_copies_done > 0)) return false;
     h.deploy_target = Cut(c->dst_url);
     return true;
   }
@@ -176,7 +177,9 @@ bool RecordAction(JobHistory& h, const StepFacts& f, const core::il::Action& a, 
   if (!sr || h.rounds.empty()) return false;
   const std::string phase = Lower(sr->report.phase), status = Lower(sr->report.status);
   RoundRecord& r = h.rounds.back();
+  // A report sent again (the GM's answer was lost) is not a new event: the first one counts.
   if (phase == "train" && status == "ready") {
+    if (r.train_ready_ms != 0) return false;
     r.train_ready_ms = now_ms;
     r.data_url = Cut(sr->report.data_url);
     r.output_dir = Cut(sr->report.output_dir);
@@ -184,18 +187,21 @@ bool RecordAction(JobHistory& h, const StepFacts& f, const core::il::Action& a, 
     r.train_status = "failed";
     r.train_done_ms = now_ms;
   } else if (phase == "eval" && status == "ready") {
+    if (r.eval_ready_ms != 0) return false;
     r.eval_ready_ms = now_ms;
   } else if (phase == "eval" && status == "failed") {
     r.eval_status = "failed";
     r.eval_done_ms = now_ms;
   } else if (phase == "deploy" && status == "ready") {
-    // IL: the deploy copy finished; LL: the evaluated version is deployed.
+    // IL: the deploy copy finished (or a hot update was decided); LL: the version is deployed.
+    if (r.decision == "deployed") return false;
     r.decision = "deployed";
     if (r.decided_ms == 0) r.decided_ms = now_ms;
     if (r.deploy_trigger.empty()) r.deploy_trigger = Cut(f.deploy_trigger);
     r.deployed_ms = now_ms;
     h.deploys++;
   } else if (phase == "deploy" && status == "failed") {
+    if (r.decision == "deploy failed") return false;
     r.decision = "deploy failed";
     if (r.decided_ms == 0) r.decided_ms = now_ms;
     r.deployed_ms = now_ms;

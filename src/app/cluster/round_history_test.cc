@@ -114,6 +114,16 @@ TEST(RoundHistoryTest, RecordsAnIlRoundFromTheStepsItTakes) {
   EXPECT_EQ(h.rounds[0].decision, "deployed");
   EXPECT_EQ(h.rounds[0].deployed_ms, 4300);
   EXPECT_EQ(h.deploys, 1);
+  // Sent again when the GM's answer was lost: one deploy, at its first time.
+  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {Report("Deploy", "Ready")}, 64300, 10));
+  EXPECT_EQ(h.deploys, 1);
+  EXPECT_EQ(h.rounds[0].deployed_ms, 4300);
+  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {Report("Eval", "Ready")}, 64400, 10));
+  EXPECT_EQ(h.rounds[0].eval_ready_ms, 3200);
+  // A second copy of the same deploy (initialEvalModel's) does not move the deploy target.
+  j.s.work_copies_done = 1;
+  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {core::il::CopyModel{"/out/e", "/eval/m"}}, 1, 10));
+  EXPECT_EQ(h.deploy_target, "/deploy/m.pkl");
 
   // An ingest step with nothing new changes nothing (nothing to write).
   EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {}, 5000, 10));
