@@ -125,7 +125,7 @@ function render(d) {
     return `<section class="job-detail" id="job-${esc(j.namespace + "-" + j.name)}" data-job="${esc(j.namespace + "/" + j.name)}"><h2>${esc(j.short)} ${esc(j.namespace + "/" + j.name)} <span class="dim">— ${j.history.deploys || 0} deploys</span></h2>` +
       (j.lastError ? `<p class="bad">${esc(j.lastError)}</p>` : "") +
       `<h3>Eval metrics by round</h3>${charts ? `<div class="charts">${charts}</div>` : `<p class="dim">No eval yet.</p>`}` +
-      (tcharts ? `<h3>Train metrics by round (per task)</h3><div class="charts">${tcharts}</div>` : "") + `<h3>Rounds</h3>${history(j)}${versions(j)}</section>`;
+      (tcharts ? `<h3>Train metrics by round${[...tnames].some(n => n.includes("/")) ? " (per task)" : ""}</h3><div class="charts">${tcharts}</div>` : "") + `<h3>Rounds</h3>${history(j)}${versions(j)}</section>`;
   }).join("");
   const ws = document.getElementById("workers-sec");
   ws.hidden = !d.standalone;
