@@ -47,7 +47,7 @@ function doing(j) {
   const m = {"write-train":"writing train samples","write-eval":"writing eval samples","deploy":"deploying the model",
     "hot-update":"hot-updating the model","reported":"answered; waiting for the GM"};
   if (m[w]) return m[w];
-  if (w.includes("/")) { const [p, x] = w.split("/"); return m[x] || ("phase " + p + (x && x !== "none" ? ", " + x : "")); }
+  if (w.includes("/")) { const [p, x] = w.split("/"); if (m[x]) return m[x]; if (x && x !== "none") return "phase " + p + ", " + x; }
   if (j.lastError) return "blocked: " + j.lastError;
   return j.stage.startsWith("Train") || !j.stage ? "waiting for samples" : "waiting for " + j.stage;
 }
@@ -64,7 +64,7 @@ function chart(name, rounds, kind, series) {
   const vals = [];
   rounds.forEach(r => series.forEach(([, key]) => { if (name in r[key]) vals.push(r[key][name]); }));
   let lo = Math.min(...vals), hi = Math.max(...vals);
-  if (!(hi > lo)) { lo -= 0.5; hi += 0.5; }
+  if (!(hi > lo)) { const pad = Math.abs(hi) * 0.05 || 0.5; lo -= pad; hi += pad; }
   const n = rounds.length;
   const x = i => L + (n < 2 ? (W - L - R) / 2 : i * (W - L - R) / (n - 1));
   const y = v => T + (H - T - B) * (1 - (v - lo) / (hi - lo));
@@ -92,7 +92,7 @@ function history(j) {
   for (const r of rs.slice().reverse()) {
     const tr = r.trainStatus ? `${esc(r.trainStatus)} ${dur(r.trainReadyMs, r.trainDoneMs)}` : r.trainReadyMs ? "running since " + t(r.trainReadyMs) : "";
     const ev = r.evalStatus ? `${esc(r.evalStatus)} ${dur(r.evalReadyMs, r.evalDoneMs)}` : r.evalReadyMs ? "running since " + t(r.evalReadyMs) : "";
-    const dc = r.decision ? `<b class="${r.decision === "deployed" || r.decision === "deploy" ? "ok" : r.decision === "kept" ? "" : "bad"}">${esc(r.decision)}</b> ${t(r.decidedMs)}<br><span class="dim mono">${esc(r.deployTrigger)}: ${esc(r.decisionReason)}</span>` : "";
+    const dc = r.decision ? `<b class="${r.decision === "deployed" || r.decision === "deploy" ? "ok" : r.decision === "kept" ? "" : "bad"}">${esc(r.decision)}</b> ${t(r.decidedMs)}${r.deployTrigger || r.decisionReason ? `<br><span class="dim mono">${esc([r.deployTrigger, r.decisionReason].filter(x => x).join(": "))}</span>` : ""}` : "";
     h += `<tr class="round" data-round="${r.round}"><td>${r.round}</td><td>${r.samples}</td><td>${t(r.firedMs)}<br><span class="dim mono">${esc(r.trainTrigger)}: ${esc(r.fired)}</span></td>` +
       `<td>${tr}<br><span class="dim mono">${esc(r.trainedModel)}</span></td><td>${ev}</td><td>${dc}<br><span class="dim">round ${dur(r.firedMs, r.deployedMs || r.decidedMs)}</span></td></tr>`;
   }
