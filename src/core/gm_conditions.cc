@@ -55,7 +55,28 @@ PodPhase PodOf(const Pods& pods, Stage stage) {
   return PodPhase::kNone;
 }
 
+const std::string& NodeOf(const Pods& pods, Stage stage) {
+  switch (stage) {
+    case Stage::kTrain:
+      return pods.train_node;
+    case Stage::kEval:
+      return pods.eval_node;
+    case Stage::kDeploy:
+      return pods.inference_node;
+  }
+  return pods.train_node;
+}
+
 bool Active(PodPhase p) { return p == PodPhase::kPending || p == PodPhase::kRunning; }
+
+// Go's addJobAnnotations: a no-op when ann[key] already equals value (a missing key reads "").
+bool Annotate(GmJobState& state, const std::string& key, const std::string& value) {
+  auto it = state.annotations.find(key);
+  const std::string current = it == state.annotations.end() ? "" : it->second;
+  if (current == value) return false;
+  state.annotations[key] = value;
+  return true;
+}
 
 JobCondition GmCondition(Stage stage, ConditionType type, const std::string& now) {
   JobCondition c;
@@ -66,6 +87,17 @@ JobCondition GmCondition(Stage stage, ConditionType type, const std::string& now
 }
 
 }  // namespace
+
+const char* GenerationName(Generation g) { return g == Generation::kG2 ? "G2" : "G1"; }
+
+std::string HotUpdateConfigPath(const std::string& ns, const std::string& name) {
+  std::string p = "/var/lib/sedna/model-hot-update/" + ns + "/" + kKindIlJob + "/" + name +
+                  "/model_config.json";
+  for (auto& c : p) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return p;
+}
 
 const char* PodPhaseName(PodPhase p) {
   switch (p) {
@@ -125,12 +157,23 @@ Result<GmStep> ApplyUpstream(JobKind kind, const GmJobState& state, const std::s
 }
 
 GmStep Transit(JobKind kind, const GmJobState& state, const Pods& pods, const std::string& now) {
+  return Transit(GmJobSpec{kind, Generation::kG1}, state, pods, now);
+}
+
+GmStep Transit(const GmJobSpec& spec, const GmJobState& state, const Pods& pods,
+               const std::string& now) {
+  const bool il = spec.kind == JobKind::kIncremental;
+  const bool g2 = spec.generation == Generation::kG2;
+  const bool hot = il && spec.hot_update;
   GmStep step{state, {}, false};
   if (!state.started) {
     step.state.started = true;
     step.changed = true;
-    if (kind == JobKind::kIncremental && !Active(pods.inference)) {
+    if (il && !Active(pods.inference)) {
       step.actions.push_back(CreateInferencePod{});
+      if (hot && !spec.hot_update_config.empty()) {
+        Annotate(step.state, kHotUpdateConfigAnnotation, spec.hot_update_config);
+      }
     }
   }
   if (state.conditions.empty()) {
@@ -143,21 +186,32 @@ GmStep Transit(JobKind kind, const GmJobState& state, const Pods& pods, const st
   Stage stage = last.stage;
   ConditionType type = last.type;
   const PodPhase pod = PodOf(pods, last.stage);
+  // Which stages' pods the GM names in sedna.io/<Stage> when it sees them Running.
+  const bool annotates = stage == Stage::kDeploy ? (hot || (g2 && !il)) : (il || g2);
   switch (last.type) {
     case ConditionType::kWaiting:
       break;
     case ConditionType::kReady:
       if (stage == Stage::kDeploy) {
-        step.actions.push_back(RestartInferencePod{});
-      } else if (!Active(pod)) {
-        step.actions.push_back(CreatePod{stage, last.data_json});
+        if (hot) {
+          type = ConditionType::kStarting;
+        } else {
+          step.actions.push_back(RestartInferencePod{});
+          type = g2 ? ConditionType::kCompleted : ConditionType::kStarting;
+        }
+      } else {
+        if (!Active(pod)) step.actions.push_back(CreatePod{stage, last.data_json});
+        type = ConditionType::kStarting;
       }
-      type = ConditionType::kStarting;
       break;
     case ConditionType::kStarting:
     case ConditionType::kRunning:
       if (pod == PodPhase::kRunning) {
-        type = stage == Stage::kDeploy ? ConditionType::kCompleted : ConditionType::kRunning;
+        if (annotates && Annotate(step.state, StageNodeAnnotation(stage), NodeOf(pods, stage))) {
+          step.changed = true;
+        }
+        type = stage == Stage::kDeploy && !hot && (il || !g2) ? ConditionType::kCompleted
+                                                              : ConditionType::kRunning;
       } else if (pod == PodPhase::kSucceeded) {
         type = ConditionType::kCompleted;
       } else if (pod == PodPhase::kFailed) {
@@ -203,9 +257,14 @@ Pods PodsAfter(const Pods& pods, const std::vector<GmAction>& actions) {
 }
 
 GmSettled Settle(JobKind kind, const GmJobState& state, const Pods& pods, const std::string& now) {
+  return Settle(GmJobSpec{kind, Generation::kG1}, state, pods, now);
+}
+
+GmSettled Settle(const GmJobSpec& spec, const GmJobState& state, const Pods& pods,
+                 const std::string& now) {
   GmSettled s{{state, {}, false}, pods, 0};
   while (s.passes < kMaxSettlePasses) {
-    GmStep pass = Transit(kind, s.step.state, s.pods, now);
+    GmStep pass = Transit(spec, s.step.state, s.pods, now);
     ++s.passes;
     if (!pass.changed) break;
     s.pods = PodsAfter(s.pods, pass.actions);
