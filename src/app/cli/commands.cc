@@ -49,7 +49,10 @@ const char kEnvironment[] =
     "  ROOTFS_MOUNT_DIR  --rootfs       where the host's / is mounted (default /rootfs; empty: "
     "none)\n"
     "  SEDNA_DB_PATH     --db           the SQLite database (default "
-    "/var/lib/sedna/database.db)\n"
+    "<rootfs>/var/lib/sedna/sedna-lc/database.db\n"
+    "                                   when the rootfs exists, else /var/lib/sedna/database.db)\n"
+    "  SEDNA_GM_PROTOCOL --gm-protocol  auto (default), g1 or g2: how the IL deploy decision "
+    "follows the GM\n"
     "  TZ                --timezone     time zone of trigger timers (TZDIR: zone files)\n";
 
 }  // namespace
@@ -138,7 +141,8 @@ std::string HelpText(Command command) {
              "                                database only)\n"
              "  --status-address <address>    the daemon's status address (default 127.0.0.1)\n"
              "  --db <path>                   the database to read when no daemon answers\n"
-             "                                (SEDNA_DB_PATH, default /var/lib/sedna/database.db)\n"
+             "                                (SEDNA_DB_PATH; the daemon's default, see sedna-lc "
+             "--help)\n"
              "  -h, --help                    this help\n";
     case Command::kRollbackModel:
       return "Usage: sedna-lc rollback-model <deploy path> [--list | --version <n>] "

@@ -1,5 +1,7 @@
 #include "app/cli/load_config.h"
 
+#include "adapters/fs/files.h"
+
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -115,6 +117,7 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   if (env.count("ROOTFS_MOUNT_DIR")) c.rootfs = Get(env, "ROOTFS_MOUNT_DIR");
   if (!Get(env, "SEDNA_DB_PATH").empty()) c.db_path = Get(env, "SEDNA_DB_PATH");
   if (!Get(env, "TZ").empty()) c.timezone = Get(env, "TZ");
+  if (!Get(env, "SEDNA_GM_PROTOCOL").empty()) c.gm_protocol = Get(env, "SEDNA_GM_PROTOCOL");
   std::string bind_port = Get(env, "BIND_PORT");
   if (!bind_port.empty()) {
     auto p = ParsePort("BIND_PORT", bind_port);
@@ -130,7 +133,10 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--bind-address", c.bind_address,
                  "worker API address (default 0.0.0.0; standalone: 127.0.0.1)");
   app.add_option("--rootfs", c.rootfs, "host root mount (env ROOTFS_MOUNT_DIR, default /rootfs)");
-  app.add_option("--db", c.db_path, "SQLite database (env SEDNA_DB_PATH)");
+  CLI::Option* db_flag = app.add_option(
+      "--db", c.db_path,
+      "SQLite database (env SEDNA_DB_PATH; default <rootfs>/var/lib/sedna/sedna-lc/database.db "
+      "when the rootfs exists, else /var/lib/sedna/database.db)");
   app.add_option("--spool-dir", c.spool_dir, "sample spool directory (default <db dir>/spool)");
   app.add_option("--status-port", status_port_flag, "status/health/metrics port, 0 = off");
   app.add_option("--status-address", c.status_address, "status server address");
@@ -154,6 +160,13 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--deploy-wait", deploy_wait_s,
                  "seconds a round whose eval report was refused waits for a valid one before it is "
                  "decided not deployed (default 30)");
+  app.add_option("--gm-protocol", c.gm_protocol,
+                 "GM generation for the IL deploy decision: auto (default; either), g1 (decide on "
+                 "the eval report), g2 (only on (Deploy, Waiting)) (env SEDNA_GM_PROTOCOL)");
+  double report_delay_s = static_cast<double>(c.deploy_report_delay_ms) / 1000;
+  app.add_option("--deploy-report-delay", report_delay_s,
+                 "g1: seconds after the eval report before the deploy decision is sent (default "
+                 "10; 0: at once, as the 2021 LC did)");
   app.add_option("--max-index-line-bytes", c.max_index_line_bytes,
                  "index lines longer than this are skipped with an error (default 1 MiB)");
   app.add_option("--dataset-status-interval-ms", c.dataset_status_interval_ms,
@@ -197,6 +210,22 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     return Result<Config>::Error("--deploy-wait: must be 0 to 86400 seconds");
   }
   c.deploy_wait_ms = static_cast<int64_t>(deploy_wait_s * 1000);
+  if (!(report_delay_s >= 0 && report_delay_s <= 86400)) {
+    return Result<Config>::Error("--deploy-report-delay: must be 0 to 86400 seconds");
+  }
+  c.deploy_report_delay_ms = static_cast<int64_t>(report_delay_s * 1000);
+  {
+    std::string p;
+    for (char ch : c.gm_protocol)
+      p += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (p == "v1") p = "g1";  // sedna-head-protocol.md §3.2 spells them v1/v2
+    if (p == "v2") p = "g2";
+    if (p != "auto" && p != "g1" && p != "g2") {
+      return Result<Config>::Error("--gm-protocol (SEDNA_GM_PROTOCOL): \"" + c.gm_protocol +
+                                   "\" (expected auto, g1 or g2)");
+    }
+    c.gm_protocol = p;
+  }
   if (c.max_index_line_bytes < 1 || c.max_index_line_bytes > (int64_t{1} << 30)) {
     return Result<Config>::Error("--max-index-line-bytes: must be 1 to 1073741824");
   }
@@ -216,6 +245,16 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   if (!level_ok) {
     return Result<Config>::Error("--log-level: \"" + c.log_level +
                                  "\" (expected trace, debug, info, warn or error)");
+  }
+  // The host keeps the database when the rootfs is mounted (§1.8); the old default inside the
+  // container is adopted from at start-up. A file name of its own: the Go LC's database.db there
+  // has the same `resources` table, with plaintext credentials (§4.5).
+  std::error_code ec;
+  if (db_flag->count() == 0 && Get(env, "SEDNA_DB_PATH").empty() && !c.rootfs.empty() &&
+      std::filesystem::is_directory(c.rootfs, ec)) {
+    c.db_adopt_from = c.db_path;
+    c.db_path = fs::JoinRootfs(c.rootfs, "/var/lib/sedna/sedna-lc/database.db");
+    if (c.spool_dir.empty()) c.spool_adopt_from = fs::Dirname(c.db_adopt_from) + "/spool";
   }
   if (c.spool_dir.empty()) {
     auto slash = c.db_path.rfind('/');

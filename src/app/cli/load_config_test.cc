@@ -161,6 +161,19 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
        {},
        {"--report-batch-ms", "60001"},
        {"--report-batch-ms", "60000"}},
+      {"--gm-protocol unknown", {}, {"--gm-protocol", "g3"}, {"--gm-protocol", "\"g3\""}},
+      {"SEDNA_GM_PROTOCOL unknown",
+       {{"SEDNA_GM_PROTOCOL", "new"}},
+       {},
+       {"SEDNA_GM_PROTOCOL", "\"new\"", "auto, g1 or g2"}},
+      {"--deploy-report-delay negative",
+       {},
+       {"--deploy-report-delay", "-1"},
+       {"--deploy-report-delay", "0 to 86400"}},
+      {"--deploy-report-delay not a number",
+       {},
+       {"--deploy-report-delay", "soon"},
+       {"--deploy-report-delay"}},
       {"TZ misspelled", {{"TZ", "Europe/Berln"}}, {}, {"TZ", "\"Europe/Berln\"", "tzdata"}},
       {"--timezone not a zone", {}, {"--timezone", "12:00"}, {"--timezone", "\"12:00\""}},
   };
@@ -172,6 +185,117 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
       EXPECT_NE(c.message().find(s), std::string::npos)
           << "\"" << s << "\" not in: " << c.message();
     }
+  }
+}
+
+TEST(LoadConfig, GmProtocolAndDeployReportDelay) {
+  const GoodCase cases[] = {
+      {"defaults",
+       {},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.gm_protocol, "auto");
+         EXPECT_EQ(c.deploy_report_delay_ms, 10000);
+       }},
+      {"environment",
+       {{"SEDNA_GM_PROTOCOL", "g1"}},
+       {},
+       [](const Config& c) { EXPECT_EQ(c.gm_protocol, "g1"); }},
+      {"the flag wins",
+       {{"SEDNA_GM_PROTOCOL", "g1"}},
+       {"--gm-protocol", "g2"},
+       [](const Config& c) { EXPECT_EQ(c.gm_protocol, "g2"); }},
+      {"the contract's spelling v1, any case",
+       {},
+       {"--gm-protocol=V1"},
+       [](const Config& c) { EXPECT_EQ(c.gm_protocol, "g1"); }},
+      {"--deploy-report-delay in seconds",
+       {},
+       {"--deploy-report-delay", "2.5"},
+       [](const Config& c) { EXPECT_EQ(c.deploy_report_delay_ms, 2500); }},
+      {"--deploy-report-delay 0",
+       {},
+       {"--deploy-report-delay=0"},
+       [](const Config& c) { EXPECT_EQ(c.deploy_report_delay_ms, 0); }},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    auto c = LoadConfig(tc.env, tc.args);
+    ASSERT_TRUE(c.ok()) << c.message();
+    tc.check(*c);
+  }
+}
+
+// sedna-head-protocol.md §1.8: with the host's root mounted, the database is on the host unless
+// --db or SEDNA_DB_PATH say otherwise; the old default is named for adoption.
+TEST(LoadConfig, DatabaseOnTheHostWhenTheRootfsIsMounted) {
+  const std::string rootfs =
+      (std::filesystem::path(::testing::TempDir()) / "config_test_rootfs").string();
+  std::filesystem::create_directories(rootfs);
+  const std::string host_db = rootfs + "/var/lib/sedna/sedna-lc/database.db";
+  const GoodCase cases[] = {
+      {"rootfs mounted",
+       {{"ROOTFS_MOUNT_DIR", rootfs}},
+       {},
+       [&](const Config& c) {
+         EXPECT_EQ(c.db_path, host_db);
+         EXPECT_EQ(c.spool_dir, rootfs + "/var/lib/sedna/sedna-lc/spool");
+         EXPECT_EQ(c.db_adopt_from, "/var/lib/sedna/database.db");
+         EXPECT_EQ(c.spool_adopt_from, "/var/lib/sedna/spool");
+       }},
+      {"--rootfs mounted, with a trailing slash",
+       {},
+       {"--rootfs", rootfs + "/"},
+       [&](const Config& c) {
+         EXPECT_EQ(c.db_path, host_db);
+         EXPECT_EQ(c.db_adopt_from, "/var/lib/sedna/database.db");
+       }},
+      {"--spool-dir given: no spool to adopt",
+       {{"ROOTFS_MOUNT_DIR", rootfs}},
+       {"--spool-dir", "/s"},
+       [&](const Config& c) {
+         EXPECT_EQ(c.db_path, host_db);
+         EXPECT_EQ(c.spool_dir, "/s");
+         EXPECT_EQ(c.db_adopt_from, "/var/lib/sedna/database.db");
+         EXPECT_EQ(c.spool_adopt_from, "");
+       }},
+      {"SEDNA_DB_PATH wins",
+       {{"ROOTFS_MOUNT_DIR", rootfs}, {"SEDNA_DB_PATH", "/data/lc.db"}},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.db_path, "/data/lc.db");
+         EXPECT_EQ(c.spool_dir, "/data/spool");
+         EXPECT_EQ(c.db_adopt_from, "");
+         EXPECT_EQ(c.spool_adopt_from, "");
+       }},
+      {"--db wins, even naming the old default",
+       {{"ROOTFS_MOUNT_DIR", rootfs}},
+       {"--db", "/var/lib/sedna/database.db"},
+       [](const Config& c) {
+         EXPECT_EQ(c.db_path, "/var/lib/sedna/database.db");
+         EXPECT_EQ(c.db_adopt_from, "");
+       }},
+      {"rootfs not mounted: the old default",
+       {{"ROOTFS_MOUNT_DIR", rootfs + "/no-such-dir"}},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.db_path, "/var/lib/sedna/database.db");
+         EXPECT_EQ(c.spool_dir, "/var/lib/sedna/spool");
+         EXPECT_EQ(c.db_adopt_from, "");
+       }},
+      {"no rootfs (standalone's empty ROOTFS_MOUNT_DIR)",
+       {{"ROOTFS_MOUNT_DIR", ""}},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.db_path, "/var/lib/sedna/database.db");
+         EXPECT_EQ(c.db_adopt_from, "");
+       }},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    auto c = LoadConfig(tc.env, tc.args);
+    ASSERT_TRUE(c.ok()) << c.message();
+    tc.check(*c);
   }
 }
 

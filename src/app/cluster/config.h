@@ -13,8 +13,21 @@ struct Config {
   uint16_t bind_port = 9100;  // BIND_PORT: worker API
   std::string bind_address = "0.0.0.0";
   std::string rootfs = "/rootfs";  // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
-  std::string db_path = "/var/lib/sedna/database.db";  // SEDNA_DB_PATH / --db
-  std::string spool_dir;                               // default: <dir of db>/spool
+  // SEDNA_DB_PATH / --db. Unset, with the host's root mounted (rootfs names an existing
+  // directory): <rootfs>/var/lib/sedna/sedna-lc/database.db, on the host, so it survives a
+  // re-created container (sedna-head-protocol.md §1.8, §4.5; docs/deploy.md).
+  std::string db_path = "/var/lib/sedna/database.db";
+  std::string spool_dir;  // default: <dir of db>/spool
+  // Set when db_path was defaulted onto the rootfs: the old default database (inside the
+  // container), which start-up adopts once (cli/db_location.h), and, unless --spool-dir was
+  // given, its spool directory. Empty otherwise.
+  std::string db_adopt_from;
+  std::string spool_adopt_from;
+  // How the IL deploy decision follows the GM generation (sedna-head-protocol.md §3.2, "Fallback
+  // flag"): "auto" (either), "g1" (decide on the eval report), "g2" (only on (Deploy, Waiting)).
+  std::string gm_protocol = "auto";
+  // g1: the deploy decision is sent this long after the eval report (0: 2021 timing).
+  int64_t deploy_report_delay_ms = 10000;
   uint16_t status_port = 9101;  // /healthz /readyz /metrics /status; 0 disables
   std::string status_address = "127.0.0.1";
   std::string timezone;  // TZ for trigger timers; empty = process default
