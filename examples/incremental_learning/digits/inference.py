@@ -24,8 +24,10 @@ directory that holds MODEL_HOT_UPDATE_CONFIG: in a pod that is /model-hot-update
 worker is a local process, it is the job's local model-hot-update directory
 (<data dir>/model-hot-update/<namespace>/incrementallearningjob/<job>/).
 
-A worker that starts while a config already exists (standalone sedna-lc restarted) starts on the
-model it names and reports nothing for it: only changes seen while it runs are reloads.
+As in lib/sedna, the first poll that finds a config counts as a new version, also when the config
+was there before the worker started (a restarted worker reloads and reports once). A report the
+LC refuses (standalone sedna-lc accepts a reload only while the job is at (Deploy, Running)) is
+logged, and the worker serves on.
 """
 import json
 import os
@@ -94,20 +96,6 @@ class HotUpdater:
         self.version = None
         self.next_poll = time.time() + period
 
-    def initial(self):
-        """At start: the model of an existing config (silently), else None."""
-        got = read_hot_update_config(self.config_path)
-        if got is None or not os.path.exists(got[1]):
-            return None
-        try:
-            model = load_model(got[1])
-        except Exception as e:  # noqa: BLE001 - any unpickling error
-            print("model %s of the existing config does not load: %s" % (got[1], e), flush=True)
-            return None
-        self.version = got[0]
-        print("serving %s (model hot update config version %s)" % (got[1], got[0]), flush=True)
-        return model
-
     def poll(self, now):
         """The newly loaded model when the config changed and it loaded, else None."""
         if now < self.next_poll:
@@ -120,16 +108,24 @@ class HotUpdater:
         if version == self.version or not os.path.exists(path):
             return None
         self.version = version
-        import sedna_report  # noqa: E402 - only hot-update workers report
         try:
             model = load_model(path)
         except Exception as e:  # noqa: BLE001 - any unpickling error
             print("model update %s failed to load %s: %s" % (version, path, e), flush=True)
-            sedna_report.report("deploy", status="failed")
+            report_deploy("failed")
             return None
         print("model updated to %s (version %s)" % (path, version), flush=True)
-        sedna_report.report("deploy", status="completed")
+        report_deploy("completed")
         return model
+
+
+def report_deploy(status):
+    """kind deploy, no results; an error is logged (lib/sedna's report_task_info does the same)."""
+    import sedna_report  # noqa: E402 - only hot-update workers report
+    try:
+        sedna_report.report("deploy", status=status)
+    except Exception as e:  # noqa: BLE001 - the worker serves on whatever the LC answers
+        print("reporting deploy %s: %s" % (status, e), flush=True)
 
 
 def main():
@@ -141,10 +137,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     hot = hot_update_settings()
     updater = HotUpdater(*hot) if hot else None
-    model = updater.initial() if updater else None
-    if model is None:
-        model = load_model(model_path)
-        print("serving %s" % model_path, flush=True)
+    model = load_model(model_path)
+    print("serving %s" % model_path, flush=True)
     print("HEM %s, threshold_img %.2f%s" % (
         os.environ.get("HEM_NAME"), threshold,
         ", model hot update from %s every %d s" % hot if hot else ""), flush=True)

@@ -4,7 +4,7 @@ LC: a local HTTP server records what the worker POSTs. Run: python3 inference_ho
 Checks, with the config written the way the v0.7.0 LC writes it (sedna-head-protocol.md §4.1):
 the worker reloads when model_update_time changes (and only then), maps /model-hot-update/<file>
 to the config's directory, reports each reload as lib/sedna does (kind deploy, no results), reports
-failed for a model that does not load, and starts silently on an existing config.
+failed for a model that does not load, and takes a config there at its start as a new version.
 """
 import http.server
 import json
@@ -151,14 +151,15 @@ class HotUpdateWorkerTest(unittest.TestCase):
         self.assertNotIn("results", body)
         self.assertIsNone(self.proc.poll(), "the worker must keep serving the previous model")
 
-    def test_existing_config_is_served_at_start_without_a_report(self):
+    def test_existing_config_is_loaded_and_reported_once_like_lib_sedna(self):
         write_model(os.path.join(self.hot, "model.pkl"), 3)
         write_config(self.config, "model.pkl", "v7")
         self.start()
-        self.wait_log("serving %s (model hot update config version v7)"
-                      % os.path.join(self.hot, "model.pkl"))
-        time.sleep(2.5)
-        self.assertTrue(Recorder.posts.empty(), "reported a model it started on")
+        _, body = self.next_post()
+        self.assertEqual((body["kind"], body["status"]), ("deploy", "completed"))
+        self.wait_log("model updated to %s (version v7)" % os.path.join(self.hot, "model.pkl"))
+        time.sleep(2.5)  # > 2 poll periods
+        self.assertTrue(Recorder.posts.empty(), "reported the same version twice")
 
 
 if __name__ == "__main__":
