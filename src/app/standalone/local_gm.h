@@ -33,6 +33,13 @@ struct LocalGmOptions {
   std::string lc_server;      // LC_SERVER given to workers, e.g. http://127.0.0.1:9100
   std::chrono::milliseconds worker_timeout{0};  // per train/eval worker; 0 = none
   std::chrono::milliseconds manifest_poll{2000};
+  // The GM played (Config::gm_protocol): "auto" and "g2" the v0.5-v0.7 GM (GM-driven deploy,
+  // condition-driven LL, model hot update: sedna-head-protocol.md §1.3, §1.4, §1.7, §4.1), "g1"
+  // the 2021 GM (sedna-protocol.md §4; hotUpdateEnabled is dropped, as its typed API drops it).
+  std::string gm_protocol = "auto";
+  // The GM's hostPath root for model hot update, its /var/lib/sedna/model-hot-update: a job's
+  // model_config.json is <hot_update_dir>/<ns>/incrementallearningjob/<name>/model_config.json.
+  std::string hot_update_dir;
 };
 
 class LocalGm : public UpstreamSink {
@@ -50,8 +57,11 @@ class LocalGm : public UpstreamSink {
   // LC_SERVER given to workers (known once the worker API listens).
   void SetLcServer(const std::string& url);
   // The controller's report gate (Controller::SetReportGate): only a worker this LocalGm started
-  // for the report's job may report, and only the kind of its stage (started_workers.h). Called
-  // on the loop thread.
+  // for the report's job may report, and only the kind of its stage (started_workers.h); a
+  // hot-update inference worker's deploy report only while its job is at (Deploy, Running) (a
+  // standalone restart restarts the worker, which then reloads the model of an earlier round and
+  // reports it: the GM would append that as a stray (Deploy, Completed)). Called on the loop
+  // thread.
   Status MayReport(const core::WorkerReport& report) const;
 
   bool connected() const override;

@@ -134,6 +134,7 @@ bool LocalGm::Impl::Load(bool first) {
         slot->object = obj;
         slot->signature = text;
         const bool resumed = Restore(*slot);
+        ApplySpec(*slot);
         spdlog::info("manifests: {} loaded from {}", key, o.source);
         DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
         sent.insert(key);
@@ -142,6 +143,7 @@ bool LocalGm::Impl::Load(bool first) {
       } else if (slot->signature != text) {
         slot->object = obj;
         slot->signature = text;
+        ApplySpec(*slot);
         spdlog::info("manifests: {} changed; applied", key);
         DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
         sent.insert(key);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string_view>
 
@@ -326,6 +327,23 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     env["HEM_NAME"] = hem.value("name", "");
     env["HEM_PARAMETERS"] = hem.contains("parameters") ? hem["parameters"].dump() : "null";
     owned.push_back(ObjectUrl(j, core::kKindModel, model, "MODEL_URL", env["MODEL_URL"]));
+    if (j.gm_spec.hot_update) {
+      // The GM's hot-update contract (§4.1). The pod would mount the config's directory at
+      // /model-hot-update; a local worker reads the file itself, and resolves the config's
+      // model_path "/model-hot-update/<file>" against that directory.
+      const std::string& config = j.gm_spec.hot_update_config;
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(config).parent_path(), ec);
+      if (ec) {
+        spdlog::error("standalone: {}: model hot update directory {}: {}", j.key,
+                      std::filesystem::path(config).parent_path().string(), ec.message());
+      }
+      const NJ* period = local_gm_detail::Find(spec, {"deploySpec", "model", "pollPeriodSeconds"});
+      int64_t seconds = period && period->is_number_integer() ? period->get<int64_t>() : 60;
+      env["MODEL_HOT_UPDATE"] = "true";
+      env["MODEL_POLL_PERIOD_SECONDS"] = std::to_string(seconds < 1 ? 60 : seconds);
+      env["MODEL_HOT_UPDATE_CONFIG"] = config;
+    }
   } else {
     std::string out = spec.value("outputDir", "");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
@@ -365,7 +383,8 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   }
   *current = *id;
   j.inference_id = *id;
-  started.Started(j.key, Stage::kDeploy, worker);
+  j.inference_hot = j.gm_spec.hot_update;
+  started.Started(j.key, Stage::kDeploy, worker, j.inference_hot);
   spdlog::info("standalone: {}: inference worker {} started{}, log {}", j.key, worker,
                CredentialsText(*ps), ps->log_path);
   SetPod(j, Stage::kDeploy, PodPhase::kRunning);
