@@ -65,7 +65,7 @@ void LocalGm::Impl::Deliver(const std::string& op, const std::string& kind_lower
                             const std::string& content) {
   std::string frame = json::EncodeFrame({ns, kind_lower, name, op}, content);
   asio::post(io, [this, frame] {
-    if (!stopped) controller.OnGmFrame(frame);
+    if (!stopped) to_lc(frame);
   });
 }
 
@@ -331,7 +331,13 @@ void LocalGm::Impl::Apply(const std::string& frame) {
 }
 
 LocalGm::LocalGm(asio::io_context& io, Controller& controller, LocalGmOptions options)
-    : impl_(std::make_unique<Impl>(io, controller, std::move(options))) {}
+    : LocalGm(
+          io, [&controller](const std::string& frame) { controller.OnGmFrame(frame); },
+          std::move(options)) {}
+
+LocalGm::LocalGm(asio::io_context& io, std::function<void(const std::string&)> to_lc,
+                 LocalGmOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(to_lc), std::move(options))) {}
 
 LocalGm::~LocalGm() { Stop(); }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,9 @@ struct LocalGmOptions {
 class LocalGm : public UpstreamSink {
  public:
   LocalGm(boost::asio::io_context& io, Controller& controller, LocalGmOptions options);
+  // Frames for the LC go to `to_lc` (on the loop) instead of a controller: for tests.
+  LocalGm(boost::asio::io_context& io, std::function<void(const std::string&)> to_lc,
+          LocalGmOptions options);
   ~LocalGm() override;
   // Loads the manifests (errors name file, document and field; bad documents are skipped), resumes
   // stored conditions, and feeds every object to the controller, with the credential of the

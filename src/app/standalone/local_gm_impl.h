@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -66,7 +67,8 @@ struct GmJob {
 
 struct LocalGm::Impl {
   boost::asio::io_context& io;
-  Controller& controller;
+  // Where GM frames go: the controller's OnGmFrame (a test's recorder in unit tests).
+  std::function<void(const std::string&)> to_lc;
   LocalGmOptions opt;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<process::ProcessRunner> runner;
@@ -85,9 +87,9 @@ struct LocalGm::Impl {
   bool stopped = false;
   core::gm::Generation generation;
 
-  Impl(boost::asio::io_context& io_, Controller& c, LocalGmOptions o)
+  Impl(boost::asio::io_context& io_, std::function<void(const std::string&)> sink, LocalGmOptions o)
       : io(io_),
-        controller(c),
+        to_lc(std::move(sink)),
         opt(std::move(o)),
         generation(opt.gm_protocol == "g1" ? core::gm::Generation::kG1
                                            : core::gm::Generation::kG2) {}
