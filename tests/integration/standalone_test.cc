@@ -623,6 +623,43 @@ TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
+// A restart after a hot round: the inference worker starts again and, like lib/sedna, reloads the
+// model_config.json it finds and reports it; the local GM refuses that report (the job is not at
+// (Deploy, Running)), so no stray (Deploy, Completed) enters the next round, and round 2 reloads.
+TEST_F(StandaloneTest, G2HotUpdateRestartAddsNoStrayDeployReport) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "hotr", .hot_update = true}));
+  StartLc();
+  ASSERT_EQ(WaitMarks("hotr", "infer", 1).size(), 1u);
+  FeedRound();
+  ASSERT_EQ(WaitMarks("hotr", "reload", 1).size(), 1u)
+      << ::testing::PrintToString(Conditions("hotr"));
+  ASSERT_TRUE(WaitTrainWaiting("hotr", 2));
+  const auto before = Conditions("hotr");
+  ASSERT_EQ(StopLc(seconds(20)), 0);
+
+  StartLc();
+  ASSERT_EQ(WaitMarks("hotr", "infer", 2).size(), 2u);
+  // The restarted worker reloads the existing config (its own reload mark) and is refused.
+  auto reloads = WaitMarks("hotr", "reload", 2);
+  ASSERT_EQ(reloads.size(), 2u);
+  ASSERT_TRUE(WaitFor("the refused deploy report in the log", [&] {
+    return Log().find("a model reload is reported only while the GM waits for one") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(Conditions("hotr"), before) << "a stray condition after the restart";
+
+  FeedRound();
+  ASSERT_EQ(WaitMarks("hotr", "reload", 3).size(), 3u);
+  ASSERT_TRUE(WaitTrainWaiting("hotr", 3));
+  auto c = Conditions("hotr");
+  EXPECT_EQ(std::count(c.begin(), c.end(), std::string("Deploy/Completed")), 2)
+      << ::testing::PrintToString(c);
+  EXPECT_EQ(Marks("hotr", "reload").back()["model_content"],
+            ReadFile(tmp + "/out/hotr/train/2/model.bin"));
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
 // --gm-protocol g1 keeps the 2021 GM: a job with hotUpdateEnabled is deployed cold (the field is
 // dropped as the 2021 GM's typed API drops it), the inference worker restarted on the new model,
 // no model_config.json, and (Deploy, Starting) before (Deploy, Completed).
