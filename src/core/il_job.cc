@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/il_stepper.h"
+#include "core/model_select.h"
+
 namespace sedna::core::il {
-namespace {
+namespace internal {
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -12,342 +15,287 @@ std::string Lower(std::string s) {
   return s;
 }
 
-ModelRef WithoutMetrics(const ModelRef& m) { return ModelRef{m.format, m.url, {}}; }
+int64_t LatestIndex(const IlJob& job, Stage stage, ConditionType type, int64_t before) {
+  before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
+  for (int64_t i = before - 1; i >= 0; --i) {
+    const JobCondition& c = job.conditions[static_cast<size_t>(i)];
+    if (c.stage == stage && c.type == type) return i;
+  }
+  return -1;
+}
 
-// Output models of the latest (Train, Completed) condition that carries an output (§8.2).
-const std::vector<ModelRef>* LatestTrainOutput(const IlJob& job) {
-  for (auto it = job.conditions.rbegin(); it != job.conditions.rend(); ++it) {
-    if (it->stage == Stage::kTrain && it->type == ConditionType::kCompleted &&
-        it->data.has_output && !it->data.output_models.empty()) {
-      return &it->data.output_models;
+const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before) {
+  before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
+  for (int64_t i = before - 1; i >= 0; --i) {
+    const JobCondition& c = job.conditions[static_cast<size_t>(i)];
+    if (c.stage == Stage::kTrain && c.type == ConditionType::kCompleted && c.data.has_output &&
+        !c.data.output_models.empty()) {
+      return &c.data.output_models;
     }
   }
   return nullptr;
 }
 
-struct Stepper {
-  const Spec& spec;
-  const Now& now;
-  State s;
-  std::vector<Action> actions;
-
-  void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
-  void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }
-  void Error(std::string t) { actions.push_back(Log{Log::Level::kError, std::move(t)}); }
-  // Records a blocking problem once: logged when it first appears or changes, not on every check.
-  void Blocked(const std::string& t) {
-    if (s.last_error != t) Warn(t);
-    s.last_error = t;
-  }
-  void Report(StatusReport r) { actions.push_back(SendReport{std::move(r)}); }
-
-  std::string Out() const { return OutputRoot(spec.job->spec.output_dir); }
-
-  // Base model for the next training round: the retrain checkpoint of the latest completed train
-  // (models[1], or models[0] for one-model reports), else the initial model (B5: a failed first
-  // round falls back to the initial model instead of stalling).
-  std::optional<ModelRef> BaseModel() const {
-    if (const auto* out = LatestTrainOutput(*spec.job)) {
-      return WithoutMetrics(out->size() >= 2 ? (*out)[1] : (*out)[0]);
+// Base model for the next training round: the latest completed train's output model matching
+// the initialModel CR (§4.3; the 2021 rule models[1], or models[0] for one-model reports, when
+// none matches or the CR is unknown), else the recorded train report, else the initial model (B5:
+// a failed first round falls back to the initial model instead of stalling).
+std::optional<ModelRef> Stepper::BaseModel() const {
+  if (const auto* out = TrainOutputBefore(*spec.job, LastIndex() + 1)) {
+    if (spec.initial_model) {
+      ModelChoice c = SelectModel(*out, *spec.initial_model, 1);
+      if (c.model) return WithoutMetrics(*c.model);
     }
-    if (s.trained_base) return WithoutMetrics(*s.trained_base);
-    if (spec.initial_model) return WithoutMetrics(*spec.initial_model);
-    return std::nullopt;
+    return WithoutMetrics(out->size() >= 2 ? (*out)[1] : (*out)[0]);
   }
+  if (s.trained_base) return WithoutMetrics(*s.trained_base);
+  if (spec.initial_model) return WithoutMetrics(*spec.initial_model);
+  return std::nullopt;
+}
 
-  // The model to evaluate: models[0] of the latest completed train (B6 fallback: our own record).
-  std::optional<ModelRef> TrainedModel() const {
-    if (const auto* out = LatestTrainOutput(*spec.job)) return WithoutMetrics((*out)[0]);
-    if (s.trained) return WithoutMetrics(*s.trained);
-    return std::nullopt;
+// The latest completed train's output model matching `reference` (§4.3), models[0] when none
+// matches (logged, naming the formats: upstream dereferences nil there, #387), else this LC's
+// record of the train report (B6). Metrics are kept: v0.7.0 sends them in Eval/Deploy Ready.
+std::optional<ModelRef> Stepper::TrainedModel(const ModelRef& reference, const char* stage) {
+  if (const auto* out = TrainOutputBefore(*spec.job, LastIndex() + 1)) {
+    ModelChoice c = SelectModel(*out, reference, 0);
+    if (!c.matched && c.model) Warn(std::string(stage) + ": " + c.note);
+    return c.model;
   }
+  if (s.trained) return *s.trained;
+  return std::nullopt;
+}
 
-  std::vector<SpoolRange> EvalRanges() const {
-    std::vector<SpoolRange> r;
-    for (const auto& w : s.eval_windows) {
-      if (w.count > 0) r.push_back(w);
+// The model a new model is evaluated against: the initialEvalModel CR if the job names one, else
+// the deploy Model CR (§4.2). Unset while the named CR is not known.
+std::optional<ModelRef> Stepper::EvalModel() const {
+  if (!spec.job->spec.initial_eval_model_name.empty()) return spec.initial_eval_model;
+  return spec.deploy_model;
+}
+
+void Stepper::IssueWork() {
+  switch (s.work) {
+    case Work::kNone:
+      return;
+    case Work::kWriteTrain: {
+      std::string url = TrainDataUrl(Out(), s.work_round, spec.csv);
+      std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
+      actions.push_back(WriteSamples{Stage::kTrain,
+                                     s.work_round,
+                                     std::move(url),
+                                     SpoolKind::kTrain,
+                                     {s.work_range},
+                                     spec.csv,
+                                     std::move(index)});
+      return;
     }
-    return r;
-  }
-
-  void IssueWork() {
-    switch (s.work) {
-      case Work::kNone:
-        return;
-      case Work::kWriteTrain: {
-        std::string url = TrainDataUrl(Out(), s.work_round, spec.csv);
-        std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
-        actions.push_back(WriteSamples{Stage::kTrain,
-                                       s.work_round,
-                                       std::move(url),
-                                       SpoolKind::kTrain,
-                                       {s.work_range},
-                                       spec.csv,
-                                       std::move(index)});
-        return;
+    case Work::kWriteEval: {
+      std::string url = EvalDataUrl(Out(), s.work_round, spec.csv);
+      std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
+      std::vector<SpoolRange> ranges;
+      for (const auto& w : s.eval_windows) {
+        if (w.count > 0) ranges.push_back(w);
       }
-      case Work::kWriteEval: {
-        std::string url = EvalDataUrl(Out(), s.work_round, spec.csv);
-        std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
-        actions.push_back(WriteSamples{Stage::kEval, s.work_round, std::move(url), SpoolKind::kEval,
-                                       EvalRanges(), spec.csv, std::move(index)});
-        return;
+      actions.push_back(WriteSamples{Stage::kEval, s.work_round, std::move(url), SpoolKind::kEval,
+                                     std::move(ranges), spec.csv, std::move(index)});
+      return;
+    }
+    case Work::kDeploy: {
+      const size_t i = static_cast<size_t>(s.work_copies_done) * 2;
+      if (i + 1 < s.work_models.size()) {
+        actions.push_back(CopyModel{s.work_models[i].url, s.work_models[i + 1].url});
       }
-      case Work::kDeploy:
-        actions.push_back(CopyModel{s.work_models[0].url, s.work_models[1].url});
-        return;
-      case Work::kHotUpdate:
-        return;
-    }
-  }
-
-  // Answers the latest condition if it is a Waiting this LC has not answered yet.
-  void Advance() {
-    if (s.work != Work::kNone || spec.job->conditions.empty()) return;
-    const int64_t idx = static_cast<int64_t>(spec.job->conditions.size()) - 1;
-    const JobCondition& last = spec.job->conditions.back();
-    if (last.type != ConditionType::kWaiting) return;
-    if (now.unix_ms < s.retry_after_ms) return;
-    if (last.stage == Stage::kTrain && idx != s.answered_train_waiting) {
-      MaybeStartTrain(idx);
-    } else if (last.stage == Stage::kEval && idx != s.answered_eval_waiting) {
-      StartEval(idx);
-    } else if (last.stage == Stage::kDeploy && s.eval_outstanding &&
-               idx != s.answered_deploy_waiting) {
-      // The eval pod ended without a valid report (none, or one refused as invalid): decide now,
-      // or the round never ends.
-      s.answered_deploy_waiting = idx;
-      DecideWithoutEval("before (Deploy, Waiting)");
-    }
-  }
-
-  void MaybeStartTrain(int64_t idx) {
-    if (!spec.dataset_known) {
-      Blocked("waiting for Dataset " + spec.job->meta.ns + "/" + spec.job->spec.dataset_name);
       return;
     }
-    Metrics stats{
-        {"num_of_samples", MetricValue::Number(static_cast<double>(s.train_pending.count))}};
-    TriggerDecision d = EvaluateTrigger(*spec.train_trigger, stats, now.minute_of_day);
-    if (!d.fired) return;
-    std::optional<ModelRef> base = BaseModel();
-    if (!base) {
-      Blocked("train trigger fired but Model " + spec.job->meta.ns + "/" +
-              spec.job->spec.initial_model_name + " (spec.initialModel.name) is not known yet");
-      return;
-    }
-    s.last_error.clear();
-    Info("train trigger fired for round " + std::to_string(s.round) + ": " + d.reason);
-    s.work = Work::kWriteTrain;
-    s.work_condition = idx;
-    s.work_round = s.round;
-    s.work_range = s.train_pending;
-    s.work_models = {*base};
-    IssueWork();
-  }
-
-  void StartEval(int64_t idx) {
-    std::optional<ModelRef> trained = TrainedModel();
-    if (!trained) {
-      // B6: never send a null report and stall; fail the stage so the GM starts a new round.
-      Error(
-          "eval requested but no trained model is known (no Train/Completed output); "
-          "reporting Eval Failed");
-      s.answered_eval_waiting = idx;
-      Report(StatusReport{"Eval", "Failed"});
-      return;
-    }
-    if (!spec.deploy_model) {
-      Blocked("eval requested but Model " + spec.job->meta.ns + "/" +
-              spec.job->spec.deploy_model_name + " (spec.deploySpec.model.name) is not known yet");
-      return;
-    }
-    s.last_error.clear();
-    s.work = Work::kWriteEval;
-    s.work_condition = idx;
-    s.work_round = s.round;
-    s.work_models = {*trained, WithoutMetrics(*spec.deploy_model)};
-    IssueWork();
-  }
-
-  void OnIngested(const SamplesIngested& e) {
-    s.samples_seen = e.samples_seen;
-    s.train_pending.end = e.train_end;
-    s.train_pending.count += e.train_added;
-    s.eval_open.end = e.eval_end;
-    s.eval_open.count += e.eval_added;
-  }
-
-  void OnFileWritten(const FileWritten& e) {
-    if (e.work != s.work || e.round != s.work_round ||
-        (e.work != Work::kWriteTrain && e.work != Work::kWriteEval)) {
-      return;  // stale completion (e.g. re-issued after a restart and already handled)
-    }
-    if (!e.ok) {
-      Error(std::string("writing ") + (e.work == Work::kWriteTrain ? "train" : "eval") +
-            " samples for round " + std::to_string(e.round) + " failed: " + e.error +
-            "; retrying in 10 s");
-      s.last_error = e.error;
+    case Work::kHotUpdate:
+      // Not re-issued: after a restart the (Deploy, Running) is acted on again only once a fresh
+      // GM message confirms it is still the latest condition (§3.3).
       s.work = Work::kNone;
-      s.retry_after_ms = now.unix_ms + 10000;
+      s.work_condition = -1;
       return;
-    }
-    if (e.work == Work::kWriteTrain) {
-      const std::string out = Out();
-      const std::string data = TrainDataUrl(out, s.round, spec.csv);
-      StatusReport r{"Train",
-                     "Ready",
-                     true,
-                     s.work_models,
-                     data,
-                     DataIndexUrl(data, spec.dataset_s3, spec.csv),
-                     TrainOutputDir(out, s.round)};
-      Report(std::move(r));
-      s.answered_train_waiting = s.work_condition;
-      s.train_pending.begin = s.work_range.end;
-      s.train_pending.count -= s.work_range.count;
-      s.eval_windows.push_back(s.eval_open);
-      while (static_cast<int>(s.eval_windows.size()) > kEvalWindows) {
-        s.eval_windows.erase(s.eval_windows.begin());
-      }
-      s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
-      s.round++;
-    } else {
-      const std::string data = EvalDataUrl(Out(), s.work_round, spec.csv);
-      StatusReport r{"Eval",        "Ready", true,
-                     s.work_models, data,    DataIndexUrl(data, spec.dataset_s3, spec.csv)};
-      Report(std::move(r));
-      s.answered_eval_waiting = s.work_condition;
-      s.eval_outstanding = true;
-      s.eval_round = s.work_round;
-      s.eval_models = s.work_models;
-    }
-    s.work = Work::kNone;
-    s.work_models.clear();
-    s.work_range = {};
-    s.work_condition = -1;
   }
+}
 
-  void OnWorkerReport(const WorkerReport& r) {
-    const std::string kind = Lower(r.kind);
-    const std::string status = Lower(r.status);
-    const std::string who = "worker " + r.worker_name + " (" + kind + ", " + status + ")";
-    if (kind != "train" && kind != "eval") {
+// Answers the latest condition if this LC has not answered it yet.
+void Stepper::Advance() {
+  if (s.work != Work::kNone || spec.job->conditions.empty()) return;
+  const int64_t idx = LastIndex();
+  const JobCondition& last = spec.job->conditions.back();
+  // The GM has moved on to a new round: a decision still pending for an older one is void (a
+  // late one would land in the middle of the next round).
+  if (last.stage == Stage::kTrain && s.pending_round_id >= 0 && idx > s.pending_round_id) {
+    Warn("round " + std::to_string(s.eval_round - 1) + ": the GM moved on to " +
+         std::string(StageName(last.stage)) + "/" + ConditionTypeName(last.type) +
+         " before the deploy decision; none is sent");
+    ClearPending();
+  }
+  if (last.stage == Stage::kDeploy) {
+    if (last.type == ConditionType::kWaiting) OnDeployWaiting(idx);
+    if (last.type == ConditionType::kRunning) MaybeHotUpdate(idx);
+    return;
+  }
+  if (last.type != ConditionType::kWaiting) return;
+  if (now.unix_ms < s.retry_after_ms) return;
+  if (last.stage == Stage::kTrain && idx != s.answered_train_waiting) {
+    MaybeStartTrain(idx);
+  } else if (last.stage == Stage::kEval && idx != s.answered_eval_waiting) {
+    StartEval(idx);
+  }
+}
+
+void Stepper::MaybeStartTrain(int64_t idx) {
+  if (!spec.dataset_known) {
+    Blocked("waiting for Dataset " + spec.job->meta.ns + "/" + spec.job->spec.dataset_name);
+    return;
+  }
+  Metrics stats{
+      {"num_of_samples", MetricValue::Number(static_cast<double>(s.train_pending.count))}};
+  TriggerDecision d = EvaluateTrigger(*spec.train_trigger, stats, now.minute_of_day);
+  if (!d.fired) return;
+  std::optional<ModelRef> base = BaseModel();
+  if (!base) {
+    Blocked("train trigger fired but Model " + spec.job->meta.ns + "/" +
+            spec.job->spec.initial_model_name + " (spec.initialModel.name) is not known yet");
+    return;
+  }
+  s.last_error.clear();
+  Info("train trigger fired for round " + std::to_string(s.round) + ": " + d.reason);
+  s.work = Work::kWriteTrain;
+  s.work_condition = idx;
+  s.work_round = s.round;
+  s.work_range = s.train_pending;
+  s.work_models = {*base};
+  IssueWork();
+}
+
+void Stepper::StartEval(int64_t idx) {
+  std::optional<ModelRef> eval_model = EvalModel();
+  if (!eval_model) {
+    const bool initial = !spec.job->spec.initial_eval_model_name.empty();
+    Blocked("eval requested but Model " + spec.job->meta.ns + "/" +
+            (initial ? spec.job->spec.initial_eval_model_name + " (spec.evalSpec.initialEvalModel)"
+                     : spec.job->spec.deploy_model_name + " (spec.deploySpec.model.name)") +
+            " is not known yet");
+    return;
+  }
+  std::optional<ModelRef> trained = TrainedModel(*eval_model, "eval");
+  if (!trained) {
+    // B6: never send a null report and stall; fail the stage so the GM starts a new round.
+    Error(
+        "eval requested but no trained model is known (no Train/Completed output); "
+        "reporting Eval Failed");
+    s.answered_eval_waiting = idx;
+    Report(StatusReport{"Eval", "Failed"});
+    return;
+  }
+  s.last_error.clear();
+  s.work = Work::kWriteEval;
+  s.work_condition = idx;
+  s.work_round = s.round;
+  s.work_models = {WithoutMetrics(*trained), WithoutMetrics(*eval_model)};
+  IssueWork();
+}
+
+void Stepper::OnIngested(const SamplesIngested& e) {
+  s.samples_seen = e.samples_seen;
+  s.train_pending.end = e.train_end;
+  s.train_pending.count += e.train_added;
+  s.eval_open.end = e.eval_end;
+  s.eval_open.count += e.eval_added;
+}
+
+void Stepper::OnFileWritten(const FileWritten& e) {
+  if (e.work != s.work || e.round != s.work_round ||
+      (e.work != Work::kWriteTrain && e.work != Work::kWriteEval)) {
+    return;  // stale completion (e.g. re-issued after a restart and already handled)
+  }
+  if (!e.ok) {
+    Error(std::string("writing ") + (e.work == Work::kWriteTrain ? "train" : "eval") +
+          " samples for round " + std::to_string(e.round) + " failed: " + e.error +
+          "; retrying in 10 s");
+    s.last_error = e.error;
+    s.work = Work::kNone;
+    s.retry_after_ms = now.unix_ms + 10000;
+    return;
+  }
+  if (e.work == Work::kWriteTrain) {
+    const std::string out = Out();
+    const std::string data = TrainDataUrl(out, s.round, spec.csv);
+    StatusReport r{"Train",
+                   "Ready",
+                   true,
+                   s.work_models,
+                   data,
+                   DataIndexUrl(data, spec.dataset_s3, spec.csv),
+                   TrainOutputDir(out, s.round)};
+    Report(std::move(r));
+    s.answered_train_waiting = s.work_condition;
+    s.train_pending.begin = s.work_range.end;
+    s.train_pending.count -= s.work_range.count;
+    s.eval_windows.push_back(s.eval_open);
+    while (static_cast<int>(s.eval_windows.size()) > kEvalWindows) {
+      s.eval_windows.erase(s.eval_windows.begin());
+    }
+    s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
+    s.round++;
+  } else {
+    const std::string data = EvalDataUrl(Out(), s.work_round, spec.csv);
+    StatusReport r{"Eval",        "Ready", true,
+                   s.work_models, data,    DataIndexUrl(data, spec.dataset_s3, spec.csv)};
+    Report(std::move(r));
+    s.answered_eval_waiting = s.work_condition;
+    ClearPending();
+    s.eval_outstanding = true;
+    s.eval_round = s.work_round;
+    s.eval_models = s.work_models;
+    s.pending_round_id = s.work_condition;
+    s.pending_models = s.work_models;
+  }
+  s.work = Work::kNone;
+  s.work_models.clear();
+  s.work_range = {};
+  s.work_condition = -1;
+}
+
+void Stepper::OnWorkerReport(const WorkerReport& r) {
+  const std::string kind = Lower(r.kind);
+  const std::string status = Lower(r.status);
+  const std::string who = "worker " + r.worker_name + " (" + kind + ", " + status + ")";
+  if (kind != "train" && kind != "eval") {
+    // A hot-update inference worker's "deploy" report (§4.1) is the GM's business.
+    if (kind != "deploy")
       Warn(who + ": kind \"" + r.kind + "\" is not train or eval; forwarded only");
-      return;
-    }
-    if (status != "completed") {
-      if (status == "failed") Warn(who + " reported failure");
-      if (kind == "eval" && status == "failed") {
-        s.eval_outstanding = false;
-        ClearEvalDeadline();
-      }
-      return;
-    }
-    if (!r.results_error.empty()) {
-      Error(who + ": rejected: " + r.results_error);
-      return;
-    }
-    if (r.results.empty()) {
-      Error(who + ": rejected: results: empty");
-      return;
-    }
-    if (kind == "train") {
-      s.trained = r.results[0];
-      s.trained_base = r.results.size() >= 2 ? r.results[1] : r.results[0];
-      Info("train round finished: model " + r.results[0].url);
-      return;
-    }
-    if (!s.eval_outstanding) {
-      Warn(who + ": no eval was dispatched by this LC (or it was already decided); forwarded only");
-      return;
-    }
-    s.eval_outstanding = false;
-    ClearEvalDeadline();
-    s.last_eval_results = r.results;
-    s.decisions++;
-    s.decided_round = s.eval_round - 1;
-    if (r.results.size() < 2) {
-      s.last_decision = "not deployed: eval reported " + std::to_string(r.results.size()) +
-                        " result(s), need [trained, deployed]";
-      Error(who + ": " + s.last_decision);
-      Report(StatusReport{"Deploy", "Completed"});
-      return;
-    }
-    DeployStats ds = BuildDeployStats(r.results[0].metrics, r.results[1].metrics);
-    for (const auto& n : ds.notes) Warn("deploy trigger: " + n);
-    TriggerDecision d = EvaluateTrigger(*spec.deploy_trigger, ds.stats, now.minute_of_day);
-    if (!d.fired) {
-      s.last_decision = "kept deployed model: " + d.reason;
-      Info("round " + std::to_string(s.eval_round - 1) + " " + s.last_decision);
-      Report(StatusReport{"Deploy", "Completed"});
-      return;
-    }
-    s.last_decision = "deploying trained model: " + d.reason;
-    Info("round " + std::to_string(s.eval_round - 1) + " " + s.last_decision);
-    s.work = Work::kDeploy;
-    s.work_round = s.eval_round - 1;
-    s.work_models = s.eval_models;
-    IssueWork();
+    return;
   }
-
-  void OnEvalRefused(const EvalReportRefused& e) {
-    if (!s.eval_outstanding || s.eval_refused_deadline_ms != 0) return;
-    s.eval_refused_deadline_ms = now.unix_ms + spec.deploy_wait_ms;
-    s.retry_after_ms = std::max(s.retry_after_ms, s.eval_refused_deadline_ms);
-    Warn("eval report of worker " + e.worker + " refused (" + e.why + "); round " +
-         std::to_string(s.eval_round - 1) + " is decided without it in " +
-         std::to_string(spec.deploy_wait_ms) + " ms unless a valid one comes");
-  }
-
-  // Decides the outstanding eval "not deployed" when it has no valid report: at the refused
-  // report's deadline, or when the GM already asks for the decision (a G2 GM's (Deploy, Waiting)).
-  void ClearEvalDeadline() {
-    if (s.eval_refused_deadline_ms != 0 && s.retry_after_ms == s.eval_refused_deadline_ms) {
-      s.retry_after_ms = 0;
+  if (status != "completed") {
+    if (status == "failed") Warn(who + " reported failure");
+    if (kind == "eval" && status == "failed" && s.eval_outstanding) {
+      s.eval_outstanding = false;  // the GM goes (Eval, Failed) -> (Train, Waiting): no decision
+      ClearPending();
     }
-    s.eval_refused_deadline_ms = 0;
+    return;
   }
-
-  void DecideWithoutEval(const std::string& why) {
-    s.eval_outstanding = false;
-    ClearEvalDeadline();
-    s.decisions++;
-    s.decided_round = s.eval_round - 1;
-    s.last_decision = "not deployed: no valid eval report for round " +
-                      std::to_string(s.eval_round - 1) + " " + why;
-    Error(s.last_decision);
-    Report(StatusReport{"Deploy", "Completed"});
+  if (!r.results_error.empty()) {
+    Error(who + ": rejected: " + r.results_error);
+    return;
   }
-
-  void CheckEvalDeadline() {
-    if (s.eval_outstanding && s.eval_refused_deadline_ms != 0 &&
-        now.unix_ms >= s.eval_refused_deadline_ms) {
-      DecideWithoutEval("within --deploy-wait of a refused one");
-    }
+  if (r.results.empty()) {
+    Error(who + ": rejected: results: empty");
+    return;
   }
-
-  void OnCopied(const ModelCopied& e) {
-    if (s.work != Work::kDeploy) return;
-    if (e.ok) {
-      Report(StatusReport{"Deploy", "Ready", true, {s.work_models[0]}});
-      s.deployments.push_back(Deployment{s.work_round, s.work_models[0].url, now.rfc3339});
-      while (static_cast<int>(s.deployments.size()) > kDeploymentsKept) {
-        s.deployments.erase(s.deployments.begin());
-      }
-      Info("deployed " + s.work_models[0].url + " to " + s.work_models[1].url);
-    } else {
-      Error("deploy copy " + s.work_models[0].url + " -> " + s.work_models[1].url +
-            " failed: " + e.error);
-      s.last_error = e.error;
-      Report(StatusReport{"Deploy", "Failed"});
-    }
-    s.work = Work::kNone;
-    s.work_models.clear();
+  if (kind == "train") {
+    s.trained = r.results[0];
+    s.trained_base = r.results.size() >= 2 ? r.results[1] : r.results[0];
+    Info("train round finished: model " + r.results[0].url);
+    return;
   }
-};
+  OnEvalReport(r, who);
+}
 
-}  // namespace
+}  // namespace internal
+
+using internal::Lower;
+using internal::Stepper;
 
 const char* WorkName(Work w) {
   switch (w) {
@@ -405,11 +353,14 @@ ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& k
 }
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
-  Stepper st{spec, now, state, {}};
+  Stepper st{spec, now, state, {}, std::holds_alternative<JobChanged>(event)};
   std::visit(
       [&](const auto& e) {
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, Resume>) {
+          // The forwarded eval report of a pending round is re-sent from the outbox now: the
+          // deploy wait starts at that write (§3.3).
+          if (st.s.eval_reported && st.s.eval_written_ms == 0) st.s.eval_written_ms = now.unix_ms;
           st.IssueWork();
         } else if constexpr (std::is_same_v<E, SamplesIngested>) {
           st.OnIngested(e);
@@ -421,10 +372,14 @@ Output Step(const Spec& spec, const State& state, const Event& event, const Now&
           st.OnCopied(e);
         } else if constexpr (std::is_same_v<E, EvalReportRefused>) {
           st.OnEvalRefused(e);
+        } else if constexpr (std::is_same_v<E, HotUpdateWritten>) {
+          st.OnHotUpdateWritten(e);
+        } else if constexpr (std::is_same_v<E, EvalForwardWritten>) {
+          st.OnEvalForwardWritten(e);
         }
       },
       event);
-  st.CheckEvalDeadline();
+  st.CheckDeployWait();
   st.Advance();
   return Output{std::move(st.s), std::move(st.actions)};
 }

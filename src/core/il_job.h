@@ -56,20 +56,34 @@ struct State {
   // Index in status.conditions of the Waiting condition last answered, -1 for none.
   int64_t answered_train_waiting = -1;
   int64_t answered_eval_waiting = -1;
-  // A (Deploy, Waiting) answered with Deploy Completed because the outstanding eval had no valid
-  // report (a rejected report is not forwarded, so the GM moves on from the eval pod's exit).
-  int64_t answered_deploy_waiting = -1;
+  // The deploy decision (sedna-head-protocol.md §3.2): one per eval round, taken at the first of
+  // a (Deploy, Waiting) for that round and deploy_wait after the forwarded eval report was
+  // written upstream. A round is identified by the index of the (Eval, Waiting) it answers: this
+  // LC's answered_eval_waiting or, for an eval another node's LC dispatched, the latest one in the
+  // conditions when its worker reported here.
+  int64_t pending_round_id = -1;         // round awaiting its decision (-1: none)
+  bool eval_reported = false;            // a valid eval report of pending_round_id was received
+  std::vector<ModelRef> eval_report;     // its results (the fallback when conditions lack them)
+  std::vector<ModelRef> pending_models;  // [trained, eval model] of that round's Eval Ready
+  int64_t eval_written_ms = 0;           // when the forwarded report was written upstream
   // An eval report was refused (issue 15) while the eval was outstanding: unless a valid one
-  // comes first, the round is decided "not deployed" at this time (unix ms; 0: none). A G1 GM
-  // never sends Deploy-stage conditions, so without it a refused report would end no round.
+  // comes first, the round is decided "not deployed" at this time (unix ms; 0: none).
   int64_t eval_refused_deadline_ms = 0;
+  int64_t decided_round_id = -1;                // round of the last decision
+  int64_t decided_at_ms = 0;                    // when it was sent (or last re-sent)
+  std::optional<StatusReport> decision_report;  // its report, re-sent by the lost-answer rule
+  std::string decided_by;                       // "(Deploy, Waiting)", "deploy-wait", ...
+  int64_t answered_deploy_waiting = -1;         // index of the last (Deploy, Waiting) answered
+  int64_t answered_hot_update = -1;  // index of the last (Deploy, Running) written (§4.1)
   // In-flight work and what it needs to finish.
   Work work = Work::kNone;
   int64_t work_condition = -1;
   int64_t work_round = 0;
   SpoolRange work_range;              // kWriteTrain: the train samples being written
-  std::vector<ModelRef> work_models;  // kWriteTrain: [base]; kWriteEval: [trained, deployed];
-                                      // kDeploy: [trained, deployed]
+  std::vector<ModelRef> work_models;  // kWriteTrain: [base]; kWriteEval: [trained, eval model];
+                                      // kDeploy: [trained, deploy model] and, with an
+                                      // initialEvalModel, [eval-format trained, eval model]
+  int64_t work_copies_done = 0;       // kDeploy: copies of work_models pairs finished
   // Models learned from train reports (fallback when conditions lack the output, B6).
   std::optional<ModelRef> trained;       // models[0]: the deploy candidate
   std::optional<ModelRef> trained_base;  // models[1], or models[0] for one-model reports (B5)
@@ -103,8 +117,14 @@ struct Spec {
   // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§7.4) and
   // Ready reports carry its URL as dataIndexURL.
   bool dataset_s3 = false;
-  // How long a round whose eval report was refused waits for a valid one (--deploy-wait).
+  // Branch 2 of the deploy decision (§3.2): the decision is sent this long after the forwarded
+  // eval report was written upstream unless a (Deploy, Waiting) came first; also how long a round
+  // whose eval report was refused waits for a valid one. 0: no timer (pure v0.7.0, --gm-protocol
+  // g2 with --deploy-wait 0).
   int64_t deploy_wait_ms = 30000;
+  // The job object was received from the GM on the current connection (not only reloaded from
+  // the store): a (Deploy, Running) is acted on only then (§3.2 hot update).
+  bool conditions_fresh = true;
 };
 
 struct Now {
@@ -137,6 +157,10 @@ struct ModelCopied {
   bool ok = false;
   std::string error;
 };
+// The forwarded eval report of the pending round was written to the GM (branch 2 starts here).
+struct EvalForwardWritten {
+  int64_t at_ms = 0;
+};
 // The WriteHotUpdate of `condition` finished.
 struct HotUpdateWritten {
   int64_t condition = -1;
@@ -150,7 +174,7 @@ struct EvalReportRefused {
   std::string why;
 };
 using Event = std::variant<JobChanged, Tick, Resume, SamplesIngested, FileWritten, WorkerReported,
-                           ModelCopied, EvalReportRefused, HotUpdateWritten>;
+                           ModelCopied, EvalReportRefused, HotUpdateWritten, EvalForwardWritten>;
 
 // Actions.
 struct WriteSamples {
@@ -196,6 +220,10 @@ struct Output {
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);
+
+// The earliest time a Tick must come even if nothing happens (retry back-off, the deploy wait);
+// 0 for none.
+int64_t NextWakeMs(const Spec& spec, const State& state);
 
 // What a completed report of `kind` ("train", "eval", any case) may name now: train, the output
 // directory of the train round in flight; eval, exactly the models sent in the outstanding eval.

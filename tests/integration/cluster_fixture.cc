@@ -1,5 +1,6 @@
 #include "cluster_fixture.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -22,6 +23,11 @@ void ClusterFixture::StartLc(uint16_t status_port, const std::vector<std::string
   std::vector<std::string> args{"--db",        db,     "--status-port", std::to_string(status_port),
                                 "--log-level", "debug"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
+  // The emulated G1 GM never sends (Deploy, Waiting): each IL deploy decision comes --deploy-wait
+  // after the eval forward (sedna-head-protocol.md §3.2). Tests keep it short unless they set it.
+  if (std::find(args.begin(), args.end(), "--deploy-wait") == args.end()) {
+    args.insert(args.end(), {"--deploy-wait", "0.2"});
+  }
   lc = std::make_unique<LcProcess>(
       lc_binary,
       std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
@@ -39,8 +45,59 @@ void ClusterFixture::KillAndRestart(uint16_t status_port,
   StartLc(status_port, extra_args);
 }
 
+ClusterFixture::NodeLc& ClusterFixture::StartNodeLc(const std::string& node, bool own_rootfs,
+                                                    uint16_t status_port,
+                                                    const std::vector<std::string>& extra_args) {
+  auto n = std::make_unique<NodeLc>();
+  n->node = node;
+  n->rootfs = own_rootfs ? tmp + "/" + node + "/rootfs" : rootfs;
+  n->db = tmp + "/" + node + "/database.db";
+  n->log = tmp + "/lc-" + node + ".log";
+  n->port = FreePort();
+  stdfs::create_directories(n->rootfs);
+  std::vector<std::string> args{"--db",        n->db,  "--status-port", std::to_string(status_port),
+                                "--log-level", "debug"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  n->args = std::move(args);
+  node_lcs.push_back(std::move(n));
+  NodeLc& added = *node_lcs.back();
+  SpawnNodeLc(added);
+  return added;
+}
+
+void ClusterFixture::SpawnNodeLc(NodeLc& n) {
+  n.lc = std::make_unique<LcProcess>(
+      lc_binary,
+      std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
+                                         {"NODENAME", n.node},
+                                         {"BIND_PORT", std::to_string(n.port)},
+                                         {"ROOTFS_MOUNT_DIR", n.rootfs}},
+      n.args, n.log);
+  EXPECT_TRUE(gm->WaitForNode(n.node, std::chrono::seconds(20))) << n.lc->Log();
+}
+
+void ClusterFixture::KillAndRestartNode(NodeLc& n) {
+  n.lc->Kill();
+  AppendFile(n.log, "---- SIGKILL; restarting ----\n");
+  // The killed LC's connection closes when the kernel resets it; the new one is then the node's.
+  EXPECT_TRUE(gm->server().WaitForNodeGone(n.node, std::chrono::seconds(10)));
+  SpawnNodeLc(n);
+}
+
+std::string ClusterFixture::PostWorkerTo(const NodeLc& on, const std::string& name,
+                                         const std::string& body) {
+  HttpResult r = HttpRequest(on.port, "POST", "/sedna/workers/" + name + "/info", body);
+  EXPECT_EQ(r.status, 200) << r.raw;
+  return r.body;
+}
+
 void ClusterFixture::TearDown() {
   if (HasFailure() && lc) std::cerr << "---- sedna-lc log ----\n" << lc->Log();
+  for (const auto& n : node_lcs) {
+    if (HasFailure() && n->lc)
+      std::cerr << "---- sedna-lc log (" << n->node << ") ----\n" << n->lc->Log();
+  }
+  node_lcs.clear();
   lc.reset();
   gm.reset();
   if (!tmp.empty()) stdfs::remove_all(tmp);

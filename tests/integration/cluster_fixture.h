@@ -31,7 +31,28 @@ class ClusterFixture : public ::testing::Test {
   // SIGKILL, a marker line in the log, then StartLc again on the same database, rootfs and ports.
   void KillAndRestart(uint16_t status_port = 0, const std::vector<std::string>& extra_args = {});
 
-  // On failure prints the LC's log; stops the LC (SIGKILL) and the GM; removes tmp.
+  // Multi-node: one more sedna-lc with NODENAME=`node` against the same emulator, which must be
+  // in multi-node mode (gm->SetMultiNode(true) before the first StartLc). It has its own
+  // database (tmp/<node>/database.db), worker API port and log (tmp/lc-<node>.log), and the same
+  // rootfs as the first LC (storage shared between nodes, as NFS or S3 would be) unless
+  // own_rootfs (tmp/<node>/rootfs). Fails the test unless `node` connects within 20 s.
+  struct NodeLc {
+    std::string node, rootfs, db, log;
+    uint16_t port = 0;
+    std::vector<std::string> args;  // the command line it was started with
+    std::unique_ptr<LcProcess> lc;
+  };
+  NodeLc& StartNodeLc(const std::string& node, bool own_rootfs = false, uint16_t status_port = 0,
+                      const std::vector<std::string>& extra_args = {});
+  // SIGKILL, a marker line in its log, then the same LC again (database, rootfs, port, args);
+  // fails the test unless its node reconnects within 20 s.
+  void KillAndRestartNode(NodeLc& n);
+  // POSTs `body` to that LC's /sedna/workers/<name>/info; expects 200 and returns the reply body.
+  std::string PostWorkerTo(const NodeLc& on, const std::string& name, const std::string& body);
+
+  void SpawnNodeLc(NodeLc& n);
+
+  // On failure prints the LCs' logs; stops the LCs (SIGKILL) and the GM; removes tmp.
   void TearDown() override;
 
   // The next status of Dataset `name`; other Datasets' statuses are held for their own calls.
@@ -60,6 +81,7 @@ class ClusterFixture : public ::testing::Test {
   std::vector<UpstreamFrame> held;  // Dataset statuses kept by NextDataset
   std::unique_ptr<GmEmulator> gm;
   std::unique_ptr<LcProcess> lc;
+  std::vector<std::unique_ptr<NodeLc>> node_lcs;  // StartNodeLc's, in start order
 };
 
 // A ClusterFixture whose test plays the GM for one IL job (`job`, created by the test).

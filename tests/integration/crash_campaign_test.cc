@@ -451,7 +451,7 @@ class CrashCampaign : public ::testing::Test {
                                            {"BIND_PORT", std::to_string(port)},
                                            {"ROOTFS_MOUNT_DIR", rootfs}},
         std::vector<std::string>{"--db", db, "--status-port", std::to_string(status_port),
-                                 "--log-level", "debug"},
+                                 "--log-level", "debug", "--deploy-wait", "0.2"},
         log_path);
     if (!gm->server().WaitForConnection(std::chrono::seconds(20))) {
       throw std::runtime_error("the LC did not connect to the GM after its start");

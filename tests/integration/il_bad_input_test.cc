@@ -236,6 +236,54 @@ TEST_F(IlBadInputTest, UnknownResourceKindIsLoggedOncePerKind) {
   ExpectGoodJobDispatches();
 }
 
+// A condition whose data the LC cannot use (a model's device_soc_versions is not a list) keeps the
+// job, leaves that condition's data out, and is logged once however often the GM resends it.
+TEST_F(IlBadInputTest, UnusableConditionDataIsLoggedOnceAndKeepsTheJob) {
+  Json job = WaitingJob(IlJobObject({.name = "data-job", .dataset = "other-dataset"}));
+  const Json waiting = job["status"]["conditions"][0];
+  Json ready = waiting;
+  ready["type"] = "Ready";
+  ready["message"] = "reported by lc";
+  ready["data"] =
+      R"({"input":{"models":[{"format":"ckpt","url":"/models/base_model","device_soc_versions":"Ascend310","classes":null}]}})";
+  job["status"]["conditions"] = Json::array({waiting, ready, waiting});
+  gm->Send("insert", job);
+  gm->Send("insert", job);
+  Barrier();
+  EXPECT_EQ(FindLog({"default/incrementallearningjob/data-job", "status.conditions[1].data",
+                     "input.models[0].device_soc_versions: expected an array, got string",
+                     "data ignored"})
+                .size(),
+            1u)
+      << lc->Log();
+  HttpResult r = HttpRequest(status_port, "GET", "/status", "", {});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_NE(r.body.find("data-job"), std::string::npos) << "the job was kept: " << r.body;
+  gm->Send("delete", job);
+  ExpectGoodJobDispatches();
+}
+
+// The G2 fields the LC acts on (sedna-head-protocol.md §4.1-§4.3), given the wrong type, reject
+// their object with a line naming it and the field; pollPeriodSeconds, only passed on, does not.
+TEST_F(IlBadInputTest, G2FieldsOfTheWrongTypeRejectOnlyTheirObject) {
+  Json hot = IlJobObject({.name = "hot-string-job"});
+  hot["spec"]["deploySpec"]["model"]["hotUpdateEnabled"] = "true";
+  gm->Send("insert", WaitingJob(hot));
+  Json eval = IlJobObject({.name = "eval-model-job"});
+  eval["spec"]["evalSpec"]["initialEvalModel"] = {{"name", 7}};
+  gm->Send("insert", WaitingJob(eval));
+  Json model = ModelObject("soc-model", "/models/x.om", "om");
+  model["spec"]["device_soc_versions"] = "Ascend310";
+  gm->Send("insert", model);
+  Barrier();
+  ExpectLog({"IncrementalLearningJob default/hot-string-job",
+             "spec.deploySpec.model.hotUpdateEnabled: expected a boolean, got string"});
+  ExpectLog({"IncrementalLearningJob default/eval-model-job",
+             "spec.evalSpec.initialEvalModel.name: expected a string, got number"});
+  ExpectLog({"Model default/soc-model", "spec.device_soc_versions: expected an array, got string"});
+  ExpectGoodJobDispatches();
+}
+
 // ---------------------------------------------------------------- manifest fields and triggers
 
 TEST_F(IlBadInputTest, TrainProbGivenAsString) {
@@ -469,7 +517,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   UpstreamFrame il5 = NextJob();
   EXPECT_EQ(
       il5.content,
-      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   job->Report(il4.content);
   job->Report(il5.content);

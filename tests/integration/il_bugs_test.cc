@@ -39,8 +39,11 @@ constexpr const char* kIndex = "/data/train_data.txt";
 constexpr const char* kTrainedModelUrl = "/output/train/1/model.pb";
 constexpr const char* kDefaultDeployUrl = "/models/deploy_model/saved_model.pb";
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";
-constexpr const char* kIl5 =
-    R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})";
+// IL-5 as the v0.7.0 LC sends it: input.models = [trained, deploy model].
+std::string Il5(const std::string& deploy_url) {
+  return R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":")" +
+         deploy_url + R"("}]},"output":null})";
+}
 
 // ---------------------------------------------------------------- objects
 
@@ -283,6 +286,11 @@ class IlBugsTest : public ::testing::Test {
     std::vector<std::string> args{
         "--db", db, "--status-port", std::to_string(status_port), "--log-level", "debug"};
     args.insert(args.end(), o.args.begin(), o.args.end());
+    // The emulated G1 GM never sends (Deploy, Waiting): the decision comes --deploy-wait after
+    // the eval forward (sedna-head-protocol.md §3.2); short here unless the test sets it.
+    if (std::find(args.begin(), args.end(), "--deploy-wait") == args.end()) {
+      args.insert(args.end(), {"--deploy-wait", "0.2"});
+    }
     if (lc) AppendFile(tmp + "/lc.log", "---- restarting sedna-lc ----\n");
     lc = std::make_unique<LcProcess>(std::string(SEDNA_BINARY_DIR) + "/sedna-lc", env, args,
                                      tmp + "/lc.log");
@@ -395,7 +403,7 @@ class IlBugsTest : public ::testing::Test {
     UpstreamFrame il4 = NextJob();
     EXPECT_EQ(il4.body.value("phase", ""), "eval") << il4.content;
     UpstreamFrame il5 = NextJob();
-    ASSERT_EQ(il5.content, kIl5);
+    ASSERT_EQ(il5.content, Il5(deploy_url));
     job->Report(il4.content);
     auto actions = job->Report(il5.content);
     ASSERT_EQ(actions.size(), 1u);

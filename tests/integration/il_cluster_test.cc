@@ -123,7 +123,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   UpstreamFrame il5 = NextJob();
   EXPECT_EQ(
       il5.content,
-      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})");
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})");
   // B12/B13: the deploy target got the rootfs prefix and holds exactly the new bytes.
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   job.Report(il4.content);

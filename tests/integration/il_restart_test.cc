@@ -34,7 +34,7 @@ constexpr const char* kEvalReport =
 constexpr const char* kIl4 =
     R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pb","metrics":{"precision":[0.81,0.74],"recall":[0.77,0.70]},"url":"/output/train/1/model.pb"},{"format":"pb","metrics":{"precision":[0.66,0.71],"recall":[0.62,0.66]},"url":"/models/deploy_model/saved_model.pb"}],"ownerInfo":null}})";
 constexpr const char* kIl5 =
-    R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"}]},"output":null})";
+    R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})";
 constexpr const char* kR2Il1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/output/train/1"}],"dataURL":"/output/data/train/2/data.txt","outputDir":"/output/train/2"},"output":null})";
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";

@@ -45,24 +45,32 @@ Json TrainTrigger(int64_t threshold, int check_period_seconds) {
 }
 
 Json IlJobObject(const IlJobSpec& s) {
-  return Json{{"kind", "IncrementalLearningJob"},
-              {"apiVersion", "sedna.io/v1alpha1"},
-              {"metadata", Meta(s.name, s.uid)},
-              {"spec",
-               {{"dataset", {{"name", s.dataset}, {"trainProb", s.train_prob}}},
-                {"initialModel", {{"name", s.initial_model}}},
-                {"trainSpec",
-                 {{"template", Template("train-worker", "train.py")},
-                  {"trigger", TrainTrigger(s.threshold, s.check_period_seconds)}}},
-                {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
-                {"deploySpec",
-                 {{"model", {{"name", "deploy-model"}}},
-                  {"trigger",
-                   {{"condition",
-                     {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
-                  {"hardExampleMining", {{"name", "IBT"}}},
-                  {"template", Template("infer-worker", "inference.py")}}},
-                {"outputDir", s.output_dir}}}};
+  Json job{{"kind", "IncrementalLearningJob"},
+           {"apiVersion", "sedna.io/v1alpha1"},
+           {"metadata", Meta(s.name, s.uid)},
+           {"spec",
+            {{"dataset", {{"name", s.dataset}, {"trainProb", s.train_prob}}},
+             {"initialModel", {{"name", s.initial_model}}},
+             {"trainSpec",
+              {{"template", Template("train-worker", "train.py")},
+               {"trigger", TrainTrigger(s.threshold, s.check_period_seconds)}}},
+             {"evalSpec", {{"template", Template("eval-worker", "eval.py")}}},
+             {"deploySpec",
+              {{"model", {{"name", "deploy-model"}}},
+               {"trigger",
+                {{"condition",
+                  {{"operator", ">"}, {"threshold", 0.1}, {"metric", "precision_delta[0]"}}}}},
+               {"hardExampleMining", {{"name", "IBT"}}},
+               {"template", Template("infer-worker", "inference.py")}}},
+             {"outputDir", s.output_dir}}}};
+  if (s.hot_update) {
+    job["spec"]["deploySpec"]["model"]["hotUpdateEnabled"] = true;
+    job["spec"]["deploySpec"]["model"]["pollPeriodSeconds"] = 60;
+  }
+  if (!s.initial_eval_model.empty()) {
+    job["spec"]["evalSpec"]["initialEvalModel"] = Json{{"name", s.initial_eval_model}};
+  }
+  return job;
 }
 
 Json LlJobObject(const LlJobSpec& s) {
@@ -92,6 +100,13 @@ std::vector<Json> IlDownstream(const GmJob& job, const std::string& deploy_url) 
     out.push_back(ModelObject("deploy-model", deploy_url, "pb"));
   }
   return out;
+}
+
+void SetIlModels(GmJob& job, const std::string& deploy_url) {
+  job.SetModel(core::gm::EdgeSend::What::kInitialModel,
+               ModelObject("initial-model", kBaseModelUrl, "ckpt"));
+  job.SetModel(core::gm::EdgeSend::What::kDeployModel,
+               ModelObject("deploy-model", deploy_url, "pb"));
 }
 
 }  // namespace sedna::testing

@@ -55,6 +55,10 @@ struct IlJobSpec {
   int64_t threshold = 500;
   int check_period_seconds = 60;
   std::string output_dir = "/output";
+  // deploySpec.model.hotUpdateEnabled (and pollPeriodSeconds 60) when true; left out when false.
+  bool hot_update = false;
+  // evalSpec.initialEvalModel.name when non-empty; left out when empty.
+  std::string initial_eval_model;
 };
 // Train/eval/infer workers from kExampleImage; deploy when precision_delta[0] > 0.1, with IBT.
 Json IlJobObject(const IlJobSpec& spec = {});
@@ -77,5 +81,9 @@ Json LlJobObject(const LlJobSpec& spec = {});
 // followed by the model its condition calls for (the initial model at kBaseModelUrl, or the
 // deploy model at `deploy_url`).
 std::vector<Json> IlDownstream(const GmJob& job, const std::string& deploy_url = kDeployModelUrl);
+
+// The Model CRs GmEmulator::Sync sends for an IL job: the initial model at kBaseModelUrl (ckpt)
+// and the deploy model at `deploy_url` (pb), as IlDownstream sends them.
+void SetIlModels(GmJob& job, const std::string& deploy_url = kDeployModelUrl);
 
 }  // namespace sedna::testing

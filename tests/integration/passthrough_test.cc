@@ -242,5 +242,49 @@ TEST_F(PassthroughTest, UnknownKindLoggedOnceAndIgnored) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// The kinds Sedna v0.5+ added without an LC part (sedna-head-protocol.md §4.5): their GM
+// frames (should a GM send any) and their workers' messages are logged once per kind and skipped;
+// nothing is stored or forwarded, and the objects the LC does handle are unaffected.
+TEST_F(PassthroughTest, NewerSednaKindsAreLoggedOnceAndSkipped) {
+  const char* kKinds[] = {"ReidJob", "VideoAnalyticsJob", "FeatureExtractionService",
+                          "ObjectSearchService", "ObjectTrackingService"};
+  gm->Send("insert", FederatedObject());
+  for (const char* kind : kKinds) {
+    Json obj{{"kind", kind},
+             {"apiVersion", "sedna.io/v1alpha1"},
+             {"metadata", Meta("demo", kPassUid)},
+             {"spec", {{"template", {{"spec", {{"nodeName", "edge-node"}}}}}}}};
+    gm->Send("insert", obj);
+    gm->Send("update", obj);
+    obj["spec"] = "not an object";  // never decoded
+    gm->Send("insert", obj);
+    gm->Send("delete", obj);
+  }
+  Barrier();
+  std::string lower[std::size(kKinds)];
+  for (size_t i = 0; i < std::size(kKinds); ++i) {
+    lower[i] = kKinds[i];
+    for (auto& c : lower[i]) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // lib/sedna's multi-edge-inference workers never report to the LC, but one that did gets
+    // 200 OK, as from the v0.7.0 LC.
+    for (int n = 0; n < 2; ++n) {
+      Post("worker-" + lower[i],
+           WorkerBody("worker-" + lower[i], lower[i], "demo", "inference", "running", kJiBody));
+    }
+  }
+  Post("trainworker-0edg1",
+       WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
+  ExpectForwarded(kFl, kFlName, kFlContent);
+  const std::string log = lc->Log();
+  for (const auto& kind : lower) {
+    ExpectNothingForwarded(kind, "message for " + kind);
+    EXPECT_EQ(Count(log, "resource kind \"" + kind + "\" has no LC part; ignored"), 1u) << kind;
+    EXPECT_EQ(Count(log, "ownerKind \"" + kind + "\""), 1u) << kind;
+    EXPECT_EQ(Count(log, "/" + kind + "/"), 0u) << "nothing stored or rejected for " << kind;
+  }
+  EXPECT_EQ(Count(log, "rejected"), 0u) << log;
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 }  // namespace
 }  // namespace sedna::testing

@@ -107,7 +107,8 @@ class S3JobsTest : public ::testing::Test {
                                            {"ROOTFS_MOUNT_DIR", rootfs}},
         std::vector<std::string>{"--db", tmp + "/db/database.db", "--status-port",
                                  std::to_string(status_port), "--log-level", "debug",
-                                 "--s3-timeout-ms", "3000", "--s3-retries", "1"},
+                                 "--s3-timeout-ms", "3000", "--s3-retries", "1", "--deploy-wait",
+                                 "0.2"},
         tmp + "/lc.log");
     ASSERT_TRUE(gm->server().WaitForConnection(20s)) << lc->Log();
   }
@@ -442,7 +443,8 @@ TEST_F(S3JobsTest, IncrementalLearningRoundOnS3) {
   UpstreamFrame il5 = NextJob();
   EXPECT_EQ(il5.content,
             R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":")" +
-                out + R"(/train/1/model.pb"}]},"output":null})");
+                out + R"(/train/1/model.pb"},{"format":"pb","url":")" +
+                Url("models/deploy_model/saved_model.pb") + R"("}]},"output":null})");
   EXPECT_EQ(Get("models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   EXPECT_EQ(lc->Stop(), 0);
   // B23: no credential in the database.

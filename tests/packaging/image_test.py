@@ -187,10 +187,10 @@ def wait_for(pred, deadline_s):
     return True
 
 
-def run_daemon(runner, rootfs, extra, args, log):
+def run_daemon(runner, rootfs, extra, args, log, env=None):
     with open(log, "wb") as f:
         return subprocess.Popen([runner] + extra + [rootfs] + args, stdout=f, stderr=subprocess.STDOUT,
-                                env={"PATH": "/usr/bin:/bin", "NODENAME": "image-test"})
+                                env={"PATH": "/usr/bin:/bin", "NODENAME": "image-test", **(env or {})})
 
 
 def stop(p):
@@ -320,10 +320,13 @@ def main():
     check(os.path.isfile(db_host + "/database.db"), "root: database on the host via /rootfs")
 
     # 7. A non-root runAsUser: the image's /var/lib/sedna is root's, so start-up must fail with a
-    #    message naming the database; with a volume that user owns, it runs.
+    #    message naming the database; with a volume that user owns, it runs. SEDNA_DB_PATH names
+    #    it, as docs/deploy.md says to: unset, the database would be on the host (under
+    #    /rootfs/var/lib/sedna/sedna-lc), and this test must not touch the host's /var/lib.
+    in_image_db = {"SEDNA_DB_PATH": "/var/lib/sedna/database.db"}
     p = run_daemon(runner, rootfs, ["--user", "65534:65534"],
                    ["--status-port", str(free_port()), "--bind-port", str(free_port())],
-                   work + "/nonroot-nodir.log")
+                   work + "/nonroot-nodir.log", env=in_image_db)
     try:
         rc = p.wait(timeout=20)
     except subprocess.TimeoutExpired:
@@ -339,7 +342,7 @@ def main():
     port = free_port()
     p = run_daemon(runner, rootfs, ["--user", "65534:65534", "--db-volume", vol],
                    ["--status-port", str(port), "--bind-port", str(free_port())],
-                   work + "/nonroot.log")
+                   work + "/nonroot.log", env=in_image_db)
     st, _ = http_get(port, "/healthz")
     check(st == 200, f"non-root (65534) with a volume it owns at /var/lib/sedna: /healthz {st}")
     rc = stop(p)

@@ -2,6 +2,7 @@
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -87,8 +88,10 @@ struct WsTestServer::Impl {
 
   void Accept();
   void Adopt(const std::shared_ptr<Session>& s, const http::request<http::string_body>& req);
-  void Deliver(const std::string& frame);
+  void Deliver(const std::string& frame, const std::string& node);
   void Forget(Session* s);
+  std::shared_ptr<Session> OfNode(const std::string& node);
+  void PublishNodes();
 
   // Declared first: destroyed last, after everything that holds a socket.
   asio::io_context io;
@@ -103,11 +106,14 @@ struct WsTestServer::Impl {
   std::shared_ptr<Session> current;
   std::vector<std::weak_ptr<Session>> sessions;
   bool unresponsive = false;
+  bool multi_node = false;
+  std::vector<std::shared_ptr<Session>> by_node;  // multi-node mode: the open connections
 
   // Shared with callers.
   mutable std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::string> frames;
+  std::deque<Frame> frames;
+  std::vector<std::string> open_nodes;  // sorted
   int connections = 0;
   int connections_seen = 0;
   int pings = 0;
@@ -211,7 +217,7 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
       case kText:
       case kBinary:
         if (in_message) return Close();
-        if (fin) return srv->Deliver(payload);
+        if (fin) return srv->Deliver(payload, node);
         message = std::move(payload);
         in_message = true;
         return;
@@ -220,7 +226,7 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
         message += payload;
         if (fin) {
           in_message = false;
-          srv->Deliver(message);
+          srv->Deliver(message, node);
           message.clear();
         }
         return;
@@ -287,6 +293,7 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
   bool reading = false;
   bool writing = false;
   bool close_after_write = false;
+  std::string node;  // the Node-Name header of its upgrade request
 };
 
 void WsTestServer::Impl::Accept() {
@@ -303,8 +310,14 @@ void WsTestServer::Impl::Accept() {
 
 void WsTestServer::Impl::Adopt(const std::shared_ptr<Session>& s,
                                const http::request<http::string_body>& req) {
-  if (current) current->Close();
+  s->node = std::string(req["Node-Name"]);
+  if (multi_node) {
+    if (auto same = OfNode(s->node)) same->Close();
+  } else if (current) {
+    current->Close();
+  }
   current = s;
+  if (multi_node) by_node.push_back(s);
   std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
   std::vector<std::string> lines;
   for (const auto& field : req) {
@@ -317,20 +330,46 @@ void WsTestServer::Impl::Adopt(const std::shared_ptr<Session>& s,
     target = std::string(req.target());
     headers = std::move(lines);
   }
-  cv.notify_all();
+  PublishNodes();  // after the count: a WaitForNode that returns sees this connection counted
 }
 
-void WsTestServer::Impl::Deliver(const std::string& frame) {
+void WsTestServer::Impl::Deliver(const std::string& frame, const std::string& node) {
+  const auto received = std::chrono::steady_clock::now();
   if (owner->on_frame) owner->on_frame(frame);
   {
     std::lock_guard<std::mutex> lock(mu);
-    frames.push_back(frame);
+    frames.push_back(Frame{frame, node, received});
   }
   cv.notify_all();
 }
 
 void WsTestServer::Impl::Forget(Session* s) {
   if (current.get() == s) current.reset();
+  std::erase_if(by_node, [s](const std::shared_ptr<Session>& p) { return p.get() == s; });
+  PublishNodes();
+}
+
+std::shared_ptr<WsTestServer::Impl::Session> WsTestServer::Impl::OfNode(const std::string& node) {
+  if (!multi_node) return current && current->node == node ? current : nullptr;
+  for (auto it = by_node.rbegin(); it != by_node.rend(); ++it) {
+    if ((*it)->node == node) return *it;
+  }
+  return nullptr;
+}
+
+void WsTestServer::Impl::PublishNodes() {
+  std::vector<std::string> nodes;
+  if (multi_node) {
+    for (const auto& p : by_node) nodes.push_back(p->node);
+  } else if (current) {
+    nodes.push_back(current->node);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    open_nodes = std::move(nodes);
+  }
+  cv.notify_all();
 }
 
 WsTestServer::WsTestServer() : impl_(std::make_unique<Impl>(this)) {}
@@ -381,6 +420,7 @@ void WsTestServer::Stop() {
       if (auto s = w.lock()) s->Close();
     }
     impl.sessions.clear();
+    impl.by_node.clear();
     impl.current.reset();
     impl.io.stop();
   });
@@ -417,13 +457,68 @@ std::vector<std::string> WsTestServer::last_request_headers() const {
 }
 
 std::optional<std::string> WsTestServer::WaitForFrame(std::chrono::milliseconds timeout) {
+  auto f = WaitForNodeFrame(timeout);
+  if (!f) return std::nullopt;
+  return std::move(f->text);
+}
+
+std::optional<WsTestServer::Frame> WsTestServer::WaitForNodeFrame(
+    std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(impl_->mu);
   if (!impl_->cv.wait_for(lock, timeout, [&] { return !impl_->frames.empty(); })) {
     return std::nullopt;
   }
-  std::string frame = std::move(impl_->frames.front());
+  Frame frame = std::move(impl_->frames.front());
   impl_->frames.pop_front();
   return frame;
+}
+
+void WsTestServer::SetMultiNode(bool multi_node) {
+  Impl& impl = *impl_;
+  impl.OnServer([&impl, multi_node] {
+    impl.multi_node = multi_node;
+    impl.by_node.clear();
+    if (multi_node && impl.current) impl.by_node.push_back(impl.current);
+    impl.PublishNodes();
+  });
+}
+
+bool WsTestServer::SendTo(const std::string& node, const std::string& text) {
+  Impl& impl = *impl_;
+  return impl.OnServer([&impl, &node, &text] {
+    auto s = impl.OfNode(node);
+    if (!s) return false;
+    s->Queue(MakeFrame(kText, text));
+    return true;
+  });
+}
+
+bool WsTestServer::WaitForNode(const std::string& node, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->cv.wait_for(lock, timeout, [&] {
+    return std::find(impl_->open_nodes.begin(), impl_->open_nodes.end(), node) !=
+           impl_->open_nodes.end();
+  });
+}
+
+bool WsTestServer::WaitForNodeGone(const std::string& node, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->cv.wait_for(lock, timeout, [&] {
+    return std::find(impl_->open_nodes.begin(), impl_->open_nodes.end(), node) ==
+           impl_->open_nodes.end();
+  });
+}
+
+void WsTestServer::DropNode(const std::string& node) {
+  Impl& impl = *impl_;
+  impl.OnServer([&impl, &node] {
+    if (auto s = impl.OfNode(node)) s->Close();
+  });
+}
+
+std::vector<std::string> WsTestServer::connected_nodes() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->open_nodes;
 }
 
 bool WsTestServer::Send(const std::string& text) {

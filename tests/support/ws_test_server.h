@@ -37,6 +37,28 @@ class WsTestServer {
 
   // The next data frame received on any connection, FIFO; nullopt after timeout.
   std::optional<std::string> WaitForFrame(std::chrono::milliseconds timeout);
+  // The same queue, with where and when each frame came from.
+  struct Frame {
+    std::string text;
+    std::string node;  // the Node-Name header of the connection it came on
+    std::chrono::steady_clock::time_point received;
+  };
+  std::optional<Frame> WaitForNodeFrame(std::chrono::milliseconds timeout);
+
+  // Multi-node mode (off by default; set it before clients connect): a new connection replaces
+  // only the open connection with the same Node-Name, as the GM's per-node client map does, so
+  // several LCs stay connected at once. Off: every new connection replaces the current one.
+  void SetMultiNode(bool multi_node);
+  // Queues a text frame to the open connection whose Node-Name is `node` (the newest such one).
+  // False when there is none.
+  bool SendTo(const std::string& node, const std::string& text);
+  // True once a connection with Node-Name `node` is open (now or within the timeout).
+  bool WaitForNode(const std::string& node, std::chrono::milliseconds timeout);
+  // True once no connection with Node-Name `node` is open (now or within the timeout).
+  bool WaitForNodeGone(const std::string& node, std::chrono::milliseconds timeout);
+  // Closes the TCP socket of the connection of `node` without a close frame.
+  void DropNode(const std::string& node);
+  std::vector<std::string> connected_nodes() const;  // Node-Names of open connections, sorted
   // Queues a text frame to the current (last accepted, still open) connection; frames are written
   // in call order. False when there is none.
   bool Send(const std::string& text);

@@ -42,6 +42,14 @@ Status ReadDouble(const RawJson& obj, std::string_view key, std::string_view pat
   return Status::Ok();
 }
 
+Status ReadBool(const RawJson& obj, std::string_view key, std::string_view path, bool* out) {
+  const RawJson* v = Member(obj, key);
+  if (v == nullptr) return Status::Ok();
+  if (!v->is_bool()) return TypeError(Join(path, key), "a boolean", *v);
+  *out = v->bool_value();
+  return Status::Ok();
+}
+
 Status ReadInt64(const RawJson& obj, std::string_view key, std::string_view path,
                  std::optional<int64_t>* out) {
   const RawJson* v = Member(obj, key);

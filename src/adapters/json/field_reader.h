@@ -30,6 +30,7 @@ const RawJson* Member(const RawJson& obj, std::string_view key);
 Status ReadString(const RawJson& obj, std::string_view key, std::string_view path,
                   std::string* out);
 Status ReadDouble(const RawJson& obj, std::string_view key, std::string_view path, double* out);
+Status ReadBool(const RawJson& obj, std::string_view key, std::string_view path, bool* out);
 Status ReadInt64(const RawJson& obj, std::string_view key, std::string_view path,
                  std::optional<int64_t>* out);
 Status ReadStringList(const RawJson& obj, std::string_view key, std::string_view path,

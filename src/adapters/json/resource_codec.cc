@@ -17,6 +17,7 @@ namespace {
 using internal::Index;
 using internal::Join;
 using internal::ReadArray;
+using internal::ReadBool;
 using internal::ReadDouble;
 using internal::ReadInt64;
 using internal::ReadObject;
@@ -156,7 +157,8 @@ Result<Decoded<T>> DecodeObject(std::string_view json, const std::string& kind, 
     return s.With(id);
   }
   if (Status s = DecodeParts(root, &d); !s.ok()) return s.With(id);
-  if (Status s = decode(root, &d.object); !s.ok()) return s.With(id);
+  if (Status s = decode(root, &d.object, &d.warnings); !s.ok()) return s.With(id);
+  for (std::string& w : d.warnings) w = id + ": " + w;
   return d;
 }
 
@@ -166,6 +168,9 @@ Status DecodeModelRef(const RawJson& obj, std::string_view path, core::ModelRef*
   if (!obj.is_null() && !obj.is_object()) return TypeError(path, "an object", obj);
   SEDNA_RETURN_IF_ERROR(ReadString(obj, "format", path, &out->format));
   SEDNA_RETURN_IF_ERROR(ReadString(obj, "url", path, &out->url));
+  // runtime.Model (v0.5+): the LC selects models by these (§4.3). The other runtime.Model keys
+  // (classes, current_metric, history_metric, number_of_*) are not used and not checked.
+  SEDNA_RETURN_IF_ERROR(ReadStringList(obj, "device_soc_versions", path, &out->devices));
   const RawJson* metrics = nullptr;
   SEDNA_RETURN_IF_ERROR(ReadObject(obj, "metrics", path, &metrics));
   if (metrics != nullptr) out->metrics = internal::DecodeMetrics(*metrics);
@@ -331,7 +336,8 @@ Status DecodeHem(const RawJson& deploy, std::string_view path, core::HardExample
   return Status::Ok();
 }
 
-Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* out) {
+Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* out,
+                        std::vector<std::string>* warnings) {
   const RawJson* status = nullptr;
   SEDNA_RETURN_IF_ERROR(ReadObject(root, "status", "", &status));
   if (status == nullptr) return Status::Ok();
@@ -365,8 +371,11 @@ Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* ou
     cond.stage = *parsed_stage;
     if (!cond.data_json.empty()) {
       // A malformed data string does not invalidate the job; its data stays empty.
-      if (auto data = DecodeConditionData(cond.data_json, &data_budget); data.ok())
+      if (auto data = DecodeConditionData(cond.data_json, &data_budget); data.ok()) {
         cond.data = std::move(*data);
+      } else {
+        warnings->push_back(Join(path, "data") + ": " + data.message() + " (data ignored)");
+      }
     }
     out->push_back(std::move(cond));
   }
@@ -375,7 +384,7 @@ Status DecodeConditions(const RawJson& root, std::vector<core::JobCondition>* ou
 
 // ---- per kind --------------------------------------------------------------------------------
 
-Status DecodeDatasetFields(const RawJson& root, core::Dataset* ds) {
+Status DecodeDatasetFields(const RawJson& root, core::Dataset* ds, std::vector<std::string>*) {
   const RawJson* spec = root.Find("spec");
   if (spec == nullptr || !spec->is_object()) return Status::Ok();  // type checked in DecodeParts
   SEDNA_RETURN_IF_ERROR(ReadString(*spec, "url", "spec", &ds->spec.url));
@@ -384,15 +393,33 @@ Status DecodeDatasetFields(const RawJson& root, core::Dataset* ds) {
   return ReadString(*spec, "credentialName", "spec", &ds->spec.credential_name);
 }
 
-Status DecodeModelFields(const RawJson& root, core::Model* model) {
+Status DecodeModelFields(const RawJson& root, core::Model* model, std::vector<std::string>*) {
   const RawJson* spec = root.Find("spec");
   if (spec == nullptr || !spec->is_object()) return Status::Ok();
   SEDNA_RETURN_IF_ERROR(ReadString(*spec, "url", "spec", &model->spec.url));
   SEDNA_RETURN_IF_ERROR(ReadString(*spec, "format", "spec", &model->spec.format));
+  SEDNA_RETURN_IF_ERROR(
+      ReadStringList(*spec, "device_soc_versions", "spec", &model->spec.device_soc_versions));
   return ReadString(*spec, "credentialName", "spec", &model->spec.credential_name);
 }
 
-Status DecodeIlFields(const RawJson& root, core::IlJob* job) {
+// spec.deploySpec.model: the name (checked as DecodeNamed does), hotUpdateEnabled (a wrong type
+// is an error: it decides whether the LC writes model_config.json) and pollPeriodSeconds (not
+// used by the LC, which only passes the job on: anything but an integer >= 1, the CRD minimum,
+// leaves the default 60, the value lib/sedna falls back to).
+Status DecodeDeployModel(const RawJson& deploy, core::IlJobSpec* s) {
+  SEDNA_RETURN_IF_ERROR(DecodeNamed(deploy, "model", "spec.deploySpec", &s->deploy_model_name));
+  const RawJson* model = internal::Member(deploy, "model");
+  if (model == nullptr) return Status::Ok();
+  SEDNA_RETURN_IF_ERROR(
+      ReadBool(*model, "hotUpdateEnabled", "spec.deploySpec.model", &s->hot_update_enabled));
+  if (const RawJson* poll = internal::Member(*model, "pollPeriodSeconds"); poll != nullptr) {
+    if (auto v = poll->AsInt64(); v.ok() && *v >= 1) s->poll_period_seconds = *v;
+  }
+  return Status::Ok();
+}
+
+Status DecodeIlFields(const RawJson& root, core::IlJob* job, std::vector<std::string>* warnings) {
   core::IlJobSpec& s = job->spec;
   if (const RawJson* spec = root.Find("spec"); spec != nullptr && spec->is_object()) {
     SEDNA_RETURN_IF_ERROR(DecodeDatasetRef(*spec, &s.dataset_name, &s.train_prob));
@@ -406,12 +433,14 @@ Status DecodeIlFields(const RawJson& root, core::IlJob* job) {
     const RawJson* eval = nullptr;
     SEDNA_RETURN_IF_ERROR(ReadObject(*spec, "evalSpec", "spec", &eval));
     if (eval != nullptr) {
+      SEDNA_RETURN_IF_ERROR(
+          DecodeNamed(*eval, "initialEvalModel", "spec.evalSpec", &s.initial_eval_model_name));
       SEDNA_RETURN_IF_ERROR(DecodeTemplate(*eval, "spec.evalSpec", &s.eval_template));
     }
     const RawJson* deploy = nullptr;
     SEDNA_RETURN_IF_ERROR(ReadObject(*spec, "deploySpec", "spec", &deploy));
     if (deploy != nullptr) {
-      SEDNA_RETURN_IF_ERROR(DecodeNamed(*deploy, "model", "spec.deploySpec", &s.deploy_model_name));
+      SEDNA_RETURN_IF_ERROR(DecodeDeployModel(*deploy, &s));
       SEDNA_RETURN_IF_ERROR(DecodeTrigger(*deploy, "spec.deploySpec", &s.deploy_trigger));
       SEDNA_RETURN_IF_ERROR(DecodeHem(*deploy, "spec.deploySpec", &s.hem));
       SEDNA_RETURN_IF_ERROR(DecodeTemplate(*deploy, "spec.deploySpec", &s.deploy_template));
@@ -419,10 +448,12 @@ Status DecodeIlFields(const RawJson& root, core::IlJob* job) {
     SEDNA_RETURN_IF_ERROR(ReadString(*spec, "credentialName", "spec", &s.credential_name));
     SEDNA_RETURN_IF_ERROR(ReadString(*spec, "outputDir", "spec", &s.output_dir));
   }
-  return DecodeConditions(root, &job->conditions);
+  return DecodeConditions(root, &job->conditions, warnings);
 }
 
-Status DecodeLlFields(const RawJson& root, core::LlJob* job) {
+// status.knowledgeBase (every LL job from a v0.6+ GM, §1.7) is the GM's; it is kept in
+// status_json and not read.
+Status DecodeLlFields(const RawJson& root, core::LlJob* job, std::vector<std::string>* warnings) {
   core::LlJobSpec& s = job->spec;
   if (const RawJson* spec = root.Find("spec"); spec != nullptr && spec->is_object()) {
     SEDNA_RETURN_IF_ERROR(DecodeDatasetRef(*spec, &s.dataset_name, &s.train_prob));
@@ -445,7 +476,7 @@ Status DecodeLlFields(const RawJson& root, core::LlJob* job) {
     SEDNA_RETURN_IF_ERROR(ReadString(*spec, "credentialName", "spec", &s.credential_name));
     SEDNA_RETURN_IF_ERROR(ReadString(*spec, "outputDir", "spec", &s.output_dir));
   }
-  return DecodeConditions(root, &job->conditions);
+  return DecodeConditions(root, &job->conditions, warnings);
 }
 
 // ---- reassembly ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/resources.h"
 #include "core/status.h"
@@ -21,6 +22,10 @@ struct Decoded {
   std::string spec_json;         // the spec object, "{}" when absent or null
   std::string status_json;       // the status object, "" when absent or null
   std::optional<std::string> credential_json;  // the credential annotation's value, if present
+  // What was ignored without failing the object, each naming the object and the path, e.g.
+  // "IncrementalLearningJob default/j: status.conditions[3].data: output.models[0].url: expected
+  // a string, got number (data ignored)". For the caller to log.
+  std::vector<std::string> warnings;
 };
 
 // Decoding follows Go's json.Unmarshal: unknown keys are ignored, absent or null fields keep
@@ -33,7 +38,14 @@ struct Decoded {
 // metadata.namespace (when not empty) a namespace (k8s_names.h), e.g. "Dataset: metadata.name:
 // \"a/b\" must not contain '/'". Job conditions must have a known type and stage (error names
 // "status.conditions[i].type"); a condition's `data` string is kept in data_json and parsed into
-// `data` when it is valid (left empty otherwise, see DecodeConditionData).
+// `data` when it is valid (left empty otherwise, with a warning; see DecodeConditionData).
+//
+// G2 (Sedna v0.5-v0.7) fields, sedna-head-protocol.md §4: Model spec.device_soc_versions (a
+// string list), IL spec.evalSpec.initialEvalModel.name (a name, as the other references) and
+// spec.deploySpec.model.hotUpdateEnabled (a boolean) are checked like every field the LC uses;
+// spec.deploySpec.model.pollPeriodSeconds is kept when it is an integer >= 1 and otherwise left at
+// 60, never an error (the LC does not use it). An LL job's status.knowledgeBase (v0.6+) is not
+// read.
 //
 // An object of more than kMaxObjectValues JSON values (scalars and containers at any depth) is
 // refused ("Dataset: invalid JSON: more than 32768 values"), so that a hostile frame costs at
@@ -56,7 +68,9 @@ std::string AssembleObject(std::string_view type_meta, std::string_view object_m
                            const std::optional<std::string>& credential_json);
 
 // Parses a condition `data` string (§4.1 IncrementalCondData): input.{models,dataURL,
-// dataIndexURL,outputDir} and output.models, each model {format,url,metrics}; `input.model` and
+// dataIndexURL,outputDir} and output.models, each model {format,url,metrics,device_soc_versions}
+// (runtime.Model; its other keys, such as a v0.6+ GM's "classes":null, are ignored whatever their
+// type); `input.model` and
 // `output.model` (single) are type-checked but not kept. has_output is set when `output` is
 // present and not null. Errors name the path, e.g. "output.models[0].url: expected a string, got
 // number". Refused beyond kMaxObjectValues values, as the objects are.

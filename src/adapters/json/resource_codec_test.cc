@@ -667,5 +667,281 @@ TEST(ResourceCodec, AJobsConditionDataShareOneValueBudget) {
   EXPECT_EQ(d->object.conditions[1].data_json, data);
 }
 
+// ---- G2 payloads (sedna-head-protocol.md §1.5, §1.9, §4) --------------------------------------
+
+core::ModelRef Ref(std::string format, std::string url, core::Metrics metrics = {},
+                   std::vector<std::string> devices = {}) {
+  return core::ModelRef{std::move(format), std::move(url), std::move(metrics), std::move(devices)};
+}
+
+// Every condition `data` a v0.7.0 GM stores for the §1.9 messages decodes ("classes":null in
+// every model, re-marshalled metrics) to what the LC needs.
+TEST(ResourceCodec, DecodesG2ConditionDataOfSection19) {
+  const std::string kT = "/output/train/1/model_finetune_tensorflow.pb";
+  const std::string kD = "/models/deploy_model/saved_model.pb";
+  const core::Metrics kLoss = {{"loss", MetricValue::Number(0.8113)}};
+  struct Case {
+    std::string file;
+    core::ConditionData want;
+  };
+  auto in = [](std::vector<core::ModelRef> models, std::string data_url, std::string out_dir) {
+    core::ConditionData d;
+    d.input_models = std::move(models);
+    d.data_url = std::move(data_url);
+    d.output_dir = std::move(out_dir);
+    return d;
+  };
+  auto out = [](std::vector<core::ModelRef> models) {
+    core::ConditionData d;
+    d.output_models = std::move(models);
+    d.has_output = true;
+    return d;
+  };
+  const core::ConditionData kN5 = in({Ref("pb", kT, kLoss), Ref("pb", kD)}, "", "");
+  const Case kCases[] = {
+      {"n1",
+       in({Ref("ckpt", "/models/base_model")}, "/output/data/train/1/data.txt", "/output/train/1")},
+      {"n2", out({Ref("pb", kT, kLoss), Ref("ckpt", "/output/train/1", kLoss)})},
+      {"n3", in({Ref("pb", kT, kLoss), Ref("pb", kD)}, "/output/data/eval/1/data.txt", "")},
+      {"n4", out({Ref("pb", kT,
+                      {{"precision", MetricValue::List({0.81, 0.74, 0.69, 0.52})},
+                       {"recall", MetricValue::List({0.77, 0.7, 0.61, 0.48})}}),
+                  Ref("pb", kD,
+                      {{"precision", MetricValue::List({0.66, 0.71, 0.58, 0.4})},
+                       {"recall", MetricValue::List({0.62, 0.66, 0.55, 0.37})}})})},
+      {"n5", kN5},
+      {"n6", kN5},
+      {"n7", core::ConditionData{}},
+      {"n8", in({Ref("ckpt", "/output/train/1", kLoss)}, "/output/data/train/2/data.txt",
+                "/output/train/2")},
+      {"nhot", out({})},
+      {"l1", in({}, "/output/data/train/1/data.csv", "/output/train/1")},
+      {"l2", out({Ref("pkl", "/output/train/1/index.pkl", {{"summer_2", MetricValue::Other()}})})},
+      {"l3", in({Ref("pkl", "/output/train/1/index.pkl", {{"summer_2", MetricValue::Other()}})},
+                "/output/data/eval/1/data.csv", "/output/eval/1")},
+      {"l4", out({Ref("pkl", "/output/eval/1/index.pkl",
+                      {{"precision_score", MetricValue::Number(0.62)}})})},
+      {"l5", in({Ref("pkl", "/output/eval/1/index.pkl")}, "", "")},
+      {"l6", core::ConditionData{}},
+  };
+  for (const auto& c : kCases) {
+    const std::string text = ReadTestdata("g2_conddata_" + c.file + ".json");
+    auto d = DecodeConditionData(text);
+    ASSERT_TRUE(d.ok()) << c.file << ": " << d.message();
+    EXPECT_EQ(d->input_models, c.want.input_models) << c.file;
+    EXPECT_EQ(d->output_models, c.want.output_models) << c.file;
+    EXPECT_EQ(d->has_output, c.want.has_output) << c.file;
+    EXPECT_EQ(d->data_url, c.want.data_url) << c.file;
+    EXPECT_EQ(d->data_index_url, "") << c.file;
+    EXPECT_EQ(d->output_dir, c.want.output_dir) << c.file;
+  }
+}
+
+TEST(ResourceCodec, DecodesG2HotUpdateIlJob) {
+  const std::string text = ReadTestdata("g2_il_job_hot.json");
+  auto d = DecodeIlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  const core::IlJob& job = d->object;
+  EXPECT_EQ(job.spec.initial_eval_model_name, "eval-model");
+  EXPECT_EQ(job.spec.initial_model_name, "initial-model");
+  EXPECT_EQ(job.spec.deploy_model_name, "deploy-model");
+  EXPECT_TRUE(job.spec.hot_update_enabled);
+  EXPECT_EQ(job.spec.poll_period_seconds, 60);
+  EXPECT_EQ(job.meta.annotations.at(core::kHotUpdateConfigAnnotation),
+            "/var/lib/sedna/model-hot-update/default/incrementallearningjob/helmet-detection-demo/"
+            "model_config.json");
+  EXPECT_EQ(job.meta.annotations.at(core::StageNodeAnnotation(Stage::kDeploy)), "edge-node");
+  EXPECT_EQ(job.spec.eval_template.containers.size(), 1u);
+  ASSERT_EQ(job.conditions.size(), 14u);
+  EXPECT_EQ(job.conditions[13].type, ConditionType::kRunning);
+  EXPECT_EQ(job.conditions[13].stage, Stage::kDeploy);
+  EXPECT_EQ(job.conditions[11].data_json, ReadTestdata("g2_conddata_n5.json"));
+  ASSERT_EQ(job.conditions[11].data.input_models.size(), 2u);
+  EXPECT_EQ(job.conditions[4].data.output_models.size(), 2u);
+  EXPECT_EQ(job.conditions[9].data.output_models[1].url, "/models/deploy_model/saved_model.pb");
+  EXPECT_TRUE(d->warnings.empty()) << d->warnings[0];
+  EXPECT_EQ(Reassemble(*d), text);
+
+  // Absent (a 2021 job, or a v0.7 one without them): the zero values.
+  auto old = DecodeIlJob(ReadTestdata("il_job.json"));
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_EQ(old->object.spec.initial_eval_model_name, "");
+  EXPECT_FALSE(old->object.spec.hot_update_enabled);
+  EXPECT_EQ(old->object.spec.poll_period_seconds, 60);
+}
+
+TEST(ResourceCodec, DecodesModelDeviceSocVersions) {
+  const std::string text = ReadTestdata("g2_model_devices.json");
+  auto d = DecodeModel(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.spec.format, "om");
+  EXPECT_EQ(d->object.spec.device_soc_versions,
+            (std::vector<std::string>{"Ascend310", "Ascend710"}));
+  EXPECT_EQ(Reassemble(*d), text);
+  auto none = DecodeModel(ReadTestdata("content_gm_model_insert.json"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->object.spec.device_soc_versions.empty());
+  auto empty = DecodeModel(R"({"metadata":{"name":"m"},"spec":{"device_soc_versions":[]}})");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->object.spec.device_soc_versions.empty());
+}
+
+TEST(ResourceCodec, LlJobKnowledgeBaseIsIgnored) {
+  const std::string text = ReadTestdata("g2_ll_job_kb.json");
+  auto d = DecodeLlJob(text);
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_EQ(d->object.conditions.size(), 6u);
+  EXPECT_EQ(d->object.conditions[5].type, ConditionType::kWaiting);
+  EXPECT_EQ(d->object.conditions[5].stage, Stage::kEval);
+  ASSERT_EQ(d->object.conditions[4].data.output_models.size(), 1u);
+  EXPECT_EQ(d->object.conditions[4].data.output_models[0].url, "/output/train/1/index.pkl");
+  EXPECT_NE(d->status_json.find(R"("knowledgeBase":{"AIModels":{"numberOfAIModels":0})"),
+            std::string::npos);
+  EXPECT_TRUE(d->warnings.empty());
+  EXPECT_EQ(Reassemble(*d), text);
+  // Whatever the GM puts there (a custom worker's classes and metrics, or nonsense).
+  const std::string kZero =
+      R"("knowledgeBase":{"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},"samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})";
+  for (
+      const std::string kb :
+      {R"("knowledgeBase":{"AIModels":{"numberOfAIModels":1,"listOfAIModels":[{"modelID":"front_model","averagePrecision":0.61,"numberOfTrainSamples":12}]},"AIClasses":{"numberOfAIClasses":2,"listOfAIClasses":["road","sidewalk"]},"samples":{"numberOfLabeledUnseenSample":12,"numberOfUnseenSample":0}})",
+       R"("knowledgeBase":"x")", R"("knowledgeBase":[1,{}])", R"("knowledgeBase":null)"}) {
+    std::string variant = ReplaceOnce(text, kZero, kb);
+    ASSERT_FALSE(variant.empty());
+    auto v = DecodeLlJob(variant);
+    ASSERT_TRUE(v.ok()) << kb << ": " << v.message();
+    EXPECT_EQ(v->object.conditions.size(), 6u);
+  }
+}
+
+// runtime.Model keys the LC does not use are accepted whatever their type (a GM never stores a
+// condition whose models do not decode, but a custom worker's keys reach the LC through it).
+TEST(ResourceCodec, ConditionDataToleratesOtherRuntimeModelKeys) {
+  const std::string kModels[] = {
+      R"({"format":"pb","url":"/a","classes":null})",
+      R"({"format":"pb","url":"/a","classes":["road","sidewalk"],"current_metric":{"front_model":{"mIoU":0.61}},"history_metric":0.5,"number_of_labeled_unseen_sample":12,"number_of_model":2,"number_of_unseen_sample":0})",
+      R"({"format":"pb","url":"/a","classes":"road","current_metric":7,"history_metric":"x","number_of_labeled_unseen_sample":12.0,"number_of_model":[],"number_of_unseen_sample":{}})",
+  };
+  for (const auto& m : kModels) {
+    auto d = DecodeConditionData(R"({"input":{"models":[)" + m + R"(]},"output":{"models":[)" + m +
+                                 "]}}");
+    ASSERT_TRUE(d.ok()) << m << ": " << d.message();
+    EXPECT_EQ(d->input_models, std::vector<core::ModelRef>{Ref("pb", "/a")}) << m;
+    EXPECT_EQ(d->output_models, std::vector<core::ModelRef>{Ref("pb", "/a")}) << m;
+  }
+}
+
+TEST(ResourceCodec, ConditionDataDeviceSocVersions) {
+  auto d = DecodeConditionData(
+      R"({"output":{"models":[{"format":"om","url":"/x","device_soc_versions":["Ascend310"]},{"format":"om","url":"/y","device_soc_versions":["Ascend710","Ascend910"]},{"format":"pb","url":"/z","device_soc_versions":null}]},"input":{"model":{"device_soc_versions":[]}}})");
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->output_models,
+            (std::vector<core::ModelRef>{Ref("om", "/x", {}, {"Ascend310"}),
+                                         Ref("om", "/y", {}, {"Ascend710", "Ascend910"}),
+                                         Ref("pb", "/z")}));
+  struct Case {
+    std::string data;
+    std::string error;
+  };
+  const Case kCases[] = {
+      {R"({"output":{"models":[{"url":"/x","device_soc_versions":"Ascend310"}]}})",
+       "output.models[0].device_soc_versions: expected an array, got string"},
+      {R"({"input":{"models":[{},{"device_soc_versions":["a",1]}]}})",
+       "input.models[1].device_soc_versions[1]: expected a string, got number"},
+      {R"({"output":{"model":{"device_soc_versions":{}}}})",
+       "output.model.device_soc_versions: expected an array, got object"},
+  };
+  for (const auto& c : kCases) {
+    auto bad = DecodeConditionData(c.data);
+    ASSERT_FALSE(bad.ok()) << c.data;
+    EXPECT_EQ(bad.message(), c.error);
+  }
+}
+
+// A condition whose data the LC cannot use leaves that data empty, names it in a warning, and
+// keeps the job and its other conditions.
+TEST(ResourceCodec, UnusableConditionDataIsAWarning) {
+  const std::string text = ReadTestdata("g2_il_job_hot.json");
+  const std::string n2 = ReadTestdata("g2_conddata_n2.json");
+  std::string bad_n2 =
+      ReplaceOnce(n2, R"("format":"pb",)", R"("format":"pb","device_soc_versions":"Ascend310",)");
+  ASSERT_FALSE(bad_n2.empty());
+  std::string job = ReplaceOnce(text, GoString(n2), GoString(bad_n2));
+  ASSERT_FALSE(job.empty());
+  auto d = DecodeIlJob(job);
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_EQ(d->object.conditions.size(), 14u);
+  EXPECT_FALSE(d->object.conditions[4].data.has_output);
+  EXPECT_EQ(d->object.conditions[4].data_json, bad_n2);
+  EXPECT_EQ(d->object.conditions[11].data.input_models.size(), 2u);
+  EXPECT_EQ(d->warnings,
+            std::vector<std::string>{
+                "IncrementalLearningJob default/helmet-detection-demo: status.conditions[4].data: "
+                "output.models[0].device_soc_versions: expected an array, got string (data "
+                "ignored)"});
+  auto round2 = DecodeIlJob(ReadTestdata("il_job_round2.json"));
+  ASSERT_TRUE(round2.ok());
+  ASSERT_EQ(round2->warnings.size(), 1u);
+  EXPECT_EQ(round2->warnings[0].rfind("IncrementalLearningJob default/helmet-detection-demo: "
+                                      "status.conditions[6].data: invalid JSON: ",
+                                      0),
+            0u)
+      << round2->warnings[0];
+}
+
+TEST(ResourceCodec, G2FieldErrorsNameObjectAndPath) {
+  const std::string kId = "IncrementalLearningJob default/helmet-detection-demo: ";
+  const BadJob kCases[] = {
+      {R"("hotUpdateEnabled":true)", R"("hotUpdateEnabled":"true")",
+       kId + "spec.deploySpec.model.hotUpdateEnabled: expected a boolean, got string"},
+      {R"("hotUpdateEnabled":true)", R"("hotUpdateEnabled":1)",
+       kId + "spec.deploySpec.model.hotUpdateEnabled: expected a boolean, got number"},
+      {R"("initialEvalModel":{"name":"eval-model"})", R"("initialEvalModel":"eval-model")",
+       kId + "spec.evalSpec.initialEvalModel: expected an object, got string"},
+      {R"("initialEvalModel":{"name":"eval-model"})", R"("initialEvalModel":{"name":7})",
+       kId + "spec.evalSpec.initialEvalModel.name: expected a string, got number"},
+      {R"("initialEvalModel":{"name":"eval-model"})", R"("initialEvalModel":{"name":"a/b"})",
+       kId + "spec.evalSpec.initialEvalModel.name: \"a/b\" must not contain '/'"},
+  };
+  const std::string base = ReadTestdata("g2_il_job_hot.json");
+  for (const auto& c : kCases) {
+    std::string text = ReplaceOnce(base, c.from, c.to);
+    ASSERT_FALSE(text.empty()) << "no occurrence of " << c.from;
+    auto d = DecodeIlJob(text);
+    ASSERT_FALSE(d.ok()) << c.to;
+    EXPECT_EQ(d.message(), c.error);
+  }
+  // Null is Go's zero value.
+  auto d =
+      DecodeIlJob(ReplaceOnce(base, R"("hotUpdateEnabled":true)", R"("hotUpdateEnabled":null)"));
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_FALSE(d->object.spec.hot_update_enabled);
+
+  const std::string model = ReadTestdata("g2_model_devices.json");
+  auto m = DecodeModel(ReplaceOnce(model, R"(["Ascend310","Ascend710"])", R"("Ascend310")"));
+  EXPECT_EQ(m.message(),
+            "Model default/deploy-model: spec.device_soc_versions: expected an array, got string");
+  m = DecodeModel(ReplaceOnce(model, R"(["Ascend310","Ascend710"])", R"(["Ascend310",310])"));
+  EXPECT_EQ(m.message(),
+            "Model default/deploy-model: spec.device_soc_versions[1]: expected a string, got "
+            "number");
+}
+
+// pollPeriodSeconds is only passed on: a value the CRD would refuse leaves the default.
+TEST(ResourceCodec, PollPeriodSecondsIsNeverAnError) {
+  const std::string base = ReadTestdata("g2_il_job_hot.json");
+  const std::pair<std::string, int64_t> kCases[] = {
+      {"30", 30},  {"1", 1},       {"0", 60},    {"-5", 60}, {"30.5", 60},
+      {"3e1", 60}, {"\"30\"", 60}, {"null", 60}, {"[]", 60}, {"99999999999999999999", 60},
+  };
+  for (const auto& [value, want] : kCases) {
+    std::string text =
+        ReplaceOnce(base, R"("pollPeriodSeconds":60)", R"("pollPeriodSeconds":)" + value);
+    auto d = DecodeIlJob(text);
+    ASSERT_TRUE(d.ok()) << value << ": " << d.message();
+    EXPECT_EQ(d->object.spec.poll_period_seconds, want) << value;
+  }
+}
+
 }  // namespace
 }  // namespace sedna::json

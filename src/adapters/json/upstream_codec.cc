@@ -104,6 +104,21 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
                              : Join(path(), key) + ": expected a string, got " + v->type_name();
     }
   }
+  // G2 (§4.3): the devices a result names, when they are a list of strings. Otherwise left out:
+  // a 2021 GM ignores the key (a v0.5+ GM drops the whole message, which is the GM's business:
+  // the report is forwarded verbatim either way).
+  if (const RawJson* devices = Member(r, "device_soc_versions");
+      devices != nullptr && devices->is_array()) {
+    std::vector<std::string> list;
+    for (size_t k = 0; k < devices->size(); ++k) {
+      if (!(*devices)[k].is_string()) {
+        list.clear();
+        break;
+      }
+      list.push_back((*devices)[k].string_value());
+    }
+    ref->devices = std::move(list);
+  }
   if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr) {
     if (metrics->is_object()) {
       ref->metrics = internal::DecodeMetrics(*metrics);
@@ -134,6 +149,17 @@ std::string EncodeStatusReport(const core::StatusReport& report) {
         bool model_first = true;
         PutOmitEmpty(out, &model_first, "format", report.input_models[i].format);
         PutOmitEmpty(out, &model_first, "url", report.input_models[i].url);
+        const std::vector<std::string>& devices = report.input_models[i].devices;
+        if (!devices.empty()) {
+          if (!model_first) out += ',';
+          model_first = false;
+          out += "\"device_soc_versions\":[";
+          for (size_t d = 0; d < devices.size(); ++d) {
+            if (d > 0) out += ',';
+            AppendGoString(out, devices[d]);
+          }
+          out += ']';
+        }
         out += '}';
       }
       out += ']';

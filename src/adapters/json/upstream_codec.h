@@ -16,10 +16,13 @@
 namespace sedna::json {
 
 // The UpstreamMessage of an LC-originated report:
-// {"phase":..,"status":..,"input":{"models":[{"format":..,"url":..}],"dataURL":..,
-// "dataIndexURL":..,"outputDir":..},"output":null}. `input` only when has_input; inside it every
-// empty string, an empty models list, and a model's empty format/url are omitted (omitempty);
-// input models never carry metrics. phase and status are always present.
+// {"phase":..,"status":..,"input":{"models":[{"format":..,"url":..,"device_soc_versions":[..]}],
+// "dataURL":..,"dataIndexURL":..,"outputDir":..},"output":null}. `input` only when has_input;
+// inside it every empty string, an empty models list, and a model's empty format/url/devices are
+// omitted (omitempty; the v0.7.0 LC's runtime.Model has device_soc_versions omitempty after url);
+// input models never carry metrics, nor the v0.7.0 LC's "classes":null: no GM reads either, and
+// both GM generations re-marshal the models before storing them (a v0.6+ GM adds "classes":null
+// itself, a 2021 GM drops unknown keys). phase and status are always present.
 std::string EncodeStatusReport(const core::StatusReport& report);
 
 // {"numberOfSamples":N} (§3.1).
@@ -38,10 +41,11 @@ struct WorkerMessage {
 // got object"). namespace and ownerName, when not empty, must be a Kubernetes namespace and
 // object name (k8s_names.h: 'ownerName: "a/b" must not contain '/''). Results are read leniently:
 // report.results has one ModelRef per element (same indices), filled from `format`/`url` when they
-// are strings and `metrics` when it is an object (number -> Number, array of numbers -> List, else
-// Other); the first element that is not an object or lacks a string format/url is described in
-// report.results_error (e.g. "results[0].url: missing", "results[1].format: expected a string, got
-// number"). An element that is neither an object nor null is an error, as for Go's
+// are strings, `metrics` when it is an object (number -> Number, array of numbers -> List, else
+// Other) and `device_soc_versions` when it is an array of strings (else left empty); the first
+// element that is not an object or lacks a string format/url is described in report.results_error
+// (e.g. "results[0].url: missing", "results[1].format: expected a string, got number"). An element
+// that is neither an object nor null is an error, as for Go's
 // []map[string]interface{}. A body of more than kMaxWorkerBodyValues JSON values is refused
 // ("invalid JSON: more than 32768 values"): each costs ~150 bytes parsed, so a 1 MiB body of `0,`
 // would otherwise take ~75 MB.

@@ -82,6 +82,23 @@ TEST(UpstreamCodec, StatusReportOmitsEmptyAndNeverEncodesMetrics) {
       R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"p\u003cb","url":"/a\u0026b"}],"outputDir":"/o\u003e"},"output":null})");
 }
 
+// G2 (§4.3): a model's device_soc_versions follow its url, as runtime.Model marshals them, and
+// only when there are some (omitempty). No "classes":null (see EncodeStatusReport).
+TEST(UpstreamCodec, StatusReportCarriesDeviceSocVersions) {
+  StatusReport r = Input(
+      "Eval", "Ready",
+      {ModelRef{"om", "/output/train/1/a.om", {}, {"Ascend310", "<x>"}},
+       ModelRef{"om", "/models/deploy.om", {}, {"Ascend710"}}, Model("pb", "/models/eval.pb")},
+      "/output/data/eval/1/data.txt", "", "");
+  EXPECT_EQ(
+      EncodeStatusReport(r),
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"om","url":"/output/train/1/a.om","device_soc_versions":["Ascend310","\u003cx\u003e"]},{"format":"om","url":"/models/deploy.om","device_soc_versions":["Ascend710"]},{"format":"pb","url":"/models/eval.pb"}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})");
+  r = Input("Deploy", "Ready", {ModelRef{"", "", {}, {"a"}}}, "", "", "");
+  EXPECT_EQ(
+      EncodeStatusReport(r),
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"device_soc_versions":["a"]}]},"output":null})");
+}
+
 TEST(UpstreamCodec, DatasetStatus) {
   EXPECT_EQ(EncodeDatasetStatus(1000), ReadTestdata("content_lc_dataset_status.json"));
   EXPECT_EQ(EncodeDatasetStatus(0), R"({"numberOfSamples":0})");
@@ -160,6 +177,43 @@ TEST(UpstreamCodec, ForwardsOwnerInfoAndAbsentResults) {
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(EncodeForwardedWorkerMessage(*m),
             R"({"phase":"","status":"","output":{"models":null,"ownerInfo":null}})");
+}
+
+// A custom worker's runtime.Model keys (§4.4: the GM builds the LL knowledge base from them) are
+// forwarded as the worker wrote them: keys sorted, number text kept (Python's 12.0 stays 12.0,
+// which a G2 GM refuses for an int, but deciding that is the GM's), whatever their types.
+TEST(UpstreamCodec, ForwardsRuntimeModelKeysVerbatim) {
+  auto m = DecodeWorkerMessage(
+      R"({"name": "train-worker-x", "namespace": "default", "ownerName": "seg", "ownerKind": "lifelonglearningjob", "kind": "train", "status": "completed", "results": [{"url": "/output/train/1/index.pkl", "format": "pkl", "classes": ["road", "side<walk>"], "current_metric": {"front_model": {"mIoU": 0.610}}, "history_metric": 5e-1, "number_of_labeled_unseen_sample": 12.0, "number_of_model": 2, "number_of_unseen_sample": -0, "device_soc_versions": ["Ascend310"], "metrics": {"acc": 0.90}}, {"url": "/b", "format": "pkl", "classes": null, "current_metric": "x"}]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->report.results_error, "");
+  EXPECT_EQ(
+      EncodeForwardedWorkerMessage(*m),
+      R"({"phase":"train","status":"completed","output":{"models":[{"classes":["road","side\u003cwalk\u003e"],"current_metric":{"front_model":{"mIoU":0.610}},"device_soc_versions":["Ascend310"],"format":"pkl","history_metric":5e-1,"metrics":{"acc":0.90},"number_of_labeled_unseen_sample":12.0,"number_of_model":2,"number_of_unseen_sample":-0,"url":"/output/train/1/index.pkl"},{"classes":null,"current_metric":"x","format":"pkl","url":"/b"}],"ownerInfo":null}})");
+}
+
+// A result's devices feed model selection (§4.3) when they are a list of strings; anything else
+// is left out without refusing the report.
+TEST(UpstreamCodec, WorkerResultDevices) {
+  auto m = DecodeWorkerMessage(
+      R"({"kind":"train","status":"completed","results":[{"format":"om","url":"/a","device_soc_versions":["Ascend310","Ascend710"]},{"format":"om","url":"/b","device_soc_versions":"Ascend310"},{"format":"om","url":"/c","device_soc_versions":["x",1]},{"format":"om","url":"/d","device_soc_versions":[]},{"format":"om","url":"/e"}]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->report.results_error, "");
+  ASSERT_EQ(m->report.results.size(), 5u);
+  EXPECT_EQ(m->report.results[0].devices, (std::vector<std::string>{"Ascend310", "Ascend710"}));
+  for (size_t i = 1; i < 5; ++i) EXPECT_TRUE(m->report.results[i].devices.empty()) << i;
+}
+
+// The hot-update inference worker's report (§1.9: lib/sedna sends no `results`).
+TEST(UpstreamCodec, ForwardsHotUpdateDeployReport) {
+  auto m = DecodeWorkerMessage(
+      R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(EncodeForwardedWorkerMessage(*m),
+            R"({"phase":"deploy","status":"completed","output":{"models":null,"ownerInfo":null}})");
+  auto data = CondDataFromUpstreamContent(EncodeForwardedWorkerMessage(*m));
+  ASSERT_TRUE(data.ok()) << data.message();
+  EXPECT_EQ(*data, R"({"output":{}})");
 }
 
 // Go's []map[string]interface{}: a result that is neither an object nor null fails the decode.

@@ -14,6 +14,7 @@
 
 #include "adapters/log/logging.h"
 #include "app/cli/commands.h"
+#include "app/cli/db_location.h"
 #include "app/cli/doctor.h"
 #include "app/cli/gm_diagnosis.h"
 #include "app/cli/load_config.h"
@@ -37,6 +38,13 @@ std::map<std::string, std::string> Environment() {
 }
 
 int RunDaemon(const sedna::app::Config& cfg) {
+  // The database defaulted onto the host (the rootfs is mounted): adopt the old one first.
+  auto adopted = sedna::app::AdoptOldDatabase(cfg);
+  if (!adopted.ok()) {
+    spdlog::critical("cannot start: {}", adopted.message());
+    return 2;
+  }
+  if (!adopted->empty()) spdlog::warn("{}", *adopted);
   boost::asio::io_context io(1);
   sedna::app::Controller controller(io, cfg);
   controller.SetGmDiagnosis([address = cfg.gm_address, node = cfg.node_name] {

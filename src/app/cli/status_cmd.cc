@@ -10,6 +10,7 @@
 #include "adapters/store/store.h"
 #include "app/cli/loopback_http.h"
 #include "app/cli/status_format.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/il_record.h"
 #include "app/cluster/status_view.h"
 
@@ -65,7 +66,7 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
 // One look: the jobs as `args.output` asks, and where they came from. 1 when nothing could be read.
 int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<JobView> jobs;
-  std::string source, body;
+  std::string source, body, gm_line;
   if (cfg.status_port != 0) {
     if (auto b = LoopbackGet(cfg.status_address, cfg.status_port, "/status")) {
       auto v = DecodeStatusJson(*b);
@@ -74,6 +75,10 @@ int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::
         return 1;
       }
       jobs = std::move(*v);
+      // What the daemon observed about the GM on this connection (an older daemon says nothing).
+      if (auto gm = DecodeGmEvidenceFromStatusJson(*b); gm.ok() && gm->has_value()) {
+        gm_line = RenderGmLine(**gm) + "\n";
+      }
       body = std::move(*b);
       source = "live daemon on " + cfg.status_address + ":" + std::to_string(cfg.status_port);
     }
@@ -95,7 +100,7 @@ int ShowOnce(const Config& cfg, const StatusArgs& args, std::ostream& out, std::
     return 0;
   }
   out << (args.output == "wide" ? RenderWideTable(jobs) : RenderStatusTable(HumanViews(jobs)))
-      << "(" << jobs.size() << " job(s), from " << source << ")\n";
+      << gm_line << "(" << jobs.size() << " job(s), from " << source << ")\n";
   return 0;
 }
 

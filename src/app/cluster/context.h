@@ -69,6 +69,8 @@ struct Context {
   Health health;
   HeapTrim trim;
   bool stopped = false;
+  // Incremented on each GM (re)connection: what a job object received since says is current.
+  uint64_t gm_epoch = 0;
 
   s3::ClientOptions S3Options() const {
     s3::ClientOptions o;

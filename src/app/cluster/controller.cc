@@ -83,6 +83,7 @@ struct Controller::Impl {
         worker_api(ctx, jobs, intake, passthrough, outbox),
         status(ctx, jobs, intake, outbox) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
+    status.set_gm_evidence(&frames.evidence());
   }
 
   Status Start();
@@ -220,11 +221,14 @@ void Controller::Impl::ConnectGm() {
   cb.on_connected = [this] {
     spdlog::info("GM {}: connected as node {}", ctx.cfg.gm_address, ctx.cfg.node_name);
     ctx.metrics.gm_connects++;
+    ctx.gm_epoch++;  // job objects received before this connection are no longer current
+    frames.OnGmConnected();
     outbox.Pump();
   };
   cb.on_frame = [this](std::string t) { frames.OnFrame(t); };
   cb.on_disconnected = [this](std::string why) {
     outbox.OnDisconnected();
+    frames.OnGmDisconnected();
     spdlog::warn("GM {}: disconnected: {}", ctx.cfg.gm_address, why);
     // The users' most reported LC problem is a GM it cannot reach and nothing saying why: the
     // first failed connect says which step fails, as `sedna-lc doctor` does.

@@ -17,7 +17,25 @@ std::string FrameObjectName(const std::string& text) {
   return core::ResourceKey(h->ns, h->resource_kind, h->resource_name) + " ";
 }
 
+// Kinds of Sedna v0.5+ that no LC manages: their GM controllers send nothing to the edge and their
+// workers never report to the LC; the v0.7 LC has no manager for them either (§4.5).
+bool IsKindWithoutLcPart(const std::string& kind) {
+  return kind == "featureextractionservice" || kind == "objectsearchservice" ||
+         kind == "objecttrackingservice" || kind == "reidjob" || kind == "videoanalyticsjob";
+}
+
 }  // namespace
+
+void GmFrames::Warn(const std::string& key, const std::vector<std::string>& warnings) {
+  if (warnings.empty()) {
+    warned_jobs_.erase(key);
+    return;
+  }
+  auto [it, inserted] = warned_jobs_.try_emplace(key);
+  if (!inserted && it->second == warnings) return;
+  for (const auto& w : warnings) spdlog::warn("GM object {}: {}", key, w);
+  it->second = warnings;
+}
 
 void GmFrames::Reject(const std::string& key, const std::string& msg) {
   spdlog::error("GM object {} rejected: {}", key, msg);
@@ -37,9 +55,12 @@ void GmFrames::OnFrame(const std::string& text) {
   const std::string& kind = h.resource_kind;
   const std::string key = core::ResourceKey(h.ns, kind, h.resource_name);
   if (h.operation == "delete") {
+    warned_jobs_.erase(key);
     if (kind == core::kKindIlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kIl);
     } else if (kind == core::kKindLlJob) {
+      evidence_.OnDelete(key);
       jobs_.Delete(key, JobKind::kLl);
     } else if (kind == core::kKindDataset) {
       datasets_.Delete(key);
@@ -47,6 +68,9 @@ void GmFrames::OnFrame(const std::string& text) {
       passthrough_.Delete(key);
     } else if (kind == core::kKindModel) {
       models_.Delete(key);
+    } else if (warned_kinds_.insert(kind).second) {
+      spdlog::warn("resource kind \"{}\" {}; ignored", kind,
+                   IsKindWithoutLcPart(kind) ? "has no LC part" : "is unknown");
     }
     return;
   }
@@ -66,15 +90,20 @@ void GmFrames::OnFrame(const std::string& text) {
   } else if (kind == core::kKindIlJob) {
     auto d = json::DecodeIlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
+    Warn(key, d->warnings);
+    if (auto line = evidence_.OnIlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertIl(std::move(*d), true);
   } else if (kind == core::kKindLlJob) {
     auto d = json::DecodeLlJob(f->content);
     if (!d.ok()) return Reject(key, d.message());
+    Warn(key, d->warnings);
+    if (auto line = evidence_.OnLlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertLl(std::move(*d), true);
   } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
     passthrough_.Upsert(key, f->content);
   } else if (warned_kinds_.insert(kind).second) {
-    spdlog::warn("resource kind \"{}\" is unknown; ignored", kind);
+    spdlog::warn("resource kind \"{}\" {}; ignored", kind,
+                 IsKindWithoutLcPart(kind) ? "has no LC part" : "is unknown");
   }
 }
 
@@ -123,6 +152,7 @@ Status GmFrames::Reload() {
         spdlog::error("stored {}: {}", r->name, d.message());
         continue;
       }
+      Warn(r->name, d->warnings);
       jobs_.UpsertIl(std::move(*d), false);
     } else {
       auto d = json::DecodeLlJob(obj);
@@ -130,6 +160,7 @@ Status GmFrames::Reload() {
         spdlog::error("stored {}: {}", r->name, d.message());
         continue;
       }
+      Warn(r->name, d->warnings);
       jobs_.UpsertLl(std::move(*d), false);
     }
   }

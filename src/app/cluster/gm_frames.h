@@ -1,18 +1,22 @@
 // GM frames: decodes each GM→LC frame (§3) and routes it to the part that owns its object; on
 // start-up, rebuilds the same parts from the store alone (no GM resync needed).
 //
-// Owns: the resource kinds already warned about.
+// Owns: the resource kinds already warned about, each job's last decode warnings (logged when
+//   they change, not on every resync), and the GM evidence of this connection.
 // Calls: the dataset and model registries, the job runner, the pass-through objects (Upsert,
 //   Delete); the store (Reload reads the stored objects).
 // Called by: the GM link (OnFrame, on the loop thread), standalone mode's local manager, and the
 //   composition root at start-up (Reload).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/passthrough.h"
@@ -31,9 +35,16 @@ class GmFrames {
   // Every stored Dataset, Model, pass-through object and job, in that order (jobs resume under
   // their stored objects and status).
   Status Reload();
+  // The GM link's (re)connection and loss: the evidence is per connection.
+  void OnGmConnected() { evidence_.OnConnected(); }
+  void OnGmDisconnected() { evidence_.OnDisconnected(); }
+  const GmEvidence& evidence() const { return evidence_; }
 
  private:
   void Reject(const std::string& key, const std::string& msg);
+  // Logs a decoded job's warnings (what was ignored in it) unless they are the ones last logged
+  // for `key`.
+  void Warn(const std::string& key, const std::vector<std::string>& warnings);
 
   Context& ctx_;
   DatasetRegistry& datasets_;
@@ -41,6 +52,8 @@ class GmFrames {
   JobRunner& jobs_;
   Passthrough& passthrough_;
   std::set<std::string> warned_kinds_;
+  std::map<std::string, std::vector<std::string>> warned_jobs_;
+  GmEvidence evidence_;
 };
 
 }  // namespace sedna::app

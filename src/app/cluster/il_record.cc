@@ -46,6 +46,7 @@ core::Metrics MetricsFromJson(const json& j) {
 json ModelToJson(const ModelRef& m) {
   json j{{"format", m.format}, {"url", m.url}};
   if (!m.metrics.empty()) j["metrics"] = MetricsToJson(m.metrics);
+  if (!m.devices.empty()) j["devices"] = m.devices;
   return j;
 }
 
@@ -54,6 +55,11 @@ ModelRef ModelFromJson(const json& j) {
   m.format = j.value("format", "");
   m.url = j.value("url", "");
   if (j.contains("metrics")) m.metrics = MetricsFromJson(j["metrics"]);
+  if (j.contains("devices") && j["devices"].is_array()) {
+    for (const auto& d : j["devices"]) {
+      if (d.is_string()) m.devices.push_back(d.get<std::string>());
+    }
+  }
   return m;
 }
 
@@ -161,6 +167,16 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"answered_eval_waiting", s.answered_eval_waiting},
           {"answered_deploy_waiting", s.answered_deploy_waiting},
           {"eval_refused_deadline_ms", s.eval_refused_deadline_ms},
+          {"pending_round_id", s.pending_round_id},
+          {"eval_reported", s.eval_reported},
+          {"eval_report", ModelsToJson(s.eval_report)},
+          {"pending_models", ModelsToJson(s.pending_models)},
+          {"eval_written_ms", s.eval_written_ms},
+          {"decided_round_id", s.decided_round_id},
+          {"decided_at_ms", s.decided_at_ms},
+          {"decided_by", s.decided_by},
+          {"answered_hot_update", s.answered_hot_update},
+          {"work_copies_done", s.work_copies_done},
           {"work", static_cast<int>(s.work)},
           {"work_condition", s.work_condition},
           {"work_round", s.work_round},
@@ -178,6 +194,13 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"last_error", s.last_error}};
   if (s.trained) st["trained"] = ModelToJson(*s.trained);
   if (s.trained_base) st["trained_base"] = ModelToJson(*s.trained_base);
+  if (s.decision_report) {
+    const auto& d = *s.decision_report;
+    st["decision_report"] = json{{"phase", d.phase},
+                                 {"status", d.status},
+                                 {"has_input", d.has_input},
+                                 {"input_models", ModelsToJson(d.input_models)}};
+  }
   return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
 }
 
@@ -197,8 +220,11 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
     s.eval_refused_deadline_ms = st.value("eval_refused_deadline_ms", int64_t{0});
     int work = st.value("work", 0);
-    if (work < 0 || work > 3) return Result<IlRecord>::Error("state.work: out of range");
+    if (work < 0 || work > static_cast<int>(core::il::Work::kHotUpdate)) {
+      return Result<IlRecord>::Error("state.work: out of range");
+    }
     s.work = static_cast<core::il::Work>(work);
+    s.work_copies_done = st.value("work_copies_done", int64_t{0});
     s.work_condition = st.value("work_condition", int64_t{-1});
     s.work_round = st.value("work_round", int64_t{0});
     s.work_range = RangeFromJson(st.value("work_range", json::array()));
@@ -208,6 +234,30 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.eval_outstanding = st.value("eval_outstanding", false);
     s.eval_round = st.value("eval_round", int64_t{0});
     s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
+    if (st.contains("pending_round_id")) {
+      s.pending_round_id = st.value("pending_round_id", int64_t{-1});
+      s.eval_reported = st.value("eval_reported", false);
+      s.eval_report = ModelsFromJson(st.value("eval_report", json::array()));
+      s.pending_models = ModelsFromJson(st.value("pending_models", json::array()));
+      s.eval_written_ms = st.value("eval_written_ms", int64_t{0});
+    } else if (s.eval_outstanding) {
+      // A record of the 2021-style LC: its outstanding eval is this round, still unreported.
+      s.pending_round_id = s.answered_eval_waiting;
+      s.pending_models = s.eval_models;
+    }
+    s.decided_round_id = st.value("decided_round_id", int64_t{-1});
+    s.decided_at_ms = st.value("decided_at_ms", int64_t{0});
+    s.decided_by = st.value("decided_by", "");
+    s.answered_hot_update = st.value("answered_hot_update", int64_t{-1});
+    if (st.contains("decision_report") && st["decision_report"].is_object()) {
+      const json& d = st["decision_report"];
+      core::StatusReport r;
+      r.phase = d.value("phase", "");
+      r.status = d.value("status", "");
+      r.has_input = d.value("has_input", false);
+      r.input_models = ModelsFromJson(d.value("input_models", json::array()));
+      s.decision_report = r;
+    }
     s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
     s.last_decision = st.value("last_decision", "");
     s.decisions = st.value("decisions", int64_t{0});
@@ -219,8 +269,10 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
     s.last_error = st.value("last_error", "");
     r.cursor = CursorFromJson(j.at("cursor"));
-    if ((s.work == core::il::Work::kDeploy || s.work == core::il::Work::kWriteEval) &&
-        s.work_models.size() != 2) {
+    if ((s.work == core::il::Work::kWriteEval && s.work_models.size() != 2) ||
+        (s.work == core::il::Work::kDeploy &&
+         (s.work_models.size() < 2 || s.work_models.size() % 2 != 0 ||
+          s.work_copies_done * 2 >= static_cast<int64_t>(s.work_models.size())))) {
       return Result<IlRecord>::Error("state.work_models: expected 2 models for " +
                                      std::string(core::il::WorkName(s.work)));
     }

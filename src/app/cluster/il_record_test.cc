@@ -75,11 +75,39 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.deployments = {{2, "/o/train/2/m.pb", "2026-11-29T10:00:00Z"}};
   s.retry_after_ms = 123;
   s.last_error = "disk full";
+  s.pending_round_id = 11;
+  s.eval_reported = true;
+  s.eval_report = s.last_eval_results;
+  s.pending_models = s.work_models;
+  s.pending_models[0].devices = {"Ascend710"};
+  s.eval_written_ms = 1700000000123;
+  s.decided_round_id = 7;
+  s.decided_at_ms = 1700000000000;
+  s.decision_report = core::StatusReport{"Deploy", "Ready", true, s.work_models};
+  s.decided_by = "deploy-wait";
+  s.answered_deploy_waiting = 8;
+  s.answered_hot_update = 13;
+  s.work_copies_done = 0;
   r.cursor = SampleCursor();
   auto back = DecodeIlRecord(EncodeIlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
   ExpectCursorEq(back->cursor, r.cursor);
+}
+
+// A record written before the G2 deploy decision: its outstanding eval becomes the pending round.
+TEST(IlRecordTest, AnOldRecordsOutstandingEvalIsThePendingRound) {
+  const std::string old =
+      R"({"v":1,"state":{"round":3,"train_pending":[0,0,0],"eval_open":[0,0,0],)"
+      R"("eval_windows":[],"answered_eval_waiting":9,"eval_outstanding":true,"eval_round":3,)"
+      R"("eval_models":[{"format":"pb","url":"/o/train/2/m.pb"},{"format":"pb","url":"/d.pb"}]},)"
+      R"("cursor":{}})";
+  auto r = DecodeIlRecord(old);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->state.pending_round_id, 9);
+  EXPECT_EQ(r->state.pending_models.size(), 2u);
+  EXPECT_FALSE(r->state.eval_reported);
+  EXPECT_EQ(r->state.decided_round_id, -1);
 }
 
 TEST(IlRecordTest, LlRoundTripsEveryField) {

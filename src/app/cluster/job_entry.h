@@ -55,6 +55,9 @@ struct JobEntry {
   std::unique_ptr<boost::asio::steady_timer> ingest_retry_timer;
   bool ingest_retry_pending = false;
   bool ingest_posted = false;
+  // Context::gm_epoch when the job object last came from the GM (~0: only reloaded from the
+  // store since start): its conditions are current only on the same epoch.
+  uint64_t seen_epoch = ~uint64_t{0};
 
   bool is_il() const { return kind == JobKind::kIl; }
   const core::ObjectMeta& meta() const { return is_il() ? il.object.meta : ll.object.meta; }
@@ -100,6 +103,10 @@ struct PlannedStep {
   std::string record;
   std::optional<dataset::IndexCursor> new_cursor;
   int64_t now_ms = 0;
+  // The step recorded a forwarded eval report: once its frame (the last one) is written
+  // upstream, the job gets EvalForwardWritten (the deploy wait starts there, §3.2).
+  bool watch_forward = false;
+  mutable int64_t last_frame_id = 0;  // outbox id of the last frame, set by Write
 };
 
 }  // namespace sedna::app

@@ -198,6 +198,7 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
       spdlog::info("{}: loaded (train trigger: {})", who, train.text);
     }
   }
+  if (persist) e.seen_epoch = ctx_.gm_epoch;
   if (persist) {
     const std::string type_meta = e.is_il() ? e.il.type_meta_json : e.ll.type_meta_json;
     const std::string object_meta = e.is_il() ? e.il.object_meta_json : e.ll.object_meta_json;

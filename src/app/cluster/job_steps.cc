@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <variant>
@@ -13,6 +14,7 @@
 #include "adapters/fs/files.h"
 #include "adapters/json/envelope.h"
 #include "adapters/json/upstream_codec.h"
+#include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 #include "app/cluster/job_entry.h"
@@ -41,6 +43,11 @@ core::il::Now MakeNow() {
   return n;
 }
 
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   storage::Context c;
   c.rootfs = ctx.cfg.rootfs;
@@ -67,7 +74,16 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
-  spec.deploy_wait_ms = ctx_.cfg.deploy_wait_ms;
+  spec.initial_eval_model =
+      e.il.object.spec.initial_eval_model_name.empty()
+          ? std::nullopt
+          : models_.RefFor(e.meta().ns, e.il.object.spec.initial_eval_model_name);
+  // g1: the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as
+  // soon as the forward is written; the core reads a 0 wait as "no timer").
+  spec.deploy_wait_ms = ctx_.cfg.gm_protocol == "g1"
+                            ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1)
+                            : ctx_.cfg.deploy_wait_ms;
+  spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
   return spec;
 }
 
@@ -92,6 +108,8 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
   if (e.is_il()) {
     core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
     state_changed = !(out.state == e.il_state);
+    p.watch_forward = !e.il_state.eval_reported && out.state.eval_reported &&
+                      out.state.eval_written_ms == 0 && !pre_frames.empty();
     p.il_next = std::move(out.state);
     p.actions = std::move(out.actions);
   } else {
@@ -118,7 +136,9 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
 
 Status JobRunner::Write(store::Store::Tx& tx, const PlannedStep& p) {
   for (const auto& f : p.frames) {
-    if (Status s = Outbox::Append(tx, f); !s.ok()) return s;
+    auto id = Outbox::AppendId(tx, f);
+    if (!id.ok()) return id.status();
+    p.last_frame_id = *id;
   }
   return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
 }
@@ -135,6 +155,11 @@ void JobRunner::Adopt(PlannedStep& p) {
 
 void JobRunner::ActOn(PlannedStep& p) {
   for (const Action& a : p.actions) RunAction(*p.e, a);
+  if (p.watch_forward && p.last_frame_id > 0) {
+    outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
+      if (JobEntry* j = Find(key, inc)) Step(*j, core::il::EvalForwardWritten{NowMs()});
+    });
+  }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);
 }
@@ -181,7 +206,8 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
 // checkPeriodSeconds.
 void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
-  const int64_t at = e.is_il() ? e.il_state.retry_after_ms : e.ll_state.retry_after_ms;
+  const int64_t at =
+      e.is_il() ? core::il::NextWakeMs(MakeIlSpec(e), e.il_state) : e.ll_state.retry_after_ms;
   if (at <= now_ms || at == e.retry_scheduled_at) return;
   e.retry_scheduled_at = at;
   if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(ctx_.io);
@@ -265,6 +291,46 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       asio::post(ctx_.io, [this, key, inc, s] {
         if (JobEntry* j = Find(key, inc)) {
           Step(*j, core::il::ModelCopied{s.ok(), s.message()});
+        }
+      });
+    });
+  } else if (auto* h = std::get_if<core::il::WriteHotUpdate>(&a)) {
+    // As for a deploy, every model copied comes from the job's own output; the config path is
+    // checked by the writer.
+    const std::string out = core::il::OutputRoot(e.output_dir());
+    const int64_t condition = h->condition;
+    for (const core::il::CopyModel& c : h->copies) {
+      auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, c.src_url, out);
+      if (!inside.ok() || !*inside) {
+        const std::string why = "hot-update source " + c.src_url +
+                                " is not inside spec.outputDir " + out +
+                                (inside.ok() ? "" : ": " + inside.message());
+        asio::post(ctx_.io, [this, key, inc, condition, why] {
+          if (JobEntry* j = Find(key, inc)) {
+            Step(*j, core::il::HotUpdateWritten{condition, false, why});
+          }
+        });
+        return;
+      }
+    }
+    asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), action = *h] {
+      auto r = storage::WriteHotUpdate(ctx, action);
+      if (r.ok()) {
+        for (size_t i = 0; i < r->copies.size(); ++i) {
+          const storage::DeployResult& d = r->copies[i];
+          if (d.kept_version > 0) {
+            spdlog::info("{}: kept the previous model of {} as version {}", who,
+                         action.copies[i].dst_url, d.kept_version);
+          }
+          if (!d.warning.empty()) spdlog::warn("{}: {}", who, d.warning);
+        }
+        spdlog::info("{}: hot update: wrote {} (model_update_time {})", who, action.config_path,
+                     r->update_time);
+      }
+      const Status s = r.status();
+      asio::post(ctx_.io, [this, key, inc, condition = action.condition, s] {
+        if (JobEntry* j = Find(key, inc)) {
+          Step(*j, core::il::HotUpdateWritten{condition, s.ok(), s.message()});
         }
       });
     });

@@ -34,7 +34,8 @@ std::optional<core::ModelRef> ModelRegistry::RefFor(const std::string& ns,
                                                     const std::string& name) const {
   auto it = models_.find(core::ResourceKey(ns, core::kKindModel, name));
   if (it == models_.end()) return std::nullopt;
-  return core::ModelRef{it->second.object.spec.format, it->second.object.spec.url, {}};
+  const core::ModelSpec& spec = it->second.object.spec;
+  return core::ModelRef{spec.format, spec.url, {}, spec.device_soc_versions};
 }
 
 }  // namespace sedna::app

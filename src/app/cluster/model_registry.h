@@ -27,7 +27,8 @@ class ModelRegistry {
 
   void Upsert(json::Decoded<core::Model> d, bool persist);
   void Delete(const std::string& key);
-  // The Model <ns>/<name> as a job refers to it, or nullopt.
+  // The Model <ns>/<name> as a job refers to it ({format, url, devices = device_soc_versions}), or
+  // nullopt.
   std::optional<core::ModelRef> RefFor(const std::string& ns, const std::string& name) const;
 
  private:

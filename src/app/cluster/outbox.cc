@@ -23,6 +23,18 @@ Status Outbox::Append(store::Store::Tx& tx, const std::string& frame) {
   return id.ok() ? Status::Ok() : id.status();
 }
 
+Result<int64_t> Outbox::AppendId(store::Store::Tx& tx, const std::string& frame) {
+  return tx.OutboxAppend(frame);
+}
+
+void Outbox::WhenWritten(int64_t id, std::function<void()> f) {
+  if (ctx_.store->OutboxAckedThrough() >= id) {
+    boost::asio::post(ctx_.io, std::move(f));
+    return;
+  }
+  written_watchers_.emplace(id, std::move(f));
+}
+
 bool Outbox::Full() {
   auto st = ctx_.store->GetOutboxStats();
   const bool full = st.ok() && st->bytes > ctx_.cfg.outbox_max_bytes;
@@ -77,6 +89,10 @@ void Outbox::Pump() {
         queue_.pop_front();
         ctx_.store->OutboxAck(id, bytes);
         ctx_.metrics.frames_sent++;
+        while (!written_watchers_.empty() && written_watchers_.begin()->first <= id) {
+          boost::asio::post(ctx_.io, std::move(written_watchers_.begin()->second));
+          written_watchers_.erase(written_watchers_.begin());
+        }
         ScheduleAckFlush();
         Pump();
       },
@@ -108,6 +124,7 @@ void Outbox::FlushAcks() {
 }
 
 void Outbox::Stop() {
+  written_watchers_.clear();
   if (ack_flush_timer_) ack_flush_timer_->cancel();
   if (ctx_.store) FlushAcks();
 }

@@ -22,6 +22,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,11 @@ class Outbox {
 
   // Appends `frame` in the caller's transaction: it is sent only once that commits.
   static Status Append(store::Store::Tx& tx, const std::string& frame);
+  // As Append; returns the frame's outbox id.
+  static Result<int64_t> AppendId(store::Store::Tx& tx, const std::string& frame);
+  // Runs `f` on the loop once the frame with outbox id `id` (committed) has been written to the
+  // sink (at once if it already was). Pending callbacks are dropped on Stop.
+  void WhenWritten(int64_t id, std::function<void()> f);
 
   void SetSink(UpstreamSink* sink) { sink_ = sink; }
   bool has_sink() const { return sink_ != nullptr; }
@@ -70,6 +76,7 @@ class Outbox {
   bool pump_posted_ = false;
   bool full_ = false;
   std::unique_ptr<boost::asio::steady_timer> ack_flush_timer_;  // armed while acks wait deletion
+  std::multimap<int64_t, std::function<void()>> written_watchers_;
   std::deque<store::OutboxEntry> queue_;  // read ahead from SQLite, not yet written
   int64_t queued_through_ = 0;
 };

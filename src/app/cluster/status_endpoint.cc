@@ -46,7 +46,14 @@ http::HttpResponse StatusEndpoint::OnRequest(const http::HttpRequest& req) {
     m.reports_pending = static_cast<int64_t>(intake_.pending());
     return {200, "text/plain; version=0.0.4", RenderMetrics(m), {}};
   }
-  if (path == "/status") return {200, "application/json", EncodeStatusJson(jobs_.Views()), {}};
+  if (path == "/status") {
+    std::string body = EncodeStatusJson(jobs_.Views());
+    if (gm_evidence_) {
+      body = AddGmEvidenceToStatusJson(
+          body, gm_evidence_->View(ctx_.cfg.gm_address, ctx_.cfg.gm_protocol));
+    }
+    return {200, "application/json", std::move(body), {}};
+  }
   return {404, "text/plain", "404: Page Not Found", {}};
 }
 

@@ -3,7 +3,7 @@
 //
 // Owns: the status HTTP server.
 // Calls, read-only: the store (outbox stats), the outbox (connected), the job runner (Views,
-//   size), the report intake (pending), the shared counters.
+//   size), the report intake (pending), the shared counters, the GM evidence (/status "gm").
 // Called by: HTTP clients; the composition root (Start, Stop, port).
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "app/cluster/context.h"
+#include "app/cluster/gm_evidence.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
@@ -35,6 +36,8 @@ class StatusEndpoint {
   Status Start();
   void Stop();
   uint16_t port() const;
+  // /status then carries the evidence as "gm" (gm_evidence.h).
+  void set_gm_evidence(const GmEvidence* e) { gm_evidence_ = e; }
 
  private:
   http::HttpResponse OnRequest(const http::HttpRequest& req);
@@ -43,6 +46,7 @@ class StatusEndpoint {
   const JobRunner& jobs_;
   const ReportIntake& intake_;
   const Outbox& outbox_;
+  const GmEvidence* gm_evidence_ = nullptr;
   std::unique_ptr<http::HttpServer> server_;
 };
 

@@ -1,0 +1,326 @@
+// The hot-update writer on real files in a temporary rootfs (and one S3 source on moto_server).
+// The expected bytes of ModelConfigJson and GoTimeString were printed by Go 1.19.8
+// (encoding/json.MarshalIndent and time.Time.String) for the same inputs.
+#include "adapters/storage/hot_update.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "adapters/fs/files.h"
+#include "moto_server.h"
+
+namespace sedna::storage {
+namespace {
+
+using namespace std::chrono_literals;
+namespace stdfs = std::filesystem;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  stdfs::create_directories(stdfs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << data;
+}
+
+TEST(ModelConfigJson, IsGoMarshalIndentWithOneSpace) {
+  EXPECT_EQ(ModelConfigJson("/model-hot-update/model_finetune_tensorflow.pb",
+                            "2025-03-06 19:16:47.123456789 +0800 CST m=+3600.000000001"),
+            "{\n"
+            " \"model_config\": {\n"
+            "  \"model_path\": \"/model-hot-update/model_finetune_tensorflow.pb\",\n"
+            "  \"model_update_time\": \"2025-03-06 19:16:47.123456789 +0800 CST "
+            "m=+3600.000000001\"\n"
+            " }\n"
+            "}");
+  // Go escapes <, >, & (HTML-safe), quotes, backslashes, control characters and U+2028.
+  EXPECT_EQ(ModelConfigJson("/model-hot-update/a<b>&c\"d\\e\u2028\x01\u00e9.pb", "x"),
+            "{\n \"model_config\": {\n  \"model_path\": "
+            "\"/model-hot-update/a\\u003cb\\u003e\\u0026c\\\"d\\\\e\\u2028\\u0001\u00e9.pb\",\n"
+            "  \"model_update_time\": \"x\"\n }\n}");
+}
+
+TEST(GoTimeString, MatchesGo) {
+  struct Case {
+    int64_t sec, nsec;
+    int offset;
+    std::string zone;
+    int64_t mono;
+    std::string want;
+  };
+  const Case kCases[] = {
+      {1741259807, 123456789, 8 * 3600, "CST", 3600'000000001,
+       "2025-03-06 19:16:47.123456789 +0800 CST m=+3600.000000001"},
+      {0, 0, 0, "UTC", 1, "1970-01-01 00:00:00 +0000 UTC m=+0.000000001"},
+      {1629448867, 100000000, -7 * 3600, "MST", 102840,
+       "2021-08-20 01:41:07.1 -0700 MST m=+0.000102840"},
+      {1629448867, 120000000, 5 * 3600 + 1800, "", 12'000000000,
+       "2021-08-20 14:11:07.12 +0530 +0530 m=+12.000000000"},
+      {1629448867, 1, -(9 * 3600 + 1800), "", -1'500000000,
+       "2021-08-19 23:11:07.000000001 -0930 -0930 m=-1.500000000"},
+      {-1, 999999999, 0, "UTC", 1'234567890'000000000,
+       "1969-12-31 23:59:59.999999999 +0000 UTC m=+1234567890.000000000"},
+      {4102444799, 0, 0, "UTC", 1, "2099-12-31 23:59:59 +0000 UTC m=+0.000000001"},
+  };
+  for (const auto& c : kCases) {
+    EXPECT_EQ(GoTimeString(c.sec * 1'000'000'000 + c.nsec, c.offset, c.zone, c.mono), c.want);
+  }
+}
+
+const std::regex kGoTime(
+    R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d*[1-9])? [+-]\d{4} [^ ]+ m=\+(\d+)\.(\d{9}))");
+
+TEST(GoTimeString, NowHasAMonotonicPartThatGrows) {
+  std::smatch a, b;
+  const std::string first = GoTimeNow();
+  std::this_thread::sleep_for(2ms);  // not luck: the assertion holds for any delay > 0
+  const std::string second = GoTimeNow();
+  ASSERT_TRUE(std::regex_match(first, a, kGoTime)) << first;
+  ASSERT_TRUE(std::regex_match(second, b, kGoTime)) << second;
+  const auto mono = [](const std::smatch& m) { return std::stod(m[2].str() + "." + m[3].str()); };
+  EXPECT_GT(mono(b), mono(a));
+  EXPECT_NE(first, second);  // what a hot-update worker compares
+}
+
+constexpr const char* kJobDir =
+    "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot";
+constexpr const char* kConfig =
+    "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/model_config.json";
+
+class HotUpdateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (stdfs::temp_directory_path() / "hot_update_test.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
+    dir_ = tmpl;
+    ctx_.rootfs = dir_ + "/rootfs";
+    ctx_.staging_dir = dir_ + "/staging";
+    ctx_.s3_options.timeout = 30s;
+    ctx_.s3_options.retries = 1;
+    ctx_.s3_options.backoff = 10ms;
+    WriteFile(Host("/output/train/1/model.pb"), "trained round 1");
+    WriteFile(Host("/models/deploy.pb"), "initial deploy model");
+  }
+  void TearDown() override {
+    fs::SetWriteFaultForTest(nullptr);
+    std::error_code ec;
+    stdfs::remove_all(dir_, ec);
+  }
+  std::string Host(const std::string& path) const { return ctx_.rootfs + path; }
+
+  // The §4.1 action for the trained model at `src`: the hot-update copy, then the deploy model.
+  core::il::WriteHotUpdate Action(const std::string& src) const {
+    core::il::WriteHotUpdate a;
+    a.condition = 13;
+    a.config_path = kConfig;
+    a.copies = {{src, std::string(kJobDir) + "/model.pb"}, {src, "/models/deploy.pb"}};
+    a.model_path = "/model-hot-update/model.pb";
+    return a;
+  }
+
+  std::vector<std::string> Entries(const std::string& dir) const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : stdfs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::string dir_;
+  Context ctx_;
+};
+
+std::string ConfigPattern(const std::string& model_path) {
+  return "\\{\n \"model_config\": \\{\n  \"model_path\": \"" + model_path +
+         "\",\n  \"model_update_time\": \"([^\"]+)\"\n \\}\n\\}";
+}
+
+TEST_F(HotUpdateTest, WritesModelsThenTheV07ConfigBytes) {
+  const mode_t old_umask = ::umask(077);  // the config is 0644 whatever the umask
+  auto r = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ::umask(old_umask);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(ReadFile(Host(std::string(kJobDir) + "/model.pb")), "trained round 1");
+  EXPECT_EQ(ReadFile(Host("/models/deploy.pb")), "trained round 1");
+  const std::string config = ReadFile(Host(kConfig));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(config, m, std::regex(ConfigPattern("/model-hot-update/model.pb"))))
+      << config;
+  EXPECT_EQ(m[1].str(), r->update_time);
+  EXPECT_TRUE(std::regex_match(r->update_time, kGoTime)) << r->update_time;
+  EXPECT_EQ(ModelConfigJson("/model-hot-update/model.pb", r->update_time), config);
+  EXPECT_EQ(r->config_file, Host(kConfig));
+  struct stat st {};
+  ASSERT_EQ(::stat(Host(kConfig).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  // The deploy model it replaced is kept as a version (rollback-model); the hot-update file had
+  // none before.
+  ASSERT_EQ(r->copies.size(), 2u);
+  EXPECT_EQ(r->copies[0].kept_version, 0);
+  EXPECT_EQ(r->copies[1].kept_version, 1);
+  EXPECT_EQ(ReadFile(Host("/models/.sedna-versions/deploy.pb.1")), "initial deploy model");
+  // Nothing else in the job's directory (no temp files), and staging is clean.
+  EXPECT_EQ(Entries(Host(kJobDir)), (std::vector<std::string>{"model.pb", "model_config.json"}));
+  EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
+
+  // Round 2: the new model, a new update time, the round-1 model kept as a version.
+  WriteFile(Host("/output/train/2/model.pb"), "trained round 2");
+  auto r2 = WriteHotUpdate(ctx_, Action("/output/train/2/model.pb"));
+  ASSERT_TRUE(r2.ok()) << r2.message();
+  EXPECT_EQ(ReadFile(Host(std::string(kJobDir) + "/model.pb")), "trained round 2");
+  EXPECT_NE(r2->update_time, r->update_time);
+  EXPECT_EQ(ReadFile(Host(kConfig)),
+            ModelConfigJson("/model-hot-update/model.pb", r2->update_time));
+  EXPECT_EQ(r2->copies[0].kept_version, 1);
+}
+
+TEST_F(HotUpdateTest, AFailedCopyLeavesTheOldConfig) {
+  auto r = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_TRUE(r.ok()) << r.message();
+  const std::string before = ReadFile(Host(kConfig));
+
+  // The source is missing: nothing is written.
+  auto missing = WriteHotUpdate(ctx_, Action("/output/train/2/model.pb"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find(Host("/output/train/2/model.pb")), std::string::npos)
+      << missing.message();
+  EXPECT_EQ(ReadFile(Host(kConfig)), before);
+
+  // The second copy fails (its target is a directory) after the first succeeded: the worker
+  // still reads the old config, so it does not load the half-done update.
+  WriteFile(Host("/output/train/2/model.pb"), "trained round 2");
+  core::il::WriteHotUpdate a = Action("/output/train/2/model.pb");
+  a.copies[1].dst_url = "/models";
+  auto second = WriteHotUpdate(ctx_, a);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(ReadFile(Host(kConfig)), before);
+
+  // Writing the config itself fails: the old one stays whole, and no temp file is left.
+  fs::SetWriteFaultForTest([](const std::string& path) {
+    return path.find("model_config.json") != std::string::npos ? ENOSPC : 0;
+  });
+  auto full = WriteHotUpdate(ctx_, Action("/output/train/2/model.pb"));
+  fs::SetWriteFaultForTest(nullptr);
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.message().find("No space left on device"), std::string::npos) << full.message();
+  EXPECT_EQ(ReadFile(Host(kConfig)), before);
+  EXPECT_EQ(Entries(Host(kJobDir)),
+            (std::vector<std::string>{".sedna-versions", "model.pb", "model_config.json"}));
+  EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
+}
+
+// Config paths that WriteHotUpdate and RemoveHotUpdateDir refuse: anything but a file in a job's
+// own directory <base>/<namespace>/<kind>/<name>/, lexically and with symlinks resolved.
+std::vector<std::string> RefusedConfigPaths() {
+  return {
+      "/etc/model_config.json",
+      "/var/lib/sedna/model-hot-update/../x/a/b/model_config.json",
+      "/var/lib/sedna/model-hot-update-x/default/incrementallearningjob/hot/model_config.json",
+      "/var/lib/sedna/model-hot-update/model_config.json",  // its directory would be the base
+      "/var/lib/sedna/model-hot-update/default/model_config.json",  // a namespace's directory
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/model_config.json",
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/x/model_config.json",
+      "/var/lib/sedna/model-hot-update",
+      "/var/lib/sedna/model-hot-update/evil/kind/name/model_config.json",     // evil -> /etc
+      "/var/lib/sedna/model-hot-update/default/kind/evil/model_config.json",  // evil -> /etc
+      "var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/model_config.json",
+      "",
+  };
+}
+
+class HotUpdatePathTest : public HotUpdateTest {
+ protected:
+  void SetUp() override {
+    HotUpdateTest::SetUp();
+    WriteFile(Host("/etc/kind/name/keep"), "host file");
+    stdfs::create_directories(Host("/var/lib/sedna/model-hot-update/default/kind"));
+    stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/evil"));
+    stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/default/kind/evil"));
+  }
+  void ExpectHostFilesUntouched() {
+    EXPECT_EQ(ReadFile(Host("/etc/kind/name/keep")), "host file");
+    EXPECT_EQ(Entries(Host("/etc")), (std::vector<std::string>{"kind"}));
+    EXPECT_EQ(Entries(Host("/etc/kind/name")), (std::vector<std::string>{"keep"}));
+  }
+};
+
+TEST_F(HotUpdatePathTest, AConfigPathOutsideAJobsDirectoryIsRefused) {
+  for (const auto& path : RefusedConfigPaths()) {
+    core::il::WriteHotUpdate a = Action("/output/train/1/model.pb");
+    a.config_path = path;
+    auto r = WriteHotUpdate(ctx_, a);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.message(), "hot-update config path " + path +
+                               " is not inside /var/lib/sedna/model-hot-update/<namespace>/<kind>/"
+                               "<name>/");
+  }
+  // Nothing was copied or written.
+  EXPECT_EQ(ReadFile(Host("/models/deploy.pb")), "initial deploy model");
+  EXPECT_FALSE(stdfs::exists(Host(kJobDir)));
+  ExpectHostFilesUntouched();
+}
+
+TEST_F(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyTheJobsDirectory) {
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());  // a version too
+  const std::string other =
+      Host("/var/lib/sedna/model-hot-update/default/incrementallearningjob/other/model.pb");
+  WriteFile(other, "another job's model");
+
+  Status s = RemoveHotUpdateDir(ctx_, kConfig);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(stdfs::exists(Host(kJobDir)));
+  EXPECT_EQ(ReadFile(other), "another job's model");
+  // Again (the GM sends deletes to every node): nothing there is fine.
+  s = RemoveHotUpdateDir(ctx_, kConfig);
+  EXPECT_TRUE(s.ok()) << s.message();
+  for (const auto& path : RefusedConfigPaths()) {
+    s = RemoveHotUpdateDir(ctx_, path);
+    ASSERT_FALSE(s.ok()) << path;
+    EXPECT_EQ(s.message().rfind("hot-update config path " + path + " is not inside", 0), 0u)
+        << s.message();
+  }
+  EXPECT_EQ(ReadFile(other), "another job's model");
+  ExpectHostFilesUntouched();
+}
+
+TEST_F(HotUpdateTest, ACopyFromS3) {
+  sedna::testing::MotoServer server;
+  bool skip = false;
+  const std::string problem = server.Start(&skip);
+  if (skip) GTEST_SKIP() << problem;
+  ASSERT_EQ(problem, "");
+  ASSERT_TRUE(server.CreateBucket("hot").ok());
+  ctx_.credentials = server.credentials();
+  {
+    s3::Client c(*ctx_.credentials, ctx_.s3_options);
+    WriteFile(dir_ + "/upload", "trained on s3");
+    Status s = c.PutFile({"hot", "output/train/1/model.pb"}, dir_ + "/upload");
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  core::il::WriteHotUpdate a = Action("s3://hot/output/train/1/model.pb");
+  a.copies.resize(1);
+  auto r = WriteHotUpdate(ctx_, a);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(ReadFile(Host(std::string(kJobDir) + "/model.pb")), "trained on s3");
+  EXPECT_EQ(ReadFile(Host(kConfig)), ModelConfigJson("/model-hot-update/model.pb", r->update_time));
+  server.Stop();
+  server.RemoveLog();
+}
+
+}  // namespace
+}  // namespace sedna::storage

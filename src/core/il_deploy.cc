@@ -1,0 +1,399 @@
+// The IL deploy decision (sedna-head-protocol.md §3.2) and model hot update (§4.1), for both GM
+// generations: one decision per eval round, at the first of its (Deploy, Waiting) and the deploy
+// wait after the forwarded eval report was written, with the same content either way.
+#include <algorithm>
+
+#include "core/il_job.h"
+#include "core/il_stepper.h"
+#include "core/model_select.h"
+
+namespace sedna::core::il {
+namespace internal {
+namespace {
+
+constexpr int64_t kLostAnswerMinMs = 60000;  // §3.2: a resync at least this late re-answers
+constexpr int64_t kHotUpdateRetryMs = 10000;
+
+std::string BaseName(std::string url) {
+  while (url.size() > 1 && url.back() == '/') url.pop_back();
+  const size_t slash = url.rfind('/');
+  return slash == std::string::npos ? url : url.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Eval results of the round: the latest (Eval, Completed) with an output after its (Eval,
+// Waiting) (never an older round's, unlike v0.7.0), else nullptr.
+const std::vector<ModelRef>* EvalOutputAfter(const IlJob& job, int64_t round_id, int64_t before) {
+  if (round_id < 0) return nullptr;
+  before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
+  for (int64_t i = before - 1; i > round_id; --i) {
+    const JobCondition& c = job.conditions[static_cast<size_t>(i)];
+    if (c.stage == Stage::kEval && c.type == ConditionType::kCompleted && c.data.has_output &&
+        !c.data.output_models.empty()) {
+      return &c.data.output_models;
+    }
+  }
+  return nullptr;
+}
+
+// Input models of the round's (Eval, Ready) in the conditions ([trained, eval model]).
+std::vector<ModelRef> EvalReadyModels(const IlJob& job, int64_t round_id) {
+  if (round_id < 0) return {};
+  for (size_t i = static_cast<size_t>(round_id) + 1; i < job.conditions.size(); ++i) {
+    const JobCondition& c = job.conditions[i];
+    if (c.stage == Stage::kEval && c.type == ConditionType::kReady) return c.data.input_models;
+  }
+  return {};
+}
+
+}  // namespace
+
+int64_t Stepper::DeployWaitMs() const { return std::max<int64_t>(spec.deploy_wait_ms, 0); }
+
+void Stepper::ClearPending() {
+  s.eval_outstanding = false;
+  s.pending_round_id = -1;
+  s.eval_reported = false;
+  s.eval_report.clear();
+  s.pending_models.clear();
+  s.eval_written_ms = 0;
+  s.eval_refused_deadline_ms = 0;
+}
+
+void Stepper::OnEvalReport(const WorkerReport& r, const std::string& who) {
+  if (s.eval_outstanding) {
+    s.eval_outstanding = false;
+    s.eval_refused_deadline_ms = 0;
+    s.eval_reported = true;
+    s.eval_report = r.results;
+    Info("eval of round " + std::to_string(s.eval_round - 1) +
+         " reported; the deploy decision follows the GM's (Deploy, Waiting)" +
+         (DeployWaitMs() > 0
+              ? " or comes " + std::to_string(DeployWaitMs()) + " ms after the report is sent"
+              : ""));
+    return;
+  }
+  // Dispatched by another node's LC (the eval pod runs here, §1.4): this LC may decide (§3.2).
+  const int64_t round_id =
+      LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, LastIndex() + 1);
+  if (round_id < 0) {
+    Warn(who + ": no eval round is in the job's conditions; forwarded only");
+    return;
+  }
+  if (round_id == s.decided_round_id || (s.eval_reported && round_id == s.pending_round_id)) {
+    Warn(who + ": the eval of this round was already reported or decided; forwarded only");
+    return;
+  }
+  ClearPending();
+  s.pending_round_id = round_id;
+  s.pending_models = EvalReadyModels(*spec.job, round_id);
+  s.eval_reported = true;
+  s.eval_report = r.results;
+  Info(who + ": an eval dispatched by another node's LC; this LC takes the deploy decision");
+}
+
+void Stepper::OnEvalRefused(const EvalReportRefused& e) {
+  if (!s.eval_outstanding || s.eval_refused_deadline_ms != 0) return;
+  s.eval_refused_deadline_ms = now.unix_ms + DeployWaitMs();
+  Warn("eval report of worker " + e.worker + " refused (" + e.why + "); round " +
+       std::to_string(s.eval_round - 1) + " is decided without it in " +
+       std::to_string(DeployWaitMs()) + " ms unless a valid one comes");
+}
+
+void Stepper::OnEvalForwardWritten(const EvalForwardWritten& e) {
+  if (s.eval_reported && s.eval_written_ms == 0) s.eval_written_ms = e.at_ms;
+}
+
+// Branch 2 of §3.2, and the refused report's deadline.
+void Stepper::CheckDeployWait() {
+  if (s.work != Work::kNone) return;
+  if (s.eval_outstanding && s.eval_refused_deadline_ms != 0 &&
+      now.unix_ms >= s.eval_refused_deadline_ms) {
+    DecideNotDeployed("no valid eval report for round " + std::to_string(s.eval_round - 1) +
+                          " within --deploy-wait of a refused one",
+                      "deploy-wait");
+    return;
+  }
+  if (s.eval_reported && s.eval_written_ms > 0 && DeployWaitMs() > 0 &&
+      now.unix_ms >= s.eval_written_ms + DeployWaitMs()) {
+    Decide(s.pending_round_id, "deploy-wait");
+  }
+}
+
+// Branch 1 of §3.2, the lost-answer rule, and a (Deploy, Waiting) this LC has no record of.
+void Stepper::OnDeployWaiting(int64_t idx) {
+  const int64_t round_id = LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, idx);
+  if (round_id >= 0 && round_id == s.decided_round_id) {
+    // Already decided. Still the latest condition long after the answer: it was lost (the GM's
+    // stale-cache write, §2.0, or a restart) - send the same report again, without copying.
+    if (gm_message && s.decision_report && s.work == Work::kNone &&
+        now.unix_ms >= s.decided_at_ms + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
+      Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is still the latest " +
+           std::to_string((now.unix_ms - s.decided_at_ms) / 1000) +
+           " s after this LC's answer; sending it again (Deploy " + s.decision_report->status +
+           ")");
+      Report(*s.decision_report);
+      s.decided_at_ms = now.unix_ms;
+    }
+    s.answered_deploy_waiting = idx;
+    return;
+  }
+  if (idx == s.answered_deploy_waiting || s.work != Work::kNone) return;
+  s.answered_deploy_waiting = idx;
+  Decide(round_id, "(Deploy, Waiting)");
+}
+
+void Stepper::FinishDecision(StatusReport r, const std::string& by) {
+  s.decision_report = r;
+  s.decided_at_ms = now.unix_ms;
+  s.decided_by = by;
+  Report(std::move(r));
+}
+
+void Stepper::DecideNotDeployed(const std::string& why, const std::string& by) {
+  const int64_t round_id = s.pending_round_id;
+  ClearPending();
+  s.decided_round_id = round_id;
+  s.decisions++;
+  s.decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
+  s.last_decision = "not deployed: " + why;
+  Error(s.last_decision + " (decided on " + by + ")");
+  FinishDecision(StatusReport{"Deploy", "Completed"}, by);
+}
+
+// The decision's content (§3.2): eval results from this round's (Eval, Completed) output, else
+// the eval report this LC received; the trained model by §4.3 from the round's train output,
+// else the recorded train report; cold: copy then Ready [trained, deploy] / Failed; hot: Ready
+// without copying; not fired or not computable: Completed.
+void Stepper::Decide(int64_t round_id, const std::string& by) {
+  const IlJob& job = *spec.job;
+  std::vector<ModelRef> results;
+  if (const auto* out = EvalOutputAfter(job, round_id, LastIndex() + 1)) {
+    results = *out;
+  } else if (s.eval_reported && (round_id == s.pending_round_id || round_id < 0)) {
+    results = s.eval_report;
+  }
+  std::vector<ModelRef> round_models =
+      round_id == s.pending_round_id ? s.pending_models : EvalReadyModels(job, round_id);
+  const std::string round =
+      s.eval_round > 0 && round_id == s.pending_round_id ? std::to_string(s.eval_round - 1) : "";
+  const std::string what = round.empty() ? "the round" : "round " + round;
+  if (results.empty()) {
+    DecideNotDeployed("no eval result for " + what + " (no (Eval, Completed) output and no " +
+                          "valid eval report reached this LC)",
+                      by);
+    return;
+  }
+  if (results.size() < 2) {
+    DecideNotDeployed("eval of " + what + " reported " + std::to_string(results.size()) +
+                          " result(s), need [trained, deployed]",
+                      by);
+    return;
+  }
+  s.last_eval_results = results;
+  DeployStats ds = BuildDeployStats(results[0].metrics, results[1].metrics);
+  for (const auto& n : ds.notes) Warn("deploy trigger: " + n);
+  TriggerDecision d = EvaluateTrigger(*spec.deploy_trigger, ds.stats, now.minute_of_day);
+  // The deploy model: the CR (synced with (Deploy, Waiting) on a G2 GM), else the Eval Ready's
+  // baseline when that was the deploy model (no initialEvalModel).
+  std::optional<ModelRef> deploy = spec.deploy_model;
+  if (!deploy && job.spec.initial_eval_model_name.empty() && round_models.size() >= 2) {
+    deploy = round_models[1];
+  }
+  const int64_t decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
+  if (!d.fired) {
+    ClearPending();
+    s.decided_round_id = round_id;
+    s.decisions++;
+    s.decided_round = decided_round;
+    s.last_decision = "kept deployed model: " + d.reason;
+    Info(what + " " + s.last_decision + " (decided on " + by + ")");
+    FinishDecision(StatusReport{"Deploy", "Completed"}, by);
+    return;
+  }
+  if (!deploy) {
+    DecideNotDeployed("the deploy trigger fired but Model " + job.meta.ns + "/" +
+                          job.spec.deploy_model_name + " (spec.deploySpec.model.name) is not known",
+                      by);
+    return;
+  }
+  // The trained model of the round, in the deploy model's format (§4.3).
+  std::optional<ModelRef> trained;
+  const int64_t before = round_id >= 0 ? round_id : LastIndex() + 1;
+  if (const auto* out = TrainOutputBefore(job, before)) {
+    ModelChoice c = SelectModel(*out, *deploy, 0);
+    if (!c.matched && c.model) Warn("deploy: " + c.note);
+    trained = c.model;
+  } else if (!round_models.empty()) {
+    trained = round_models[0];
+  } else if (s.trained) {
+    trained = s.trained;
+  }
+  if (!trained) {
+    DecideNotDeployed("the deploy trigger fired but no trained model of " + what + " is known", by);
+    return;
+  }
+  std::vector<ModelRef> work = {WithoutMetrics(*trained), WithoutMetrics(*deploy)};
+  std::optional<ModelRef> eval_model = EvalModel();
+  if (!job.spec.initial_eval_model_name.empty() && eval_model) {
+    // §4.2: the next round's baseline is the new model in the eval format.
+    if (const auto* out = TrainOutputBefore(job, before)) {
+      ModelChoice c = SelectModel(*out, *eval_model, 0);
+      if (!c.matched && c.model) Warn("deploy (eval model copy): " + c.note);
+      if (c.model) {
+        work.push_back(WithoutMetrics(*c.model));
+        work.push_back(WithoutMetrics(*eval_model));
+      }
+    }
+  }
+  ClearPending();
+  s.decided_round_id = round_id;
+  s.decisions++;
+  s.decided_round = decided_round;
+  s.last_decision = "deploying trained model: " + d.reason;
+  Info(what + " " + s.last_decision + " (decided on " + by + ")");
+  if (job.spec.hot_update_enabled) {
+    // Hot update: Ready without copying; the files are written on (Deploy, Running) (§4.1).
+    FinishDecision(StatusReport{"Deploy", "Ready", true, {work[0], work[1]}}, by);
+    return;
+  }
+  s.decided_by = by;
+  s.work = Work::kDeploy;
+  s.work_round = decided_round;
+  s.work_models = std::move(work);
+  s.work_copies_done = 0;
+  IssueWork();
+}
+
+void Stepper::RecordDeployment(int64_t round, const std::string& url) {
+  s.deployments.push_back(Deployment{round, url, now.rfc3339});
+  while (static_cast<int>(s.deployments.size()) > kDeploymentsKept) {
+    s.deployments.erase(s.deployments.begin());
+  }
+}
+
+void Stepper::OnCopied(const ModelCopied& e) {
+  if (s.work != Work::kDeploy || s.work_models.size() < 2) return;
+  const std::vector<ModelRef> pair = {s.work_models[0], s.work_models[1]};
+  const size_t i = static_cast<size_t>(s.work_copies_done) * 2;
+  if (e.ok && i + 3 < s.work_models.size()) {
+    Info("deployed " + s.work_models[i].url + " to " + s.work_models[i + 1].url);
+    s.work_copies_done++;
+    IssueWork();
+    return;
+  }
+  if (e.ok) {
+    if (i > 0)
+      Info("copied " + s.work_models[i].url + " to " + s.work_models[i + 1].url);
+    else
+      Info("deployed " + pair[0].url + " to " + pair[1].url);
+    RecordDeployment(s.work_round, pair[0].url);
+    FinishDecision(StatusReport{"Deploy", "Ready", true, pair}, s.decided_by);
+  } else {
+    Error("deploy copy " + s.work_models[i].url + " -> " + s.work_models[i + 1].url +
+          " failed: " + e.error);
+    s.last_error = e.error;
+    FinishDecision(StatusReport{"Deploy", "Failed", true, pair}, s.decided_by);
+  }
+  s.work = Work::kNone;
+  s.work_models.clear();
+  s.work_copies_done = 0;
+}
+
+// §4.1: on (Deploy, Running) of a hot-update job, write the model and model_config.json once per
+// condition index (every round, unlike upstream #381), only on a condition a GM message of this
+// connection confirmed (§3.3).
+void Stepper::MaybeHotUpdate(int64_t idx) {
+  const IlJob& job = *spec.job;
+  if (!job.spec.hot_update_enabled || idx == s.answered_hot_update) return;
+  if (!spec.conditions_fresh || now.unix_ms < s.retry_after_ms) return;
+  auto cfg = job.meta.annotations.find(kHotUpdateConfigAnnotation);
+  if (cfg == job.meta.annotations.end() || cfg->second.empty()) {
+    Blocked(std::string("(Deploy, Running) of a hot-update job without the ") +
+            kHotUpdateConfigAnnotation + " annotation; waiting for it");
+    return;
+  }
+  if (!spec.deploy_model) {
+    Blocked("hot update: Model " + job.meta.ns + "/" + job.spec.deploy_model_name +
+            " (spec.deploySpec.model.name) is not known yet");
+    return;
+  }
+  std::optional<ModelRef> eval_model = EvalModel();
+  if (!job.spec.initial_eval_model_name.empty() && !eval_model) {
+    Blocked("hot update: Model " + job.meta.ns + "/" + job.spec.initial_eval_model_name +
+            " (spec.evalSpec.initialEvalModel) is not known yet");
+    return;
+  }
+  const auto* out = TrainOutputBefore(job, idx);
+  std::optional<ModelRef> trained;
+  if (out) {
+    ModelChoice c = SelectModel(*out, *spec.deploy_model, 0);
+    if (!c.matched && c.model) Warn("hot update: " + c.note);
+    trained = c.model;
+  } else if (s.trained) {
+    trained = s.trained;
+  }
+  if (!trained) {
+    s.answered_hot_update = idx;
+    Error("hot update at condition " + std::to_string(idx) +
+          ": no trained model is known (no Train/Completed output); nothing written");
+    return;
+  }
+  const std::string dir = DirName(cfg->second);
+  const std::string name = BaseName(trained->url);
+  WriteHotUpdate w;
+  w.condition = idx;
+  w.config_path = cfg->second;
+  w.model_path = std::string(kHotUpdateContainerPrefix) + "/" + name;
+  w.copies.push_back(CopyModel{trained->url, dir + "/" + name});
+  w.copies.push_back(CopyModel{trained->url, spec.deploy_model->url});
+  if (!job.spec.initial_eval_model_name.empty() && out) {
+    ModelChoice c = SelectModel(*out, *eval_model, 0);
+    if (c.model) w.copies.push_back(CopyModel{c.model->url, eval_model->url});
+  }
+  s.last_error.clear();
+  s.work = Work::kHotUpdate;
+  s.work_condition = idx;
+  s.work_models = {WithoutMetrics(*trained)};
+  Info("hot update: writing " + w.config_path + " for " + trained->url);
+  actions.push_back(std::move(w));
+}
+
+void Stepper::OnHotUpdateWritten(const HotUpdateWritten& e) {
+  if (s.work != Work::kHotUpdate || e.condition != s.work_condition) return;
+  const std::string model = s.work_models.empty() ? "" : s.work_models[0].url;
+  s.work = Work::kNone;
+  s.work_condition = -1;
+  s.work_models.clear();
+  if (!e.ok) {
+    Blocked("hot update at condition " + std::to_string(e.condition) + " failed: " + e.error +
+            "; retrying in 10 s");
+    s.retry_after_ms = now.unix_ms + kHotUpdateRetryMs;
+    return;
+  }
+  s.answered_hot_update = e.condition;
+  s.last_error.clear();
+  RecordDeployment(s.decided_round, model);
+  Info("hot update written: the inference worker loads " + model);
+}
+
+}  // namespace internal
+
+int64_t NextWakeMs(const Spec& spec, const State& s) {
+  int64_t at = s.retry_after_ms;
+  auto earliest = [&](int64_t t) {
+    if (t > 0 && (at == 0 || t < at)) at = t;
+  };
+  if (s.eval_outstanding) earliest(s.eval_refused_deadline_ms);
+  if (s.eval_reported && s.eval_written_ms > 0 && spec.deploy_wait_ms > 0) {
+    earliest(s.eval_written_ms + spec.deploy_wait_ms);
+  }
+  return at;
+}
+
+}  // namespace sedna::core::il

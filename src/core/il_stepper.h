@@ -1,0 +1,72 @@
+// Internal to the IL job (il_job.cc, il_deploy.cc): one Step's working state and its handlers.
+// Not part of the core's interface.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/il_job.h"
+
+namespace sedna::core::il::internal {
+
+std::string Lower(std::string s);
+inline ModelRef WithoutMetrics(const ModelRef& m) {
+  return ModelRef{m.format, m.url, {}, m.devices};
+}
+
+// Index of the latest condition before `before` with this stage and type, -1 for none.
+int64_t LatestIndex(const IlJob& job, Stage stage, ConditionType type, int64_t before);
+// Output models of the latest (Train, Completed) with an output before `before` (B6: may be
+// none when the GM's own pod-driven condition erased the forwarded report, §2.0).
+const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before);
+
+struct Stepper {
+  const Spec& spec;
+  const Now& now;
+  State s;
+  std::vector<Action> actions;
+  bool gm_message = false;  // the event is a GM message (JobChanged), not a tick or completion
+
+  void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
+  void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }
+  void Error(std::string t) { actions.push_back(Log{Log::Level::kError, std::move(t)}); }
+  // Records a blocking problem once: logged when it first appears or changes, not on every check.
+  void Blocked(const std::string& t) {
+    if (s.last_error != t) Warn(t);
+    s.last_error = t;
+  }
+  void Report(StatusReport r) { actions.push_back(SendReport{std::move(r)}); }
+  std::string Out() const { return OutputRoot(spec.job->spec.output_dir); }
+  int64_t LastIndex() const { return static_cast<int64_t>(spec.job->conditions.size()) - 1; }
+
+  // il_job.cc: train and eval.
+  std::optional<ModelRef> BaseModel() const;
+  std::optional<ModelRef> TrainedModel(const ModelRef& reference, const char* stage);
+  std::optional<ModelRef> EvalModel() const;
+  void IssueWork();
+  void Advance();
+  void MaybeStartTrain(int64_t idx);
+  void StartEval(int64_t idx);
+  void OnIngested(const SamplesIngested& e);
+  void OnFileWritten(const FileWritten& e);
+  void OnWorkerReport(const WorkerReport& r);
+
+  // il_deploy.cc: the deploy decision and hot update.
+  void OnEvalReport(const WorkerReport& r, const std::string& who);
+  void OnEvalRefused(const EvalReportRefused& e);
+  void OnEvalForwardWritten(const EvalForwardWritten& e);
+  void OnDeployWaiting(int64_t idx);
+  void CheckDeployWait();
+  int64_t DeployWaitMs() const;
+  void Decide(int64_t round_id, const std::string& by);
+  void DecideNotDeployed(const std::string& why, const std::string& by);
+  void FinishDecision(StatusReport r, const std::string& by);
+  void ClearPending();
+  void OnCopied(const ModelCopied& e);
+  void MaybeHotUpdate(int64_t idx);
+  void OnHotUpdateWritten(const HotUpdateWritten& e);
+  void RecordDeployment(int64_t round, const std::string& url);
+};
+
+}  // namespace sedna::core::il::internal
