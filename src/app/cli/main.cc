@@ -117,8 +117,8 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   o.log_dir = data_dir + "/workers";
   o.worker_timeout = std::chrono::seconds(flags.worker_timeout_s);
   o.gm_protocol = cfg.gm_protocol;
-  // The GM's /var/lib/sedna/model-hot-update; standalone has no rootfs, so the LC writes there.
-  o.hot_update_dir = data_dir + "/model-hot-update";
+  // The GM's /var/lib/sedna/model-hot-update: standalone has no rootfs, and the LC writes there.
+  o.hot_update_dir = cfg.hot_update_dir;
   sedna::app::LocalGm local(io, controller, o);
   controller.SetUpstreamSink(&local);
   controller.SetReportGate(
@@ -234,6 +234,13 @@ int main(int argc, char** argv) {
   // sedna-head-protocol §2.0); the local GM applies every message to one state, so it has none.
   if (cfg.ok() && inv.command == Command::kStandalone && !report_delay_flag) {
     cfg->deploy_report_delay_ms = 0;
+  }
+  // Standalone's model hot update lives beside its database (the local GM's hostPath root).
+  if (cfg.ok() && inv.command == Command::kStandalone) {
+    const auto slash = cfg->db_path.rfind('/');
+    cfg->hot_update_dir =
+        (slash == std::string::npos ? std::string(".") : cfg->db_path.substr(0, slash)) +
+        "/model-hot-update";
   }
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";
