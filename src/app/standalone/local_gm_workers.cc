@@ -308,7 +308,13 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   }
   core::PodTemplate t = Template(j, "deploy");
   if (t.containers.empty()) {
-    if (!j.warned_no_inference) {
+    if (!j.warned_no_inference && j.gm_spec.hot_update) {
+      spdlog::warn(
+          "standalone: {}: no deploySpec.template container; no inference worker. With "
+          "hotUpdateEnabled nothing reports the model reload, so each deploy stays at (Deploy, "
+          "Running), as with Sedna's GM",
+          j.key);
+    } else if (!j.warned_no_inference) {
       spdlog::info("standalone: {}: no deploySpec.template container; no inference worker", j.key);
     }
     j.warned_no_inference = true;
