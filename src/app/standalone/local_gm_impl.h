@@ -167,6 +167,9 @@ struct LocalGm::Impl {
   // An error (e.g. runAsNonRoot with a uid 0 worker) names the field: the worker is not started.
   Status ApplySecurityContext(GmJob& j, const char* part, process::ProcessSpec& p);
   void StartWorker(GmJob& j, core::Stage stage, const std::string& data_json);
+  // G2's LL train pod env (sedna-head-protocol §4.4): HAS_COMPLETED_INITIAL_TRAINING and, when
+  // true, CLOUD_KB_INDEX from the job's conditions.
+  void AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env);
   void OnWorkerExit(const std::string& key, core::Stage stage, const std::string& worker,
                     const process::ExitInfo& info);
   void StartInference(GmJob& j);

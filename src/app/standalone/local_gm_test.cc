@@ -6,8 +6,10 @@
 #include "app/standalone/local_gm.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -113,8 +115,36 @@ class LocalGmTest : public ::testing::Test {
            tmp + "/marks\n  outputDir: " + tmp + "/out\n";
   }
 
-  void Start(const std::string& protocol, bool hot) {
-    WriteFile(tmp + "/m/all.yaml", Manifests(hot));
+  // An LL job like the seasons example's, with workers that record their env (<name>-<pid>.env).
+  std::string LlManifests() {
+    auto recorder = [&](const std::string& name) {
+      return "        containers:\n          - name: " + name +
+             "\n            image: x\n            command: [\"sh\", \"-c\", \"(env; echo "
+             "PID_FILE=$$) > "
+             "$MARK_DIR/" +
+             name +
+             "-$$.env; exec sleep 30\"]\n            env:\n              - name: MARK_DIR\n"
+             "                value: " +
+             tmp + "/marks\n";
+    };
+    return "apiVersion: sedna.io/v1alpha1\nkind: Dataset\nmetadata:\n  name: ds\nspec:\n"
+           "  url: " +
+           tmp +
+           "/index.txt\n  format: txt\n  nodeName: edge\n---\n"
+           "apiVersion: sedna.io/v1alpha1\nkind: LifelongLearningJob\nmetadata:\n  name: " +
+           std::string(kJob) +
+           "\nspec:\n  dataset:\n    name: ds\n    trainProb: 0.8\n  trainSpec:\n    template:\n"
+           "      spec:\n        nodeName: edge\n" +
+           recorder("train") +
+           "    trigger:\n      condition:\n        operator: \">\"\n        threshold: 5\n"
+           "        metric: num_of_samples\n  evalSpec:\n    template:\n      spec:\n" +
+           recorder("eval") + "  deploySpec:\n    template:\n      spec:\n" + recorder("infer") +
+           "  outputDir: " + tmp + "/out\n";
+  }
+
+  void Start(const std::string& protocol, bool hot, bool ll = false) {
+    if (ll) job_kind = "lifelonglearningjob";
+    WriteFile(tmp + "/m/all.yaml", ll ? LlManifests() : Manifests(hot));
     LocalGmOptions o;
     o.manifest_path = tmp + "/m";
     o.db_path = tmp + "/lc/database.db";
@@ -149,16 +179,18 @@ class LocalGmTest : public ::testing::Test {
   // The LC's status message for the job, through LocalGm::Send as the outbox sends it.
   void Upstream(const std::string& content) {
     bool done = false;
+    const std::string kind =
+        job_kind == "lifelonglearningjob" ? "LifelongLearningJob" : "IncrementalLearningJob";
     ASSERT_TRUE(gm->Send(
-        json::EncodeFrame({"default", "IncrementalLearningJob", kJob, "status"}, content),
-        [&](bool) { done = true; }, false));
+        json::EncodeFrame({"default", kind, kJob, "status"}, content), [&](bool) { done = true; },
+        false));
     ASSERT_TRUE(RunUntil([&] { return done; }));
   }
 
   std::vector<Sent> Jobs() const {
     std::vector<Sent> out;
     for (const auto& s : sent) {
-      if (s.kind == "incrementallearningjob") out.push_back(s);
+      if (s.kind == job_kind) out.push_back(s);
     }
     return out;
   }
@@ -169,8 +201,7 @@ class LocalGmTest : public ::testing::Test {
     Sent got;
     EXPECT_TRUE(RunUntil([&] {
       for (size_t i = waited; i < sent.size(); ++i) {
-        if (sent[i].kind == "incrementallearningjob" && sent[i].op == "insert" &&
-            sent[i].Last() == last) {
+        if (sent[i].kind == job_kind && sent[i].op == "insert" && sent[i].Last() == last) {
           got = sent[i];
           waited = i + 1;
           return true;
@@ -201,12 +232,22 @@ class LocalGmTest : public ::testing::Test {
   }
 
   // Environments of the inference workers started so far (each wrote one file).
-  std::vector<std::map<std::string, std::string>> InferenceEnvs() {
-    std::vector<std::map<std::string, std::string>> out;
+  std::vector<std::map<std::string, std::string>> InferenceEnvs() { return Envs("infer-"); }
+
+  // Environments of the workers whose env files start with `prefix`, oldest first.
+  std::vector<std::map<std::string, std::string>> Envs(const std::string& prefix) {
+    std::vector<std::pair<stdfs::file_time_type, std::string>> files;
     for (const auto& e : stdfs::directory_iterator(tmp + "/marks")) {
-      if (e.path().extension() != ".env") continue;
+      const std::string n = e.path().filename().string();
+      if (e.path().extension() == ".env" && n.rfind(prefix, 0) == 0) {
+        files.emplace_back(stdfs::last_write_time(e.path()), e.path().string());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::map<std::string, std::string>> out;
+    for (const auto& [t, path] : files) {
       std::map<std::string, std::string> env;
-      std::istringstream in(ReadFile(e.path().string()));
+      std::istringstream in(ReadFile(path));
       for (std::string line; std::getline(in, line);) {
         auto eq = line.find('=');
         if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
@@ -262,6 +303,7 @@ class LocalGmTest : public ::testing::Test {
   std::unique_ptr<LocalGm> gm;
   std::vector<Sent> sent;
   size_t waited = 0;  // frames before this were matched by WaitJob
+  std::string job_kind = "incrementallearningjob";
 };
 
 // G2, hot update: the annotation and the inference worker's env at the first sync; (Deploy,
@@ -404,6 +446,59 @@ TEST_F(LocalGmTest, JobMadeHotLaterGetsTheAnnotationAndAHotInferenceWorker) {
   bool hot_env = false;
   for (auto& e : InferenceEnvs()) hot_env |= e["MODEL_HOT_UPDATE_CONFIG"] == config;
   EXPECT_TRUE(hot_env);
+}
+
+// G2 LL (sedna-head-protocol §1.7, §4.4): the job goes to the LC at Waiting and Running only; the
+// train worker gets HAS_COMPLETED_INITIAL_TRAINING (and from round 2 CLOUD_KB_INDEX, models[0]
+// of the latest train report), the inference worker OUTPUT_URL; (Deploy, Ready) restarts the
+// inference worker and completes the stage directly.
+TEST_F(LocalGmTest, G2LifelongRoundEnvAndRouting) {
+  Start("auto", /*hot=*/false, /*ll=*/true);
+  WaitJob("Train/Waiting");
+  const std::string out = tmp + "/out";
+  auto ready = [&](const std::string& stage, const std::string& extra) {
+    Upstream(R"({"phase":")" + stage + R"(","status":"ready","input":{"dataURL":")" + out +
+             "/data/" + stage + R"(/1/data.txt","outputDir":")" + out + "/" + stage + R"(/1")" +
+             extra + R"(},"output":null})");
+  };
+  auto completed = [&](const std::string& stage) {
+    Upstream(R"({"phase":")" + stage +
+             R"(","status":"completed","output":{"models":[)"
+             R"({"format":"pkl","url":")" +
+             out + "/" + stage + R"(/1/index.pkl"}],"ownerInfo":null}})");
+  };
+  ready("train", "");
+  WaitJob("Train/Running");
+  ASSERT_TRUE(RunUntil([&] { return Envs("train-").size() == 1; }));
+  EXPECT_EQ(Envs("train-")[0]["HAS_COMPLETED_INITIAL_TRAINING"], "false");
+  EXPECT_EQ(Envs("train-")[0].count("CLOUD_KB_INDEX"), 0u);
+  completed("train");
+  WaitJob("Eval/Waiting");
+  ready("eval", R"(,"models":[{"format":"pkl","url":")" + out + R"(/train/1/index.pkl"}])");
+  WaitJob("Eval/Running");
+  completed("eval");
+  WaitJob("Deploy/Waiting");
+  Upstream(R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":")" +
+           out + R"(/deploy/index.pkl"}]},"output":null})");
+  WaitJob("Train/Waiting");
+  for (const auto& s : Jobs()) {
+    const std::string last = s.Last();
+    EXPECT_TRUE(last.empty() || last.find("/Waiting") != std::string::npos ||
+                last.find("/Running") != std::string::npos)
+        << "G2 sent an LL job at " << last;
+  }
+  ASSERT_TRUE(RunUntil([&] { return InferenceEnvs().size() == 1; }));
+  EXPECT_EQ(InferenceEnvs()[0]["OUTPUT_URL"], out);
+  EXPECT_EQ(InferenceEnvs()[0]["MODEL_URLS"], out + "/deploy/index.pkl");
+
+  // Round 1's train worker (a sleeper here) must end before the GM creates the next train pod.
+  const pid_t first = std::stoi(Envs("train-")[0]["PID_FILE"]);
+  ASSERT_EQ(::kill(first, SIGTERM), 0);
+  ASSERT_TRUE(RunUntil([&] { return ::kill(first, 0) != 0; })) << "not reaped";
+  ready("train", "");
+  ASSERT_TRUE(RunUntil([&] { return Envs("train-").size() == 2; }));
+  EXPECT_EQ(Envs("train-")[1]["HAS_COMPLETED_INITIAL_TRAINING"], "true");
+  EXPECT_EQ(Envs("train-")[1]["CLOUD_KB_INDEX"], out + "/train/1/index.pkl");
 }
 
 }  // namespace

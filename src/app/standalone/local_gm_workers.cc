@@ -77,6 +77,22 @@ std::string LocalGm::Impl::DatasetUrl(const GmJob& j) {
   return NJ::parse(it->second)["spec"].value("url", "");
 }
 
+void LocalGm::Impl::AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env) {
+  // hasCompletedInitialTraining: any (Train, Completed), data-less ones included; getCloudKBIndex:
+  // models[0].url of the latest (Train, Completed) whose data has output models.
+  bool completed = false;
+  std::string index;
+  for (auto it = j.state.conditions.rbegin(); it != j.state.conditions.rend(); ++it) {
+    if (it->stage != Stage::kTrain || it->type != core::ConditionType::kCompleted) continue;
+    completed = true;
+    if (!index.empty()) continue;
+    auto data = json::DecodeConditionData(it->data_json);
+    if (data.ok() && !data->output_models.empty()) index = data->output_models[0].url;
+  }
+  env["HAS_COMPLETED_INITIAL_TRAINING"] = completed ? "true" : "false";
+  if (completed) env["CLOUD_KB_INDEX"] = index;
+}
+
 // ------------------------------------------------------------------ S3 env of workers
 
 std::string LocalGm::Impl::ObjectCredentialName(const GmJob& j, const char* kind_lower,
@@ -227,6 +243,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
       env["KB_SERVER"] = "http://localhost:9020";
       env["OUTPUT_URL"] = d.output_dir;
       owned.push_back(JobUrl(j, "OUTPUT_URL", d.output_dir));
+      if (generation == core::gm::Generation::kG2) AddKnowledgeBaseEnv(j, env);
     }
     owned.push_back(JobUrl(j, "TRAIN_DATASET_URL", d.data_url));
   } else {
@@ -355,6 +372,8 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     env["MODEL_URLS"] = out + "/deploy/index.pkl";
     owned.push_back(JobUrl(j, "MODEL_URLS", env["MODEL_URLS"]));
+    // G2 also gives the LL inference worker the job's outputDir (sedna-head-protocol §1.7).
+    if (generation == core::gm::Generation::kG2) env["OUTPUT_URL"] = spec.value("outputDir", "");
   }
   AddS3Env(j, worker, owned, env);
   auto ps = WorkerSpec(j, t, worker, env);
