@@ -129,7 +129,19 @@ NJ LocalGm::Impl::JobObject(const GmJob& j) {
     conds.push_back(e);
   }
   o["status"] = NJ{{"conditions", conds}};
+  if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
+    // A v0.6+ GM's LL status always has knowledgeBase (sedna-head-protocol §1.7, §4.4). Its
+    // counts come from report keys stock lib/sedna never sends; they are not computed here.
+    o["status"]["knowledgeBase"] =
+        NJ::parse(R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},)"
+                  R"("samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})");
+  }
   return o;
+}
+
+void LocalGm::Impl::SendJob(GmJob& j) {
+  if (generation == core::gm::Generation::kG2) return Sync(j);
+  DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
 }
 
 void LocalGm::Impl::Sync(GmJob& j) {

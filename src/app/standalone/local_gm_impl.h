@@ -127,6 +127,9 @@ struct LocalGm::Impl {
   // sedna-head-protocol §1.4/§1.7 with every node collapsed onto DatasetNode (sends to another
   // node, e.g. "" for a stage whose pod was never seen running, are not delivered, as the GM's).
   void Sync(GmJob& j);
+  // The job sent on its add, change or a Secret change: G1 (as before) the object as it is,
+  // whatever its conditions; G2 syncs it (a G2 GM sends nothing for a job without conditions).
+  void SendJob(GmJob& j);
   void Persist(const GmJob& j);
   // IL serves from the job's start; LL once a deploy happened.
   bool ServedBefore(const GmJob& j);

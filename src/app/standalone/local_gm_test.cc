@@ -481,6 +481,8 @@ TEST_F(LocalGmTest, G2LifelongRoundEnvAndRouting) {
   Upstream(R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":")" +
            out + R"(/deploy/index.pkl"}]},"output":null})");
   WaitJob("Train/Waiting");
+  EXPECT_EQ(Jobs().back().object["status"]["knowledgeBase"]["samples"]["numberOfUnseenSample"], 0)
+      << "a v0.6+ GM's LL job carries status.knowledgeBase";
   for (const auto& s : Jobs()) {
     const std::string last = s.Last();
     EXPECT_TRUE(last.empty() || last.find("/Waiting") != std::string::npos ||
