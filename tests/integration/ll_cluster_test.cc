@@ -3,7 +3,9 @@
 // to the LC after every change, §4.3) and worker simulators posting like lib/sedna. The dataset
 // is a CSV index that grows by REPLACING trainData.csv with a longer file (§10.2). Every upstream
 // message is compared byte for byte with sedna-protocol.md §3.4, every file the LC writes is
-// checked, and the §8.5 LL items (L1-L8) are exercised.
+// checked, and the §8.5 LL items (L1-L8) are exercised. The LC answers each Waiting the GM
+// commits (sedna-head-protocol.md §3.2): a worker report is forwarded, never followed by a ready
+// before the GM's next Waiting reaches the LC.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -202,6 +204,7 @@ class LlClusterTest : public ClusterFixture {
         ll2.content,
         R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.910}},"url":"/output/train/)" +
             s + R"(/index.pkl"}],"ownerInfo":null}})");
+    ExpectNoJobMessage("eval ready before the GM's (Eval, Waiting)");
     GmTrainCompleted(ll2);
     UpstreamFrame ll3 = NextJob();
     EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/" + s + "/index.pkl", v));
@@ -211,7 +214,8 @@ class LlClusterTest : public ClusterFixture {
   }
 
   // The eval worker of version v reports <out>/eval/v/index.pkl holding `bytes`; the LC forwards
-  // it (LL-4), copies it to <out>/deploy/index.pkl and sends LL-5 (no /rootfs prefix, L4).
+  // it (LL-4); on the GM's (Deploy, Waiting) it copies it to <out>/deploy/index.pkl and sends
+  // LL-5 (no /rootfs prefix, L4).
   void EvalCompletesAndDeploys(int v, const std::string& bytes) {
     const std::string s = std::to_string(v);
     stdfs::create_directories(rootfs + "/output/eval/" + s);
@@ -226,10 +230,11 @@ class LlClusterTest : public ClusterFixture {
         ll4.content,
         R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.620},"url":"/output/eval/)" +
             s + R"(/index.pkl"}],"ownerInfo":null}})");
+    ExpectNoJobMessage("deploy before the GM's (Deploy, Waiting)");
+    GmEvalCompleted(ll4);
     UpstreamFrame ll5 = NextJob();
     EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/" + s + "/index.pkl"));
     EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), bytes);
-    GmEvalCompleted(ll4);
     GmDeployReady(ll5);
   }
 
@@ -274,6 +279,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(
       ll2.content,
       R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.91}},"url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  ExpectNoJobMessage("eval ready before the GM's (Eval, Waiting)");
   GmTrainCompleted(ll2);
 
   UpstreamFrame ll3 = NextJob();
@@ -297,13 +303,14 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.62},"url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  ExpectNoJobMessage("deploy before the GM's (Deploy, Waiting)");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   // L4: the eval result's URL as reported, without the LC-internal /rootfs prefix.
   EXPECT_EQ(
       ll5.content,
       R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}]},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), model1);
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after version 1 was deployed and the job re-sent");
 
@@ -383,7 +390,7 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
   EXPECT_EQ(job->LastCondition(), "Train/Waiting");
   Sync();
   Barrier();
-  const std::string back = "eval of version 1 failed; back to train";
+  const std::string back = "(Eval, Failed): eval of version 1 failed";
   EXPECT_NE(lc->Log().find(back), std::string::npos) << "the Failed condition was not acted on";
   // No pending train samples yet: nothing is sent; re-sends of the same job change nothing.
   Sync();
@@ -414,8 +421,9 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-TEST_F(LlClusterTest, TwoResultsUsesFirst) {
-  // L6: a TF/Keras backend reports two results; the LL job advances with results[0].
+TEST_F(LlClusterTest, TwoResultsEvalAllDeployFirst) {
+  // L6: a TF/Keras backend reports two results; the LL job advances. As v0.7.0 does, the eval
+  // gets every output model of the train and the deploy copies the first eval output.
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
   EXPECT_EQ(ll1.content, Ll1(1));
@@ -436,7 +444,9 @@ TEST_F(LlClusterTest, TwoResultsUsesFirst) {
       R"({"phase":"train","status":"completed","output":{"models":[{"format":"h5","metrics":{"loss":0.50},"url":"/output/train/1/model.h5"},{"format":"pb","metrics":{"loss":0.50},"url":"/output/train/1/model.pb"}],"ownerInfo":null}})");
   GmTrainCompleted(ll2);
   UpstreamFrame ll3 = NextJob();
-  EXPECT_EQ(ll3.content, Ll3("h5", "/output/train/1/model.h5", 1));
+  EXPECT_EQ(
+      ll3.content,
+      R"({"phase":"eval","status":"ready","input":{"models":[{"format":"h5","url":"/output/train/1/model.h5"},{"format":"pb","url":"/output/train/1/model.pb"}],"dataURL":"/output/data/eval/1/data.csv","outputDir":"/output/eval/1"},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
   GmEvalReady(ll3);
 
@@ -454,10 +464,10 @@ TEST_F(LlClusterTest, TwoResultsUsesFirst) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.7},"url":"/output/eval/1/first.pkl"},{"format":"pkl","metrics":{"precision_score":0.9},"url":"/output/eval/1/second.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/first.pkl"));
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "FIRST-RESULT");
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after the deploy");
   EXPECT_EQ(lc->Stop(), 0);
@@ -494,10 +504,10 @@ TEST_F(LlClusterTest, KindCaseInsensitive) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"Eval","status":"COMPLETED","output":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after the deploy");
   EXPECT_EQ(lc->Stop(), 0);
@@ -558,10 +568,10 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","url":"/output/eval/1/missing.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll6 = NextJob();
   EXPECT_EQ(ll6.content, R"({"phase":"deploy","status":"failed","output":null})");
   EXPECT_FALSE(stdfs::exists(rootfs + "/output/deploy/index.pkl"));
-  GmEvalCompleted(ll4);
   job->Report(ll6.content);
   EXPECT_EQ(job->LastCondition(), "Train/Waiting");
   Sync();
