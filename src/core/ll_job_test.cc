@@ -712,6 +712,7 @@ TEST_P(LlRestartTable, Row) {
   EXPECT_EQ(All<WriteSamples>(r).size(), row.reissued_writes);
   EXPECT_EQ(All<CopyModel>(r).size(), row.reissued_copies);
   EXPECT_TRUE(All<SendReport>(r).empty());
+  Ingest(600, 0);  // enough for the train trigger: still no second train ready
   Output again = Deliver();
   EXPECT_TRUE(All<SendReport>(again).empty()) << "the re-sent Waiting is not answered again";
   EXPECT_TRUE(All<WriteSamples>(again).empty());
@@ -820,6 +821,7 @@ TEST_F(LlJobTest, L1_TrainFailed_SamplesBack_NextWaitingAnswered) {
       Output o = Run(WorkerReported{Worker("train", "failed", {})});
       EXPECT_TRUE(All<SendReport>(o).empty());
       EXPECT_TRUE(All<WriteSamples>(o).empty()) << "no train before the GM's (Train, Waiting)";
+      EXPECT_EQ(state.train_pending.count, 521) << "the failed train's samples are pending again";
     }
     EXPECT_TRUE(All<WriteSamples>(Gm(Stage::kTrain, CT::kFailed)).empty());
     EXPECT_EQ(state.train_pending, (SpoolRange{0, 5210, 521}));
@@ -952,7 +954,7 @@ TEST_F(LlJobTest, LL1_ExactReport_OncePerWaiting) {
   EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})});
   EXPECT_EQ(state.eval_open, (SpoolRange{1250, 1250, 0}));
   // v0.7.0 re-arms the trigger on every tick in (Train, Waiting) (B4): not here.
-  Ingest(900, 10);
+  EXPECT_TRUE(Ingest(900, 10).actions.empty()) << "one LL-1 per (Train, Waiting)";
   EXPECT_TRUE(Run(Tick{}).actions.empty()) << "one LL-1 per (Train, Waiting)";
   EXPECT_TRUE(Deliver().actions.empty());
 }
