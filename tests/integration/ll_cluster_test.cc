@@ -333,6 +333,42 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// Multi-node (sedna-head-protocol §1.7): the train and eval workers run on other nodes, whose LCs
+// forward their reports; this (dataset-node) LC never receives either report. It answers the GM's
+// (Eval, Waiting) and (Deploy, Waiting) from the conditions' data alone (the outputs are on
+// storage both nodes see).
+TEST_F(LlClusterTest, TrainAndEvalOnOtherNodes_AnsweredFromConditions) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  // Node T's LC forwards the train worker's report to the GM.
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  job->Report(
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/1/index.pkl", 1));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
+  GmEvalReady(ll3);
+  // Node E's LC forwards the eval worker's report.
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-FROM-NODE-E");
+  job->Report(
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
+  Sync();
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-FROM-NODE-E");
+  Sync();  // a re-send of the same (Deploy, Waiting) is not answered again
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy and re-sends");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 TEST_F(LlClusterTest, TrainWorkerFailsThenRecovers) {
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
