@@ -570,7 +570,7 @@ INSTANTIATE_TEST_SUITE_P(WorkerReports, LlReportTable, ::testing::Values(
   [](const ::testing::TestParamInfo<ReportRow>& i) { return std::string(i.param.name); });
 // clang-format on
 
-TEST_F(LlJobTest, TrainReport_TwoResults_AllRecordedForTheFallback) {
+TEST_F(LlJobTest, L6_TwoResults_AllRecordedForTheFallback) {
   ToTrainReady(1);
   const ModelRef pb{"pb", "/output/train/1/model.pb", {{"loss", MetricValue::Number(0.8)}}, {}};
   const ModelRef ckpt{"ckpt", "/output/train/1", {}, {}};
@@ -583,11 +583,51 @@ TEST_F(LlJobTest, TrainReport_TwoResults_AllRecordedForTheFallback) {
   ToEvalReady(1, {{"pb", "/output/train/1/model.pb", {}, {}}, ckpt});
 }
 
-TEST_F(LlJobTest, KindAndStatusCaseInsensitive) {
+TEST_F(LlJobTest, L3_KindAndStatusCaseInsensitive) {
   ToTrainReady(1);
   Run(WorkerReported{Worker("Train", "COMPLETED", {TrainModel(1)})});
   EXPECT_EQ(state.train_models, std::vector<ModelRef>{TrainModel(1)});
   EXPECT_EQ(state.train_models_version, 1);
+}
+
+// L4: the core only sees host paths (the adapter joins the rootfs): what it copies and reports is
+// exactly the URL in the eval output, not mutated by the deploy.
+TEST_F(LlJobTest, L4_DeployReportHasNoRootfsPrefix) {
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  auto c = All<CopyModel>(EvalRuns(1));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].src_url, "/output/eval/1/index.pkl");
+  EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
+  StatusReport r = OneReport(Run(ModelCopied{true, ""}));
+  ASSERT_EQ(r.input_models.size(), 1u);
+  EXPECT_EQ(r.input_models[0].url, "/output/eval/1/index.pkl");
+  EXPECT_EQ(state.eval_models, std::vector<ModelRef>{EvalModel(1)});
+  EXPECT_EQ(state.deployments.at(0).url, "/output/eval/1/index.pkl");
+}
+
+// L8: the caller passes csv=true for a csv dataset whatever the case of `format`: every file of
+// the version is data.csv with the header line; a txt dataset gets data.txt without one.
+TEST_F(LlJobTest, L8_CsvHeaderFlagged_TxtWithout) {
+  for (bool is_csv : {true, false}) {
+    SCOPED_TRACE(is_csv ? "csv" : "txt");
+    csv = is_csv;
+    job.conditions.clear();
+    state = State{};
+    Gm(Stage::kTrain, CT::kWaiting);
+    auto t = All<WriteSamples>(Ingest(501, 10));
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].csv_header, is_csv);
+    EXPECT_EQ(t[0].url, is_csv ? "/output/data/train/1/data.csv" : "/output/data/train/1/data.txt");
+    StatusReport ll1 = OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""}));
+    GmEcho(ll1);
+    Gm(Stage::kTrain, CT::kCompleted, Output_({TrainModel(1)}));
+    auto e = All<WriteSamples>(Gm(Stage::kEval, CT::kWaiting));
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].csv_header, is_csv);
+    EXPECT_EQ(e[0].url, is_csv ? "/output/data/eval/1/data.csv" : "/output/data/eval/1/data.txt");
+  }
 }
 
 // ---- the R1 case and the lost-answer rule --------------------------------------------------
