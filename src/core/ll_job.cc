@@ -192,11 +192,9 @@ struct Stepper {
       const int shift = static_cast<int>(std::min<int64_t>(s.consecutive_failures - 2, 6));
       s.retry_after_ms = now.unix_ms + std::min<int64_t>(1000LL << shift, kFailureRetryCapMs);
     }
-    if (s.phase == Phase::kTrain) {
-      TrainFailed();
-    } else {
-      s.worker_awaited = false;
-    }
+    if (s.phase == Phase::kTrain) TrainFailed();
+    s.phase = Phase::kTrain;
+    s.worker_awaited = false;
   }
 
   // The GM moved on to the next stage: the open train succeeded.
@@ -293,7 +291,7 @@ struct Stepper {
             ": no trained model is known for this round (no (Train, Completed) output and no "
             "train report received); reporting eval failed");
       if (train_open) WorkerFailed();
-      s.phase = Phase::kEval;
+      s.phase = Phase::kTrain;  // the next step is the GM's (Train, Waiting)
       s.worker_awaited = false;
       s.answered_eval_waiting = idx;
       Answer(idx, StatusReport{"eval", "failed"});
@@ -350,6 +348,7 @@ struct Stepper {
            ": this round has no eval output; nothing to deploy (deploy completed)");
       s.answered_deploy_waiting = idx;
       Answer(idx, StatusReport{"deploy", "completed"});
+      s.phase = Phase::kTrain;
       return;
     }
     s.work = Work::kDeploy;
@@ -478,6 +477,7 @@ struct Stepper {
       Answer(idx, StatusReport{"deploy", "failed"});
     }
     s.deploy_count++;
+    s.phase = Phase::kTrain;  // the round is answered; the next step is a train
     EndWork();
   }
 

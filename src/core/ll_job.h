@@ -92,7 +92,9 @@ const char* PhaseName(Phase p);  // "train", "eval", "deploy" (the LL wire spell
 // written; kWriteEval: work_models are the eval ready's models; kDeploy: work_models = [the eval
 // model]; worker_awaited implies work == kNone and phase kTrain or kEval.
 struct State {
-  // The stage of the last Waiting this LC answered or is answering (kTrain before any).
+  // The stage this LC is in: that of its open ready (worker_awaited) or in-flight work; kTrain
+  // otherwise (before any, and once a round's deploy or a failure was answered: the next step is
+  // a train). Status shows it as "<phase>/<work>".
   Phase phase = Phase::kTrain;
   // The last committed version (0: none yet). Train files/outputs of version v are
   // data/train/<v>, train/<v>; its eval files/outputs data/eval/<v>, eval/<v>. A train in flight

@@ -348,6 +348,9 @@ TEST_P(LlShapeTest, TwoRounds_EveryAnswerFollowsItsWaiting) {
     EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
     StatusReport r = OneReport(Run(ModelCopied{true, ""}));
     ExpectReport(r, Ll5(EvalModel(v)));
+    // Status shows "train/none": the round is answered, the next step is a train.
+    EXPECT_EQ(state.phase, Phase::kTrain);
+    EXPECT_EQ(state.work, Work::kNone);
     GmAfterDeploy(r);
   }
   ASSERT_EQ(sent.size(), 6u);
