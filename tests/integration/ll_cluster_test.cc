@@ -589,6 +589,58 @@ TEST_F(LlClusterTest, RestartKeepsVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// Idempotent across restarts (sedna-head-protocol §3.2, §3.3): the LC is killed right after each
+// answer, before the GM has taken it; the restarted LC gets the same Waiting again (a G2 resync)
+// and answers nothing twice: one LL-1, one LL-3, one deploy copy and LL-5 per round.
+TEST_F(LlClusterTest, KilledAfterEachAnswer_WaitingResentNotAnsweredTwice) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  Barrier();  // LL-1 was delivered and dropped from the outbox
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Train, Waiting) answered again after the restart");
+  GmTrainReady(ll1);
+
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  EXPECT_EQ(PostWorker("train-worker-k1ll1",
+                       WorkerBody("train-worker-k1ll1", "train", "completed",
+                                  R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])")),
+            kOk);
+  GmTrainCompleted(NextJob());
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/1/index.pkl", 1));
+  Barrier();
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Eval, Waiting) answered again after the restart");
+  GmEvalReady(ll3);
+
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  EXPECT_EQ(PostWorker("eval-worker-k1ll2",
+                       WorkerBody("eval-worker-k1ll2", "eval", "completed",
+                                  R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])")),
+            kOk);
+  GmEvalCompleted(NextJob());
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
+  Barrier();
+  // A changed eval output after the answer: a second copy would show in the deploy target.
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "CHANGED-AFTER-THE-DEPLOY");
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Deploy, Waiting) answered again after the restart");
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1") << "copied twice";
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   // LL-6: the eval result cannot be copied to <out>/deploy/index.pkl; the job goes on training.
   StartJob(600);
