@@ -677,5 +677,102 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// ---- a G2 GM, two nodes, the R1 race on (sedna-head-protocol §1.7, §2.0, §3.4 test 7) ----------
+
+// The dataset-node LC (edge-node) and a worker-node LC against a v0.5-v0.7 GM whose status writes
+// land 300 ms after the sync that computed them (R1). The train and eval pods run on the worker
+// node, whose LC only forwards their reports; the dataset-node LC answers each Waiting the GM
+// committed, so no answer is erased and the round closes.
+class LlG2MultiNodeTest : public ClusterFixture {
+ protected:
+  void SetUp() override {
+    MakeWorld("sedna-llg2-");
+    barrier_uid = kLlUid;
+    gm->SetMultiNode(true);
+    stdfs::create_directories(rootfs + "/data/lifelong_learning");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
+    StartLc();
+  }
+
+  // Every job message sent to `node` before this has been handled by its LC.
+  void NodeBarrier(const std::string& node) {
+    const std::string name = "barrier-" + node + "-" + std::to_string(++node_barriers_);
+    ASSERT_TRUE(gm->SendTo(node, "insert", DatasetObject(name, kBarrierIndexUrl, "txt", kLlUid)));
+    ASSERT_TRUE(NextDataset(name)) << "no answer from " << node;
+  }
+
+  int node_barriers_ = 0;
+};
+
+TEST_F(LlG2MultiNodeTest, WorkersOnAnotherNode_R1_EveryAnswerFollowsAWaiting) {
+  using namespace std::chrono_literals;
+  NodeLc& worker = StartNodeLc("worker-node");
+  ASSERT_TRUE(gm->WaitForNode(kDefaultNode));
+  ASSERT_TRUE(gm->WaitForNode("worker-node"));
+  WriteFile(rootfs + kCsvUrl, Csv(600));
+  ASSERT_TRUE(
+      gm->SendTo(kDefaultNode, "insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid)));
+  GmJob job(core::gm::JobKind::kLifelong, JobObject(), core::gm::Generation::kG2);
+  job.Place(Stage::kTrain, "worker-node");
+  job.Place(Stage::kEval, "worker-node");
+  job.EnableR1(300ms);
+  ASSERT_EQ(job.LastCondition(), "Train/Waiting");
+  gm->Sync(job);  // (Train, Waiting) -> the dataset node
+
+  std::vector<std::string> frames;  // "<node> <phase>/<status>" of every job message
+  GmEmulator::RunOptions opts;
+  // RunUntil checks `done` after frames only, so a step that ends with a landed write returns at
+  // its timeout: keep it short (each step needs well under a second).
+  opts.timeout = 8s;
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.node + " " + f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  ASSERT_TRUE(gm->RunUntil(
+      job, [](const GmJob& j) { return j.LastCondition() == "Train/Running"; }, opts))
+      << ::testing::PrintToString(job.Conditions());
+  NodeBarrier("worker-node");  // the worker node's LC has the job (sent at (Train, Running))
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorkerTo(worker, "train-worker-g2mn1",
+               WorkerBody("train-worker-g2mn1", "train", "completed",
+                          R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      job, [](const GmJob& j) { return j.LastCondition() == "Eval/Running"; }, opts))
+      << ::testing::PrintToString(job.Conditions());
+  NodeBarrier("worker-node");
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1-FROM-THE-WORKER-NODE");
+  PostWorkerTo(worker, "eval-worker-g2mn2",
+               WorkerBody("eval-worker-g2mn2", "eval", "completed",
+                          R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      job,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(job.Conditions());
+
+  EXPECT_EQ(frames,
+            (std::vector<std::string>{"edge-node train/ready", "worker-node train/completed",
+                                      "edge-node eval/ready", "worker-node eval/completed",
+                                      "edge-node deploy/ready"}));
+  EXPECT_TRUE(job.erased().empty()) << "an answer to a committed Waiting is never erased";
+  const std::vector<std::string> conds = job.Conditions();
+  for (size_t i = 1; i < conds.size(); ++i) {
+    for (const char* stage : {"Train", "Eval", "Deploy"}) {
+      if (conds[i] == std::string(stage) + "/Ready") {
+        EXPECT_EQ(conds[i - 1], std::string(stage) + "/Waiting") << "condition " << i;
+      }
+    }
+  }
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1-FROM-THE-WORKER-NODE");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
+  // The worker node's LC never answered anything: it forwarded its workers' reports.
+  EXPECT_EQ(ReadFile(worker.log).find("reported train ready"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sedna::testing
