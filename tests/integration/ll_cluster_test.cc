@@ -677,6 +677,54 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// A G1 GM (every update to the train-spec node, here the only LC) with R1 on: the controller's
+// writes land 300 ms after their sync. The 2021-style LC sent the eval ready and the deploy ready
+// within milliseconds of the forwarded report, inside that window (§2.2); answering the committed
+// Waiting instead, nothing is erased and the round closes.
+TEST_F(LlClusterTest, G1_R1_NothingErased) {
+  using namespace std::chrono_literals;
+  ReplaceCsv(600);
+  gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));
+  GmJob g1(core::gm::JobKind::kLifelong, JobObject());
+  g1.EnableR1(300ms);
+  gm->Sync(g1);
+  std::vector<std::string> frames;
+  GmEmulator::RunOptions opts;
+  opts.timeout = 8s;  // RunUntil checks `done` after frames only (see LlG2MultiNodeTest)
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Train/Running"; }, opts))
+      << ::testing::PrintToString(g1.Conditions());
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorker("train-worker-g1r1a",
+             WorkerBody("train-worker-g1r1a", "train", "completed",
+                        R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Eval/Running"; }, opts))
+      << ::testing::PrintToString(g1.Conditions());
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  PostWorker("eval-worker-g1r1b",
+             WorkerBody("eval-worker-g1r1b", "eval", "completed",
+                        R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(g1.Conditions());
+  EXPECT_EQ(frames, (std::vector<std::string>{"train/ready", "train/completed", "eval/ready",
+                                              "eval/completed", "deploy/ready"}));
+  EXPECT_TRUE(g1.erased().empty()) << "an answer to a committed Waiting is never erased";
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
+}
+
 // ---- a G2 GM, two nodes, the R1 race on (sedna-head-protocol §1.7, §2.0, §3.4 test 7) ----------
 
 // The dataset-node LC (edge-node) and a worker-node LC against a v0.5-v0.7 GM whose status writes
