@@ -95,6 +95,7 @@ core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
+  spec.job_received_ms = e.received_ms;
   return spec;
 }
 
