@@ -71,6 +71,7 @@ class IlDeployTest : public ::testing::Test {
     s.dataset_known = true;
     s.deploy_wait_ms = deploy_wait_ms;
     s.conditions_fresh = fresh;
+    s.job_received_ms = job_received_ms;
     return s;
   }
   Output Run(const Event& e) {
@@ -126,6 +127,7 @@ class IlDeployTest : public ::testing::Test {
   std::optional<ModelRef> initial_eval_model;
   int64_t deploy_wait_ms = 30000;
   bool fresh = true;
+  int64_t job_received_ms = 0;
   State state;
   Now now;
 };
@@ -251,12 +253,16 @@ TEST_F(IlDeployTest, AnOlderRoundsEvalOutputIsNotUsed) {
 TEST_F(IlDeployTest, LostAnswer_ResentOnceAfterSixtySecondsWithoutCopying) {
   ToEvalReport({kTrainedPb}, Better());
   GmPublishesDeployWaiting();
+  job_received_ms = now.unix_ms;
   Run(JobChanged{});
   Output ready = Run(ModelCopied{true, ""});
   const StatusReport answer = All<SendReport>(ready).at(0).report;
   now.unix_ms += 59000;
+  job_received_ms = now.unix_ms;
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "a resync within 60 s";
-  now.unix_ms += 31000;  // max(deploy_wait, 60 s) passed
+  now.unix_ms += 31000;  // max(deploy_wait, 60 s) passed, but only a Model changed
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "no job object since: no proof";
+  job_received_ms = now.unix_ms;  // the GM's resync of the job: still (Deploy, Waiting)
   Output again = Run(JobChanged{});
   EXPECT_TRUE(All<CopyModel>(again).empty());
   auto r = All<SendReport>(again);
