@@ -2,7 +2,9 @@
 // manifests. It keeps each job's conditions with the GM's condition machine (core::gm, §4.1/§4.2),
 // consumes the controller's outbox as the GM consumes LC messages, sends the job back to the
 // controller as the GM would (§4.3), and runs the train/eval/inference "pods" as local processes
-// from the pod templates with the GM's env contract (§4.4), using local paths.
+// from the pod templates with the GM's env contract (§4.4), using local paths. The GM played is
+// the v0.5-v0.7 one (G2: sedna-head-protocol.md §1.3, §1.4, §1.7, model hot update §4.1) unless
+// options.gm_protocol is "g1" (the 2021 GM); every node of the GM's routing is this machine.
 #pragma once
 
 #include <chrono>
