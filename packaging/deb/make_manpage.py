@@ -90,7 +90,12 @@ where the host's / is mounted (default /rootfs; standalone mode: empty, host pat
 they are).
 .TP
 .B SEDNA_DB_PATH
-the SQLite database (default /var/lib/sedna/database.db).
+the SQLite database (cluster mode: default <rootfs>/var/lib/sedna/sedna\-lc/database.db when the
+rootfs exists, else /var/lib/sedna/database.db; standalone mode: ./.sedna\-lc/database.db).
+.TP
+.B SEDNA_GM_PROTOCOL
+auto (default), g1 or g2: how the incremental-learning deploy decision follows the Global
+Manager's generation (\-\-gm\-protocol).
 .TP
 .B TZ
 the time zone of the trigger windows.

@@ -131,14 +131,14 @@ void Stepper::OnDeployWaiting(int64_t idx) {
   if (round_id >= 0 && round_id == s.decided_round_id) {
     // Already decided. Still the latest condition long after the answer: it was lost (the GM's
     // stale-cache write, §2.0, or a restart) - send the same report again, without copying.
-    if (gm_message && s.decision_report && s.work == Work::kNone &&
-        now.unix_ms >= s.decided_at_ms + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
+    if (s.decision_report && s.work == Work::kNone &&
+        spec.job_received_ms >= s.decided_at_ms + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
       Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is still the latest " +
-           std::to_string((now.unix_ms - s.decided_at_ms) / 1000) +
+           std::to_string((spec.job_received_ms - s.decided_at_ms) / 1000) +
            " s after this LC's answer; sending it again (Deploy " + s.decision_report->status +
            ")");
       Report(*s.decision_report);
-      s.decided_at_ms = now.unix_ms;
+      s.decided_at_ms = spec.job_received_ms;
     }
     s.answered_deploy_waiting = idx;
     return;

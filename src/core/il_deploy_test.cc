@@ -71,6 +71,7 @@ class IlDeployTest : public ::testing::Test {
     s.dataset_known = true;
     s.deploy_wait_ms = deploy_wait_ms;
     s.conditions_fresh = fresh;
+    s.job_received_ms = job_received_ms;
     return s;
   }
   Output Run(const Event& e) {
@@ -126,6 +127,7 @@ class IlDeployTest : public ::testing::Test {
   std::optional<ModelRef> initial_eval_model;
   int64_t deploy_wait_ms = 30000;
   bool fresh = true;
+  int64_t job_received_ms = 0;
   State state;
   Now now;
 };
@@ -251,12 +253,16 @@ TEST_F(IlDeployTest, AnOlderRoundsEvalOutputIsNotUsed) {
 TEST_F(IlDeployTest, LostAnswer_ResentOnceAfterSixtySecondsWithoutCopying) {
   ToEvalReport({kTrainedPb}, Better());
   GmPublishesDeployWaiting();
+  job_received_ms = now.unix_ms;
   Run(JobChanged{});
   Output ready = Run(ModelCopied{true, ""});
   const StatusReport answer = All<SendReport>(ready).at(0).report;
   now.unix_ms += 59000;
+  job_received_ms = now.unix_ms;
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "a resync within 60 s";
-  now.unix_ms += 31000;  // max(deploy_wait, 60 s) passed
+  now.unix_ms += 31000;  // max(deploy_wait, 60 s) passed, but only a Model changed
+  EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "no job object since: no proof";
+  job_received_ms = now.unix_ms;  // the GM's resync of the job: still (Deploy, Waiting)
   Output again = Run(JobChanged{});
   EXPECT_TRUE(All<CopyModel>(again).empty());
   auto r = All<SendReport>(again);
@@ -404,6 +410,54 @@ TEST_F(IlDeployTest, InitialEvalModel_EvalBaselineAndSecondCopy) {
   auto ready = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].report, (StatusReport{"Deploy", "Ready", true, {a_om, *deploy_model}}));
+}
+
+// Issue 15: a refused eval report (not forwarded) arms the wait; without a valid one the round is
+// decided "not deployed" then, so a G1 GM (no Deploy-stage conditions) still ends it.
+TEST_F(IlDeployTest, RefusedEvalReport_DecidedNotDeployedAfterTheDeployWait) {
+  ToEvalReport({kTrainedPb}, {});
+  Output o = Run(EvalReportRefused{"eval-worker-x", "results[0].url: missing"});
+  EXPECT_TRUE(All<SendReport>(o).empty()) << "not decided at once";
+  EXPECT_EQ(NextWakeMs(MakeSpec(), state), now.unix_ms + 30000) << "a tick comes at the deadline";
+  now.unix_ms += 29999;
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty());
+  now.unix_ms += 1;
+  auto r = All<SendReport>(Run(Tick{}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(state.decisions, 1);
+  EXPECT_NE(state.last_decision.find("not deployed"), std::string::npos);
+  EXPECT_EQ(NextWakeMs(MakeSpec(), state), 0) << "the next round is not held back";
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "decided once";
+}
+
+TEST_F(IlDeployTest, RefusedEvalReport_AValidReportBeforeTheDeadlineDecides) {
+  ToEvalReport({kTrainedPb}, {});
+  Run(EvalReportRefused{"eval-worker-x", "results[0].url: missing"});
+  WorkerReport w;
+  w.worker_name = "eval-worker-1";
+  w.kind = "eval";
+  w.status = "completed";
+  w.results = Better();
+  Run(WorkerReported{w});
+  EXPECT_EQ(state.eval_refused_deadline_ms, 0);
+  GmPublishesDeployWaiting();
+  EXPECT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u) << "the valid report deploys";
+  Run(ModelCopied{true, ""});
+  now.unix_ms += 30000;
+  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "no second decision at the deadline";
+}
+
+TEST_F(IlDeployTest, DuplicateEvalReport_RecordedOnce) {
+  ToEvalReport({kTrainedPb}, Better());
+  WorkerReport w;
+  w.worker_name = "eval-worker-1";
+  w.kind = "eval";
+  w.status = "completed";
+  w.results = {Precision(kTrainedPb, {0.1}), Precision(kDeploy, {0.5})};
+  Output again = Run(WorkerReported{w});
+  EXPECT_EQ(state.eval_report, Better()) << "the first report stays";
+  ASSERT_EQ(All<Log>(again).size(), 1u);
 }
 
 // ---- hot update (§4.1) -------------------------------------------------------------------------

@@ -353,7 +353,7 @@ ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& k
 }
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
-  Stepper st{spec, now, state, {}, std::holds_alternative<JobChanged>(event)};
+  Stepper st{spec, now, state, {}};
   std::visit(
       [&](const auto& e) {
         using E = std::decay_t<decltype(e)>;

@@ -125,6 +125,10 @@ struct Spec {
   // The job object was received from the GM on the current connection (not only reloaded from
   // the store): a (Deploy, Running) is acted on only then (§3.2 hot update).
   bool conditions_fresh = true;
+  // When the GM last sent the job object (unix ms; 0: not since start). The lost-answer rule
+  // (§3.2) re-sends a decision only on a job object received >= 60 s after it was sent: a Model
+  // or Dataset change steps the job with the last object, which proves nothing.
+  int64_t job_received_ms = 0;
 };
 
 struct Now {

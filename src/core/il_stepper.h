@@ -26,7 +26,6 @@ struct Stepper {
   const Now& now;
   State s;
   std::vector<Action> actions;
-  bool gm_message = false;  // the event is a GM message (JobChanged), not a tick or completion
 
   void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
   void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }

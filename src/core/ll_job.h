@@ -1,14 +1,37 @@
-// The lifelong-learning job as seen by the LC on trainSpec.template.spec.nodeName
-// (sedna-protocol.md §8.3, with the §8.5 LL items fixed). Pure: Step(spec, state, event, now) ->
-// {state, actions}, with the IL event and action types so one controller path runs both kinds.
+// The lifelong-learning job as seen by the LC that answers the GM's Waiting conditions: the LC on
+// the Dataset's node with a G2 GM (sedna-head-protocol.md §1.7), the LC on
+// trainSpec.template.spec.nodeName with a G1 GM (which sends it every update, §2.3). Pure:
+// Step(spec, state, event, now) -> {state, actions}, with the IL event and action types so one
+// controller path runs both kinds.
 //
-// The LC drives an LL job with its own phase machine, one version per cycle:
-//   train:  the train trigger fires -> train samples written -> LL-1 -> train worker completes
-//   eval:   eval windows written -> LL-3 -> eval worker completes
-//   deploy: eval result copied to <out>/deploy/index.pkl -> LL-5 (or LL-6) -> train
-// GM conditions are read only for failure recovery: a (Train|Eval, Failed) condition about the
-// worker this LC awaits sends the job back to train, as the worker's own `failed` report does
-// (L1, L2). Each condition index is examined once, so a GM re-send never acts twice.
+// Condition-driven on every GM generation (§3.2): each answer follows a Waiting the GM committed,
+// once per condition index (the index in status.conditions, which only grows):
+//   latest (Train, Waiting), train trigger fired -> train samples written -> train ready (LL-1)
+//   latest (Eval, Waiting)  -> eval windows written -> eval ready with every output model of this
+//                              round's (Train, Completed), else of the train report this LC
+//                              recorded (B6); neither -> eval failed (never a null content)
+//   latest (Deploy, Waiting) -> this round's (Eval, Completed) output models[0] (else the eval
+//                              report this LC recorded) copied to <out>/deploy/index.pkl -> deploy
+//                              ready (LL-5), deploy failed on a copy error (LL-6, where v0.7.0
+//                              retries forever, §4.5); no eval output -> deploy completed (L6 of
+//                              §1.9)
+// Only (Deploy, Waiting) is answered in the Deploy stage (v0.7.0 acts on any Deploy-stage latest
+// condition and needs a per-round flag to not answer its own Ready; both GMs append (Deploy,
+// Waiting) after every (Eval, Completed) and send it to this LC). "This round" is the conditions
+// after the latest (stage, Ready|Waiting) before the Waiting, so an older round's output is never
+// used.
+//
+// A worker report never makes the LC send anything: a completed report records its models for
+// the B6 fallback, a failed one (or a (Train|Eval, Failed) condition about the Ready this LC sent)
+// ends the round's worker for the sample accounting and back-off; the next answer waits for the
+// GM's Waiting. Reports for a stage this LC did not dispatch (another node's LC sent its Ready, or
+// none is open) are forwarded only (ScopeOfReport: not awaited); a Waiting whose previous stage
+// ran elsewhere is answered from the conditions' data alone.
+//
+// Lost answers: an answer is sent once per index; if a job message the GM sent at least
+// kLostAnswerMs after the answer was committed still has that Waiting as its latest condition,
+// the GM does not hold the answer (an erase of §2.0, a GM restart, a frame lost with its
+// connection) and the same report is sent again (no file is rewritten, nothing is copied again).
 //
 // Versions: a version is committed when its train file is written (L5); files of a committed
 // version are never rewritten for another cycle, so after any failure the next train uses the
@@ -58,13 +81,20 @@ using il::TrainOutputDir;
 using il::kDeploymentsKept;
 using il::kEvalWindows;
 
+// A job message still showing an answered Waiting as latest this long after the answer was
+// committed means the GM lost the answer (the IL lost-answer rule's 60 s, §3.2).
+inline constexpr int64_t kLostAnswerMs = 60'000;
+
 enum class Phase { kTrain, kEval, kDeploy };
 const char* PhaseName(Phase p);  // "train", "eval", "deploy" (the LL wire spelling)
 
-// Invariants: phase kTrain: work is kNone or kWriteTrain; phase kEval: work is kNone or
-// kWriteEval, train_model is set; phase kDeploy: work is kDeploy, eval_result is set.
-// worker_awaited implies work == kNone.
+// Invariants: work kWriteTrain: phase kTrain, !worker_awaited, train_range holds the samples being
+// written; kWriteEval: work_models are the eval ready's models; kDeploy: work_models = [the eval
+// model]; worker_awaited implies work == kNone and phase kTrain or kEval.
 struct State {
+  // The stage this LC is in: that of its open ready (worker_awaited) or in-flight work; kTrain
+  // otherwise (before any, and once a round's deploy or a failure was answered: the next step is
+  // a train). Status shows it as "<phase>/<work>".
   Phase phase = Phase::kTrain;
   // The last committed version (0: none yet). Train files/outputs of version v are
   // data/train/<v>, train/<v>; its eval files/outputs data/eval/<v>, eval/<v>. A train in flight
@@ -75,19 +105,38 @@ struct State {
   SpoolRange train_pending;              // train samples waiting for the trigger
   SpoolRange eval_open;                  // eval samples since the last committed train
   std::vector<SpoolRange> eval_windows;  // closed windows, oldest first; at most kEvalWindows,
-                                         // one more while the train worker of `version` runs
-  // The train samples being written (kWriteTrain) or sent in LL-1 and awaiting the train worker;
-  // empty otherwise.
+                                         // one more while the train of `version` is open
+  // The train samples being written (kWriteTrain) or sent in the train ready of `version` while
+  // its train is open; empty otherwise.
   SpoolRange train_range;
-  // In-flight file or copy work; re-issued on Resume.
+  // In-flight file or copy work; re-issued on Resume. work_condition: the index of the Waiting
+  // it answers.
   Work work = Work::kNone;
-  // The ready report of `phase` (train: LL-1, eval: LL-3) was sent and its worker's completion
-  // is awaited.
+  int64_t work_condition = -1;
+  std::vector<ModelRef> work_models;
+  // The ready this LC sent for `phase` (train: LL-1, eval: LL-3) is open: the GM has not yet
+  // moved on to the next stage's Waiting and no failure of it was seen.
   bool worker_awaited = false;
-  // results[0] of the completed train / eval of `version` (format and url only).
-  std::optional<ModelRef> train_model;
-  std::optional<ModelRef> eval_result;
-  // Number of job conditions already examined (indices [0, conditions_seen)); only grows.
+  // The models of the last eval ready (what an eval report may name besides eval/<version>).
+  std::vector<ModelRef> eval_inputs;
+  // Index of the last Waiting answered, per stage (-1: none). A Waiting is answered only when its
+  // index is greater.
+  int64_t answered_train_waiting = -1;
+  int64_t answered_eval_waiting = -1;
+  int64_t answered_deploy_waiting = -1;
+  // The last answer (for the lost-answer rule): its Waiting's index, when it was committed, and
+  // the report itself.
+  int64_t answer_condition = -1;
+  int64_t answer_at_ms = 0;
+  std::optional<StatusReport> answer;
+  // Results (format and url) of the completed train / eval reports of `*_version` this LC
+  // received (the B6 fallback when the conditions lack the output).
+  std::vector<ModelRef> train_models;
+  int64_t train_models_version = 0;
+  std::vector<ModelRef> eval_models;
+  int64_t eval_models_version = 0;
+  // Number of job conditions already examined for (stage, Failed) (indices [0, conditions_seen));
+  // only grows.
   int64_t conditions_seen = 0;
   // Observability.
   std::vector<Deployment> deployments;  // round = version deployed; at most kDeploymentsKept
@@ -96,7 +145,7 @@ struct State {
   // on the next train waits 1 s, 2 s, 4 s ... 60 s (retry_after_ms), so a worker that fails at
   // once is not restarted in a tight loop.
   int64_t consecutive_failures = 0;
-  int64_t retry_after_ms = 0;  // no file write is retried before this time
+  int64_t retry_after_ms = 0;  // no Waiting is answered before this time
   std::string last_error;
 
   bool operator==(const State&) const = default;
@@ -104,13 +153,14 @@ struct State {
 
 // Everything the step needs besides the state. References stay valid for the call only.
 struct Spec {
-  const LlJob* job = nullptr;  // metadata, spec and the latest conditions (with `data` parsed:
-                               // a Failed condition is matched to the Ready that carried this
-                               // LC's outputDir)
+  const LlJob* job = nullptr;  // metadata, spec and the latest conditions (with `data` parsed)
   const Trigger* train_trigger = nullptr;  // compiled when the job was loaded
   bool dataset_known = false;              // sample files are written only while it is known
   bool csv = false;  // the dataset's format is csv, any case (L8): data.csv with the header line
   bool dataset_s3 = false;  // as il::Spec::dataset_s3
+  // When the GM sent the job object in `job` (unix ms); 0: unknown (e.g. loaded from the
+  // database), and then no answer is re-sent.
+  int64_t job_received_ms = 0;
 };
 
 struct Output {
@@ -120,8 +170,9 @@ struct Output {
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);
 
-// As il::ScopeOfReport: train, the output directory of the version in training; eval, that
-// version's eval output directory or the trained model sent in the eval Ready.
+// What a completed report may name now: train, the output directory of the version whose train
+// ready this LC sent, while it is open; eval, that version's eval output directory or the models
+// sent in the eval ready, while it is open. Otherwise not awaited (forwarded only).
 ReportScope ScopeOfReport(const Spec& spec, const State& state, const std::string& kind);
 
 // `out` is spec.outputDir with trailing '/' removed (OutputRoot).

@@ -1,4 +1,8 @@
-// Table-driven tests of the LL state machine (sedna-protocol.md §8.3) and the §8.5 LL items.
+// Table-driven tests of the condition-driven LL job (sedna-head-protocol.md §1.7, §3.2, §3.3) with
+// the sedna-protocol.md §8.5 LL items kept. The fixture plays the GM: it appends conditions as
+// the GM's state machine does and delivers the job to the LC in the shape of a G1 GM (every
+// update) or a G2 GM (only Waiting and Running; on the dataset node of a multi-node job only
+// Waiting).
 #include "core/ll_job.h"
 
 #include <gtest/gtest.h>
@@ -9,22 +13,7 @@
 namespace sedna::core::ll {
 namespace {
 
-JobCondition Cond(Stage stage, ConditionType type) {
-  JobCondition c;
-  c.stage = stage;
-  c.type = type;
-  return c;
-}
-
-// A (stage, Ready) condition as the GM appends it from LL-1 / LL-3.
-JobCondition Ready(Stage stage, std::string output_dir) {
-  JobCondition c = Cond(stage, ConditionType::kReady);
-  c.data.output_dir = std::move(output_dir);
-  return c;
-}
-
-const ModelRef kTrainModel{"pkl", "/output/train/1/index.pkl", {}};
-const ModelRef kEvalResult{"pkl", "/output/eval/1/index.pkl", {}};
+using CT = ConditionType;
 
 Trigger MustCompile(TriggerSpec s) {
   auto t = CompileTrigger(s);
@@ -54,23 +43,60 @@ void ExpectReport(const StatusReport& got, const StatusReport& want) {
   EXPECT_EQ(got.output_dir, want.output_dir);
 }
 
-void ExpectSameWrite(const WriteSamples& got, const WriteSamples& want) {
-  EXPECT_EQ(got.stage, want.stage);
-  EXPECT_EQ(got.round, want.round);
-  EXPECT_EQ(got.url, want.url);
-  EXPECT_EQ(got.spool, want.spool);
-  EXPECT_EQ(got.ranges, want.ranges);
-  EXPECT_EQ(got.csv_header, want.csv_header);
+ModelRef Pkl(const std::string& url) { return ModelRef{"pkl", url, {}, {}}; }
+ModelRef TrainModel(int64_t v) { return Pkl("/output/train/" + std::to_string(v) + "/index.pkl"); }
+ModelRef EvalModel(int64_t v) { return Pkl("/output/eval/" + std::to_string(v) + "/index.pkl"); }
+
+StatusReport Ll1(int64_t v) {
+  const std::string s = std::to_string(v);
+  return {"train",
+          "ready",
+          true,
+          {},
+          "/output/data/train/" + s + "/data.csv",
+          "",
+          "/output/train/" + s};
+}
+StatusReport Ll3(int64_t v, std::vector<ModelRef> models) {
+  const std::string s = std::to_string(v);
+  return {"eval",
+          "ready",
+          true,
+          std::move(models),
+          "/output/data/eval/" + s + "/data.csv",
+          "",
+          "/output/eval/" + s};
+}
+StatusReport Ll5(const ModelRef& m) { return {"deploy", "ready", true, {m}}; }
+const StatusReport kEvalFailed{"eval", "failed"};
+const StatusReport kDeployFailed{"deploy", "failed"};
+const StatusReport kDeployCompleted{"deploy", "completed"};
+
+// How the GM delivers the job to this LC.
+enum class Shape {
+  kG1,            // every update (44609f00: to the train-spec node)
+  kG2,            // Waiting to the dataset node, Running to the stage's node (here too)
+  kG2DatasetOnly  // multi-node: this LC is on the dataset node only; Running goes elsewhere
+};
+
+const char* ShapeName(Shape s) {
+  switch (s) {
+    case Shape::kG1:
+      return "G1";
+    case Shape::kG2:
+      return "G2";
+    case Shape::kG2DatasetOnly:
+      return "G2DatasetOnly";
+  }
+  return "?";
 }
 
-// Where a job is when an event arrives.
-enum class At {
-  kTrainIdle,     // samples below the trigger threshold
-  kTrainWriting,  // train file of version 1 being written
-  kTrainAwaited,  // LL-1 sent, train worker awaited
-  kEvalWriting,   // train completed, eval file of version 1 being written
-  kEvalAwaited,   // LL-3 sent, eval worker awaited
-  kDeploying,     // eval completed, deploy copy in flight
+// One report the LC sent, with the job's latest condition when it was produced.
+struct Sent {
+  StatusReport report;
+  int64_t latest_index = -1;
+  Stage latest_stage = Stage::kTrain;
+  ConditionType latest_type = CT::kWaiting;
 };
 
 class LlJobTest : public ::testing::Test {
@@ -86,7 +112,6 @@ class LlJobTest : public ::testing::Test {
     ts.threshold = 500;
     ts.metric = "num_of_samples";
     train = MustCompile(ts);
-    job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
     now.unix_ms = 1'000'000;
     now.minute_of_day = 600;
     now.rfc3339 = "2026-11-29T10:00:00Z";
@@ -96,17 +121,82 @@ class LlJobTest : public ::testing::Test {
     Spec s;
     s.job = &job;
     s.train_trigger = &train;
-    s.dataset_known = true;
+    s.dataset_known = dataset_known;
     s.csv = csv;
     s.dataset_s3 = dataset_s3;
+    s.job_received_ms = received_ms;
     return s;
   }
 
   Output Run(const Event& e) {
-    Spec s = MakeSpec();
-    Output o = Step(s, state, e, now);
+    Output o = Step(MakeSpec(), state, e, now);
     state = o.state;
+    for (const auto& a : o.actions) {
+      if (auto* r = std::get_if<SendReport>(&a)) {
+        Sent s{r->report, static_cast<int64_t>(job.conditions.size()) - 1};
+        if (!job.conditions.empty()) {
+          s.latest_stage = job.conditions.back().stage;
+          s.latest_type = job.conditions.back().type;
+        }
+        sent.push_back(s);
+      }
+    }
     return o;
+  }
+
+  // ---- the GM
+
+  int64_t Latest() const { return static_cast<int64_t>(job.conditions.size()) - 1; }
+
+  bool Delivers(ConditionType t) const {
+    switch (shape) {
+      case Shape::kG1:
+        return true;
+      case Shape::kG2:
+        return t == CT::kWaiting || t == CT::kRunning;
+      case Shape::kG2DatasetOnly:
+        return t == CT::kWaiting;
+    }
+    return true;
+  }
+
+  // The GM sends the job as it is now.
+  Output Deliver() {
+    received_ms = now.unix_ms;
+    return Run(JobChanged{});
+  }
+
+  // The GM appends a condition and, if its shape sends this one, delivers the job; returns the
+  // LC's step on it (empty when not delivered).
+  Output Gm(Stage stage, ConditionType type, ConditionData data = {}) {
+    JobCondition c;
+    c.stage = stage;
+    c.type = type;
+    c.data = std::move(data);
+    job.conditions.push_back(std::move(c));
+    return Delivers(type) ? Deliver() : Output{state, {}};
+  }
+
+  static ConditionData Output_(std::vector<ModelRef> models) {
+    ConditionData d;
+    d.has_output = true;
+    d.output_models = std::move(models);
+    return d;
+  }
+
+  // The GM's upstream handler stores an LC report as a condition (§4.1).
+  Output GmEcho(const StatusReport& r) {
+    ConditionData d;
+    d.input_models = r.input_models;
+    d.data_url = r.data_url;
+    d.output_dir = r.output_dir;
+    const Stage stage = r.phase == "train"  ? Stage::kTrain
+                        : r.phase == "eval" ? Stage::kEval
+                                            : Stage::kDeploy;
+    const ConditionType type = r.status == "ready"       ? CT::kReady
+                               : r.status == "completed" ? CT::kCompleted
+                                                         : CT::kFailed;
+    return Gm(stage, type, std::move(d));
   }
 
   // New samples; the spools grow by 10 bytes per sample.
@@ -135,50 +225,92 @@ class LlJobTest : public ::testing::Test {
     return n;
   }
 
+  static std::vector<StatusReport> Reports(const Output& o) {
+    std::vector<StatusReport> v;
+    for (const auto& r : All<SendReport>(o)) v.push_back(r.report);
+    return v;
+  }
+
   static StatusReport OneReport(const Output& o) {
-    auto r = All<SendReport>(o);
+    auto r = Reports(o);
     EXPECT_EQ(r.size(), 1u);
-    return r.empty() ? StatusReport{} : r[0].report;
+    return r.empty() ? StatusReport{} : r[0];
   }
 
-  // Drives a fresh job to `at` for version 1; `issued` holds the step that issued the work in
-  // flight there (if any).
-  void Reach(At at) {
-    Output o = Ingest(at == At::kTrainIdle ? 400 : 501, 125);
-    if (at == At::kTrainIdle) {
-      ASSERT_EQ(state.work, Work::kNone);
-      return;
+  // ---- one round, step by step (version v, conditions as the GM appends them)
+
+  // (Train, Waiting) delivered, 501 train samples -> the train file of v is written -> LL-1.
+  void ToTrainReady(int64_t v) {
+    if (job.conditions.empty() || job.conditions.back().stage != Stage::kTrain ||
+        job.conditions.back().type != CT::kWaiting) {
+      Gm(Stage::kTrain, CT::kWaiting);
     }
-    issued = o;
-    ASSERT_EQ(state.work, Work::kWriteTrain);
-    if (at == At::kTrainWriting) return;
-    Run(FileWritten{Work::kWriteTrain, 1, true, ""});
-    ASSERT_TRUE(state.worker_awaited);
-    if (at == At::kTrainAwaited) return;
-    issued = Run(WorkerReported{Worker("train", "completed", {kTrainModel})});
-    ASSERT_EQ(state.work, Work::kWriteEval);
-    if (at == At::kEvalWriting) return;
-    Run(FileWritten{Work::kWriteEval, 1, true, ""});
-    ASSERT_TRUE(state.worker_awaited);
-    if (at == At::kEvalAwaited) return;
-    issued = Run(WorkerReported{Worker("eval", "completed", {kEvalResult})});
-    ASSERT_EQ(state.work, Work::kDeploy);
+    auto w = All<WriteSamples>(Ingest(501, 125));
+    ASSERT_EQ(w.size(), 1u) << "train file of version " << v;
+    ASSERT_EQ(w[0].round, v);
+    ExpectReport(OneReport(Run(FileWritten{Work::kWriteTrain, v, true, ""})), Ll1(v));
   }
 
-  // One whole version from the trigger to a successful deploy; returns the eval file write.
-  WriteSamples FullCycle(int64_t train_n, int64_t eval_n) {
-    Ingest(train_n, eval_n);
-    const int64_t v = state.version + 1;
+  // The GM creates the train pod; it runs and (if `report_here`) reports to this LC; the GM
+  // appends (Train, Completed) (with the output unless `erased`) and (Eval, Waiting).
+  Output TrainRuns(int64_t v, bool report_here = true, bool erased = false) {
+    GmEcho(Ll1(v));
+    Gm(Stage::kTrain, CT::kStarting);
+    Gm(Stage::kTrain, CT::kRunning);
+    if (report_here) {
+      Output o = Run(WorkerReported{Worker("train", "completed", {TrainModel(v)})});
+      EXPECT_TRUE(All<SendReport>(o).empty()) << "a worker report never sends a ready";
+      EXPECT_TRUE(All<WriteSamples>(o).empty()) << "the eval waits for (Eval, Waiting)";
+    }
+    Gm(Stage::kTrain, CT::kCompleted, erased ? ConditionData{} : Output_({TrainModel(v)}));
+    return Gm(Stage::kEval, CT::kWaiting);
+  }
+
+  // (Eval, Waiting) was delivered and the eval file of v is being written -> LL-3.
+  void ToEvalReady(int64_t v, std::vector<ModelRef> models) {
+    ASSERT_EQ(state.work, Work::kWriteEval);
+    ExpectReport(OneReport(Run(FileWritten{Work::kWriteEval, v, true, ""})), Ll3(v, models));
+  }
+
+  // The eval pod runs, reports (if `report_here`), the GM appends (Eval, Completed) (with the
+  // output unless `erased`) and (Deploy, Waiting).
+  Output EvalRuns(int64_t v, bool report_here = true, bool erased = false) {
+    GmEcho(Ll3(v, {TrainModel(v)}));
+    Gm(Stage::kEval, CT::kStarting);
+    Gm(Stage::kEval, CT::kRunning);
+    if (report_here) {
+      Output o = Run(WorkerReported{Worker("eval", "completed", {EvalModel(v)})});
+      EXPECT_TRUE(All<SendReport>(o).empty()) << "a worker report never sends a ready";
+      EXPECT_TRUE(All<CopyModel>(o).empty()) << "the deploy waits for (Deploy, Waiting)";
+    }
+    Gm(Stage::kEval, CT::kCompleted, erased ? ConditionData{} : Output_({EvalModel(v)}));
+    return Gm(Stage::kDeploy, CT::kWaiting);
+  }
+
+  // The GM's reaction to a deploy report, ending at (Train, Waiting).
+  void GmAfterDeploy(const StatusReport& r) {
+    GmEcho(r);
+    if (r.status == "ready") {
+      if (shape == Shape::kG1) Gm(Stage::kDeploy, CT::kStarting);
+      Gm(Stage::kDeploy, CT::kCompleted);
+    }
+    Gm(Stage::kTrain, CT::kWaiting);
+  }
+
+  // A whole round of version v from the trigger to a deploy; returns the eval file write.
+  WriteSamples FullRound(int64_t v, int64_t eval_n) {
+    if (job.conditions.empty() || job.conditions.back().type != CT::kWaiting) {
+      Gm(Stage::kTrain, CT::kWaiting);
+    }
+    Ingest(501, eval_n);
     Run(FileWritten{Work::kWriteTrain, v, true, ""});
-    const std::string model = "/output/train/" + std::to_string(v) + "/index.pkl";
-    auto w = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {{"pkl", model}})}));
+    auto w = All<WriteSamples>(TrainRuns(v));
     EXPECT_EQ(w.size(), 1u);
     Run(FileWritten{Work::kWriteEval, v, true, ""});
-    const std::string result = "/output/eval/" + std::to_string(v) + "/index.pkl";
-    Run(WorkerReported{Worker("eval", "completed", {{"pkl", result}})});
-    Run(ModelCopied{true, ""});
-    EXPECT_EQ(state.phase, Phase::kTrain);
-    EXPECT_EQ(state.version, v);
+    auto c = All<CopyModel>(EvalRuns(v));
+    EXPECT_EQ(c.size(), 1u);
+    StatusReport r = OneReport(Run(ModelCopied{true, ""}));
+    GmAfterDeploy(r);
     return w.empty() ? WriteSamples{} : w[0];
   }
 
@@ -186,27 +318,211 @@ class LlJobTest : public ::testing::Test {
   Trigger train;
   bool csv = true;  // the ATCII dataset is csv
   bool dataset_s3 = false;
+  bool dataset_known = true;
+  int64_t received_ms = 0;
+  Shape shape = Shape::kG2;
   State state;
   Now now;
-  Output issued;
+  std::vector<Sent> sent;
 };
 
-// ---- worker reports: one row per (where, kind, status) ------------------------------------
+// ---- whole rounds in each GM shape --------------------------------------------------------
+
+class LlShapeTest : public LlJobTest, public ::testing::WithParamInterface<Shape> {};
+
+// Every report answers the Waiting that is the latest condition, once; a worker report never
+// produces one; two rounds, the second numbered 2 everywhere.
+TEST_P(LlShapeTest, TwoRounds_EveryAnswerFollowsItsWaiting) {
+  shape = GetParam();
+  const bool running_here = shape != Shape::kG2DatasetOnly;
+  for (int64_t v = 1; v <= 2; ++v) {
+    ToTrainReady(v);
+    Output eval = TrainRuns(v, running_here);
+    auto w = All<WriteSamples>(eval);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].url, "/output/data/eval/" + std::to_string(v) + "/data.csv");
+    ToEvalReady(v, {TrainModel(v)});
+    auto c = All<CopyModel>(EvalRuns(v, running_here));
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].src_url, EvalModel(v).url);
+    EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
+    StatusReport r = OneReport(Run(ModelCopied{true, ""}));
+    ExpectReport(r, Ll5(EvalModel(v)));
+    // Status shows "train/none": the round is answered, the next step is a train.
+    EXPECT_EQ(state.phase, Phase::kTrain);
+    EXPECT_EQ(state.work, Work::kNone);
+    GmAfterDeploy(r);
+  }
+  ASSERT_EQ(sent.size(), 6u);
+  const Stage stages[] = {Stage::kTrain, Stage::kEval, Stage::kDeploy};
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(sent[i].latest_type, CT::kWaiting) << "report " << i;
+    EXPECT_EQ(sent[i].latest_stage, stages[i % 3]) << "report " << i;
+  }
+  EXPECT_EQ(state.version, 2);
+  EXPECT_EQ(state.deploy_count, 2);
+  ASSERT_EQ(state.deployments.size(), 2u);
+  EXPECT_EQ(state.deployments[1], (Deployment{2, EvalModel(2).url, "2026-11-29T10:00:00Z"}));
+  EXPECT_EQ(state.train_pending.count, 0);
+  // The GM re-sends the job (resync): nothing more.
+  EXPECT_TRUE(Deliver().actions.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, LlShapeTest,
+                         ::testing::Values(Shape::kG1, Shape::kG2, Shape::kG2DatasetOnly),
+                         [](const ::testing::TestParamInfo<Shape>& i) {
+                           return std::string(ShapeName(i.param));
+                         });
+
+// ---- answers: one row per (Waiting, what the round's conditions and this LC know) ----------
+
+enum class Where { kEvalWaiting, kDeployWaiting };
+
+struct AnswerRow {
+  const char* name;
+  Where where;
+  bool report_here;         // the stage's worker reported to this LC
+  bool output_erased;       // the stage's Completed condition has no output (§2.0 pod write)
+  bool older_round_output;  // an older round's Completed with output precedes this round
+  StatusReport want;        // the answer (Eval ready / Deploy ready are sent after the work)
+  size_t writes, copies;    // work issued on the Waiting
+};
+
+void PrintTo(const AnswerRow& r, std::ostream* os) { *os << r.name; }
+
+class LlAnswerTable : public LlJobTest, public ::testing::WithParamInterface<AnswerRow> {};
+
+TEST_P(LlAnswerTable, Row) {
+  const AnswerRow& row = GetParam();
+  if (row.older_round_output) {
+    FullRound(1, 10);
+    ASSERT_EQ(job.conditions.back().type, CT::kWaiting);
+  }
+  const int64_t v = state.version + 1;
+  ToTrainReady(v);
+  Output o;
+  if (row.where == Where::kEvalWaiting) {
+    o = TrainRuns(v, row.report_here, row.output_erased);
+  } else {
+    Output e = TrainRuns(v);
+    ASSERT_EQ(All<WriteSamples>(e).size(), 1u);
+    ToEvalReady(v, {TrainModel(v)});
+    o = EvalRuns(v, row.report_here, row.output_erased);
+  }
+  EXPECT_EQ(All<WriteSamples>(o).size(), row.writes);
+  EXPECT_EQ(All<CopyModel>(o).size(), row.copies);
+  std::vector<StatusReport> got = Reports(o);
+  if (row.writes == 1) {
+    EXPECT_TRUE(got.empty());
+    got = Reports(Run(FileWritten{Work::kWriteEval, v, true, ""}));
+  } else if (row.copies == 1) {
+    EXPECT_TRUE(got.empty());
+    got = Reports(Run(ModelCopied{true, ""}));
+  }
+  ASSERT_EQ(got.size(), 1u);
+  StatusReport want = row.want;
+  // Rows name version 1; with an older round first this round is version 2.
+  if (v == 2) {
+    for (auto* s : {&want.data_url, &want.output_dir}) {
+      if (auto p = s->rfind("/1"); p != std::string::npos) s->replace(p, 2, "/2");
+    }
+    for (auto& m : want.input_models) m.url.replace(m.url.rfind("/1/"), 3, "/2/");
+  }
+  ExpectReport(got[0], want);
+  EXPECT_NE(got[0].phase, "") << "never a null content";
+  // Answered once: the GM re-sends the same Waiting.
+  EXPECT_TRUE(Reports(Deliver()).empty());
+  EXPECT_EQ(state.work, Work::kNone);
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Answers, LlAnswerTable, ::testing::Values(
+  AnswerRow{"Eval_FromConditions", Where::kEvalWaiting, true, false, false,
+            Ll3(1, {TrainModel(1)}), 1, 0},
+  AnswerRow{"Eval_OtherNodeTrained_FromConditions", Where::kEvalWaiting, false, false, false,
+            Ll3(1, {TrainModel(1)}), 1, 0},
+  AnswerRow{"Eval_OutputErased_FromOwnRecord", Where::kEvalWaiting, true, true, false,
+            Ll3(1, {TrainModel(1)}), 1, 0},
+  AnswerRow{"Eval_OutputErased_NoRecord_EvalFailed", Where::kEvalWaiting, false, true, false,
+            kEvalFailed, 0, 0},
+  AnswerRow{"Eval_OlderRoundOutputNotUsed_EvalFailed", Where::kEvalWaiting, false, true, true,
+            kEvalFailed, 0, 0},
+  AnswerRow{"Deploy_FromConditions", Where::kDeployWaiting, true, false, false,
+            Ll5(EvalModel(1)), 0, 1},
+  AnswerRow{"Deploy_OtherNodeEvaluated_FromConditions", Where::kDeployWaiting, false, false, false,
+            Ll5(EvalModel(1)), 0, 1},
+  AnswerRow{"Deploy_OutputErased_FromOwnRecord", Where::kDeployWaiting, true, true, false,
+            Ll5(EvalModel(1)), 0, 1},
+  AnswerRow{"Deploy_NoEvalOutput_DeployCompleted", Where::kDeployWaiting, false, true, false,
+            kDeployCompleted, 0, 0},
+  AnswerRow{"Deploy_OlderRoundOutputNotUsed_DeployCompleted", Where::kDeployWaiting, false, true,
+            true, kDeployCompleted, 0, 0}),
+  [](const ::testing::TestParamInfo<AnswerRow>& i) { return std::string(i.param.name); });
+// clang-format on
+
+TEST_F(LlJobTest, Eval_AllOutputModelsOfTheRound) {
+  ToTrainReady(1);
+  GmEcho(Ll1(1));
+  Gm(Stage::kTrain, CT::kRunning);
+  ModelRef with_metrics = TrainModel(1);
+  with_metrics.metrics["summer_2"] = MetricValue::Other();
+  const ModelRef second = Pkl("/output/train/1/index2.pkl");
+  Gm(Stage::kTrain, CT::kCompleted, Output_({with_metrics, second}));
+  Gm(Stage::kEval, CT::kWaiting);
+  // v0.7.0 evaluates every output model; metrics are not carried into the ready.
+  ToEvalReady(1, {TrainModel(1), second});
+}
+
+TEST_F(LlJobTest, Deploy_UsesFirstEvalOutputModel) {
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  GmEcho(Ll3(1, {TrainModel(1)}));
+  Gm(Stage::kEval, CT::kCompleted, Output_({EvalModel(1), Pkl("/output/eval/1/other.pkl")}));
+  auto c = All<CopyModel>(Gm(Stage::kDeploy, CT::kWaiting));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].src_url, EvalModel(1).url);
+}
+
+TEST_F(LlJobTest, DeployCopyFails_DeployFailed_NextRoundRuns) {
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  ASSERT_EQ(All<CopyModel>(EvalRuns(1)).size(), 1u);
+  Output o = Run(ModelCopied{false, "Permission denied"});
+  ExpectReport(OneReport(o), kDeployFailed);
+  EXPECT_EQ(Logs(o, Log::Level::kError), 1u);
+  EXPECT_EQ(state.last_error, "Permission denied");
+  EXPECT_TRUE(state.deployments.empty());
+  EXPECT_EQ(state.deploy_count, 1);
+  // The GM: (Deploy, Failed) -> (Train, Waiting); the next round is version 2.
+  GmAfterDeploy(kDeployFailed);
+  ToTrainReady(2);
+}
+
+// Only (Deploy, Waiting) is answered in the Deploy stage.
+TEST_F(LlJobTest, DeployStageOtherThanWaiting_NeverAnswered) {
+  shape = Shape::kG1;
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  GmEcho(Ll3(1, {TrainModel(1)}));
+  Gm(Stage::kEval, CT::kCompleted, Output_({EvalModel(1)}));
+  for (CT t : {CT::kReady, CT::kStarting, CT::kRunning, CT::kCompleted, CT::kFailed}) {
+    Output o = Gm(Stage::kDeploy, t);
+    EXPECT_TRUE(o.actions.empty()) << ConditionTypeName(t);
+  }
+}
+
+// ---- worker reports: recorded only -----------------------------------------------------------
 
 struct ReportRow {
   const char* name;
-  At at;
+  int at;  // 0: train ready sent; 1: eval ready sent; 2: idle at (Train, Waiting), nothing sent
   std::string kind;
   std::string status;
   std::vector<ModelRef> results;
-  bool unchanged;  // the state must equal the state before
-  // Checked when !unchanged:
-  Phase phase;
-  Work work;
-  bool awaited;
-  // Action counts, always checked.
-  size_t writes;
-  size_t copies;
+  bool unchanged;  // the state equals the state before
   size_t warns;
 };
 
@@ -216,158 +532,441 @@ class LlReportTable : public LlJobTest, public ::testing::WithParamInterface<Rep
 
 TEST_P(LlReportTable, Row) {
   const ReportRow& row = GetParam();
-  Reach(row.at);
+  if (row.at == 2) {
+    Gm(Stage::kTrain, CT::kWaiting);
+    Ingest(400, 10);
+  } else {
+    ToTrainReady(1);
+    if (row.at == 1) {
+      TrainRuns(1, false);
+      ToEvalReady(1, {TrainModel(1)});
+    }
+  }
   const State before = state;
   Output o = Run(WorkerReported{Worker(row.kind, row.status, row.results)});
   if (row.unchanged) {
     EXPECT_EQ(state, before);
-  } else {
-    EXPECT_EQ(state.phase, row.phase);
-    EXPECT_EQ(state.work, row.work);
-    EXPECT_EQ(state.worker_awaited, row.awaited);
   }
-  EXPECT_EQ(All<WriteSamples>(o).size(), row.writes);
-  EXPECT_EQ(All<CopyModel>(o).size(), row.copies);
+  EXPECT_TRUE(All<SendReport>(o).empty()) << "a worker report never produces a report";
+  EXPECT_TRUE(All<WriteSamples>(o).empty() || row.status == "failed");
+  EXPECT_TRUE(All<CopyModel>(o).empty());
   EXPECT_EQ(Logs(o, Log::Level::kWarn), row.warns);
-  EXPECT_TRUE(All<SendReport>(o).empty()) << "a worker report never produces a ready/failed";
-  EXPECT_EQ(state.version, 1 - (row.at == At::kTrainIdle || row.at == At::kTrainWriting));
 }
 
-const ModelRef kOther{"pkl", "/output/x/index.pkl", {}};
+const ModelRef kOther = Pkl("/output/x/index.pkl");
 
 // clang-format off
-// Row: name, where, kind, status, results ->
-//      unchanged | (phase, work, awaited); counts of WriteSamples, CopyModel, warnings.
 INSTANTIATE_TEST_SUITE_P(WorkerReports, LlReportTable, ::testing::Values(
-  // train phase
-  ReportRow{"TrainAwaited_TrainCompleted_WritesEval", At::kTrainAwaited, "train", "completed",
-            {kTrainModel}, false, Phase::kEval, Work::kWriteEval, false, 1, 0, 0},
-  // A failed train's 501 samples return to pending, so the trigger fires again at once.
-  ReportRow{"TrainAwaited_TrainFailedNoResults_BackToTrain", At::kTrainAwaited, "train", "failed",
-            {}, false, Phase::kTrain, Work::kWriteTrain, false, 1, 0, 1},
-  ReportRow{"TrainAwaited_TrainFailedWithResults_BackToTrain", At::kTrainAwaited, "train", "failed",
-            {kTrainModel}, false, Phase::kTrain, Work::kWriteTrain, false, 1, 0, 1},
-  ReportRow{"TrainAwaited_TrainRunning_NoChange", At::kTrainAwaited, "train", "running",
-            {}, true, {}, {}, {}, 0, 0, 0},
-  ReportRow{"TrainAwaited_EvalCompleted_KindMismatchIgnored", At::kTrainAwaited,
-            "eval", "completed", {kEvalResult}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"TrainAwaited_EvalFailed_KindMismatchIgnored", At::kTrainAwaited, "eval", "failed",
-            {}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"TrainAwaited_UnknownKindIgnored", At::kTrainAwaited, "inference", "completed",
-            {kOther}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"TrainIdle_TrainCompleted_NothingDispatchedIgnored", At::kTrainIdle,
-            "train", "completed", {kTrainModel}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"TrainIdle_TrainFailed_NothingDispatchedIgnored", At::kTrainIdle, "train", "failed",
-            {}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"TrainWriting_TrainCompleted_ReadyNotSentIgnored", At::kTrainWriting,
-            "train", "completed", {kTrainModel}, true, {}, {}, {}, 0, 0, 1},
-  // eval phase
-  ReportRow{"EvalAwaited_EvalCompleted_Deploys", At::kEvalAwaited, "eval", "completed",
-            {kEvalResult}, false, Phase::kDeploy, Work::kDeploy, false, 0, 1, 0},
-  ReportRow{"EvalAwaited_EvalFailedNoResults_BackToTrain", At::kEvalAwaited, "eval", "failed",
-            {}, false, Phase::kTrain, Work::kNone, false, 0, 0, 1},
-  ReportRow{"EvalAwaited_EvalFailedWithResults_BackToTrain", At::kEvalAwaited, "eval", "failed",
-            {kEvalResult}, false, Phase::kTrain, Work::kNone, false, 0, 0, 1},
-  ReportRow{"EvalAwaited_TrainCompleted_KindMismatchIgnored", At::kEvalAwaited,
-            "train", "completed", {kTrainModel}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"EvalAwaited_TrainFailed_KindMismatchIgnored", At::kEvalAwaited, "train", "failed",
-            {}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"EvalWriting_EvalCompleted_ReadyNotSentIgnored", At::kEvalWriting, "eval", "completed",
-            {kEvalResult}, true, {}, {}, {}, 0, 0, 1},
-  // deploy phase
-  ReportRow{"Deploying_EvalCompleted_DuplicateIgnored", At::kDeploying, "eval", "completed",
-            {kEvalResult}, true, {}, {}, {}, 0, 0, 1},
-  ReportRow{"Deploying_EvalFailed_Ignored", At::kDeploying, "eval", "failed",
-            {}, true, {}, {}, {}, 0, 0, 1}),
+  ReportRow{"TrainOpen_TrainCompleted_Recorded", 0, "train", "completed", {TrainModel(1)}, false, 0},
+  ReportRow{"TrainOpen_TrainRunning_NoChange", 0, "train", "running", {}, true, 0},
+  ReportRow{"TrainOpen_EvalCompleted_ForwardedOnly", 0, "eval", "completed", {EvalModel(1)}, true,
+            1},
+  ReportRow{"TrainOpen_UnknownKind_ForwardedOnly", 0, "inference", "completed", {kOther}, true, 1},
+  ReportRow{"TrainOpen_ResultsWithoutUrl_Rejected", 0, "train", "completed", {Pkl("")}, true, 0},
+  ReportRow{"TrainOpen_NoResults_Rejected", 0, "train", "completed", {}, true, 0},
+  ReportRow{"EvalOpen_EvalCompleted_Recorded", 1, "eval", "completed", {EvalModel(1)}, false, 0},
+  ReportRow{"EvalOpen_TrainCompleted_ForwardedOnly", 1, "train", "completed", {TrainModel(1)},
+            true, 1},
+  ReportRow{"Idle_TrainCompleted_NotDispatchedHere_ForwardedOnly", 2, "train", "completed",
+            {TrainModel(1)}, true, 1},
+  ReportRow{"Idle_EvalFailed_NotDispatchedHere_ForwardedOnly", 2, "eval", "failed", {}, true, 1}),
   [](const ::testing::TestParamInfo<ReportRow>& i) { return std::string(i.param.name); });
 // clang-format on
 
-// ---- completions and Resume: one row per (where, event) ------------------------------------
+TEST_F(LlJobTest, L6_TwoResults_AllRecordedForTheFallback) {
+  ToTrainReady(1);
+  const ModelRef pb{"pb", "/output/train/1/model.pb", {{"loss", MetricValue::Number(0.8)}}, {}};
+  const ModelRef ckpt{"ckpt", "/output/train/1", {}, {}};
+  Run(WorkerReported{Worker("train", "completed", {pb, ckpt})});
+  EXPECT_EQ(state.train_models,
+            (std::vector<ModelRef>{{"pb", "/output/train/1/model.pb", {}, {}}, ckpt}));
+  GmEcho(Ll1(1));
+  Gm(Stage::kTrain, CT::kCompleted);  // data-less
+  Gm(Stage::kEval, CT::kWaiting);
+  ToEvalReady(1, {{"pb", "/output/train/1/model.pb", {}, {}}, ckpt});
+}
 
-enum class Reissue { kNothing, kSameAsIssued };
+TEST_F(LlJobTest, L3_KindAndStatusCaseInsensitive) {
+  ToTrainReady(1);
+  Run(WorkerReported{Worker("Train", "COMPLETED", {TrainModel(1)})});
+  EXPECT_EQ(state.train_models, std::vector<ModelRef>{TrainModel(1)});
+  EXPECT_EQ(state.train_models_version, 1);
+}
 
-struct EventRow {
+// L4: the core only sees host paths (the adapter joins the rootfs): what it copies and reports is
+// exactly the URL in the eval output, not mutated by the deploy.
+TEST_F(LlJobTest, L4_DeployReportHasNoRootfsPrefix) {
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  auto c = All<CopyModel>(EvalRuns(1));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].src_url, "/output/eval/1/index.pkl");
+  EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
+  StatusReport r = OneReport(Run(ModelCopied{true, ""}));
+  ASSERT_EQ(r.input_models.size(), 1u);
+  EXPECT_EQ(r.input_models[0].url, "/output/eval/1/index.pkl");
+  EXPECT_EQ(state.eval_models, std::vector<ModelRef>{EvalModel(1)});
+  EXPECT_EQ(state.deployments.at(0).url, "/output/eval/1/index.pkl");
+}
+
+// L8: the caller passes csv=true for a csv dataset whatever the case of `format`: every file of
+// the version is data.csv with the header line; a txt dataset gets data.txt without one.
+TEST_F(LlJobTest, L8_CsvHeaderFlagged_TxtWithout) {
+  for (bool is_csv : {true, false}) {
+    SCOPED_TRACE(is_csv ? "csv" : "txt");
+    csv = is_csv;
+    job.conditions.clear();
+    state = State{};
+    Gm(Stage::kTrain, CT::kWaiting);
+    auto t = All<WriteSamples>(Ingest(501, 10));
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].csv_header, is_csv);
+    EXPECT_EQ(t[0].url, is_csv ? "/output/data/train/1/data.csv" : "/output/data/train/1/data.txt");
+    StatusReport ll1 = OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""}));
+    GmEcho(ll1);
+    Gm(Stage::kTrain, CT::kCompleted, Output_({TrainModel(1)}));
+    auto e = All<WriteSamples>(Gm(Stage::kEval, CT::kWaiting));
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].csv_header, is_csv);
+    EXPECT_EQ(e[0].url, is_csv ? "/output/data/eval/1/data.csv" : "/output/data/eval/1/data.txt");
+  }
+}
+
+// ---- the R1 case and the lost-answer rule --------------------------------------------------
+
+struct LostRow {
   const char* name;
-  At at;
-  Event event;
-  Reissue reissue;
+  Stage stage;
+  int64_t received_after_ms;  // the GM's re-send arrives this long after the answer; -1: unknown
+  bool resent;
 };
 
-void PrintTo(const EventRow& r, std::ostream* os) { *os << r.name; }
+void PrintTo(const LostRow& r, std::ostream* os) { *os << r.name; }
 
-class LlEventTable : public LlJobTest, public ::testing::WithParamInterface<EventRow> {};
+class LlLostAnswerTable : public LlJobTest, public ::testing::WithParamInterface<LostRow> {};
 
-// Every row leaves the state unchanged and sends nothing; Resume re-issues exactly the in-flight
-// work (B15: the state alone is enough to resume).
-TEST_P(LlEventTable, Row) {
-  const EventRow& row = GetParam();
-  Reach(row.at);
+// The GM erased the LC's answer (§2.0): its list still ends with the same Waiting. A re-send of
+// the job received at least 60 s later gets the same report again, once per re-send; earlier
+// ones, or one whose receive time is unknown, get nothing. No file or copy work is redone.
+TEST_P(LlLostAnswerTable, Row) {
+  const LostRow& row = GetParam();
+  ToTrainReady(1);
+  if (row.stage != Stage::kTrain) {
+    TrainRuns(1);
+    ToEvalReady(1, {TrainModel(1)});
+  }
+  if (row.stage == Stage::kDeploy) {
+    EvalRuns(1);
+    Run(ModelCopied{true, ""});
+  }
+  ASSERT_EQ(job.conditions.back().type, CT::kWaiting);
+  const StatusReport answer = sent.back().report;
+  const int64_t answered_at = now.unix_ms;
   const State before = state;
-  Output o = Run(row.event);
-  EXPECT_EQ(state, before);
-  EXPECT_TRUE(All<SendReport>(o).empty());
-  if (row.reissue == Reissue::kNothing) {
+  now.unix_ms = answered_at + std::max<int64_t>(row.received_after_ms, 0);
+  received_ms = row.received_after_ms < 0 ? 0 : now.unix_ms;
+  Output o = Run(JobChanged{});
+  EXPECT_TRUE(All<WriteSamples>(o).empty());
+  EXPECT_TRUE(All<CopyModel>(o).empty());
+  if (!row.resent) {
     EXPECT_TRUE(o.actions.empty());
+    EXPECT_EQ(state, before);
     return;
   }
-  auto want_w = All<WriteSamples>(issued);
-  auto got_w = All<WriteSamples>(o);
-  ASSERT_EQ(got_w.size(), want_w.size());
-  for (size_t i = 0; i < got_w.size(); ++i) ExpectSameWrite(got_w[i], want_w[i]);
-  auto want_c = All<CopyModel>(issued);
-  auto got_c = All<CopyModel>(o);
-  ASSERT_EQ(got_c.size(), want_c.size());
-  for (size_t i = 0; i < got_c.size(); ++i) {
-    EXPECT_EQ(got_c[i].src_url, want_c[i].src_url);
-    EXPECT_EQ(got_c[i].dst_url, want_c[i].dst_url);
-  }
-  EXPECT_EQ(got_w.size() + got_c.size(), 1u);
+  ExpectReport(OneReport(o), answer);
+  EXPECT_EQ(Logs(o, Log::Level::kWarn), 1u);
+  EXPECT_EQ(state.answer_at_ms, now.unix_ms);
+  // The same message (e.g. a tick) does not send it again; a later re-send 60 s on does.
+  now.unix_ms += kLostAnswerMs;
+  EXPECT_TRUE(Run(Tick{}).actions.empty());
+  received_ms = now.unix_ms;
+  EXPECT_EQ(Reports(Run(JobChanged{})).size(), 1u);
+  // Once the GM holds the answer, nothing more.
+  GmEcho(answer);
+  EXPECT_TRUE(Reports(Deliver()).empty());
 }
 
 // clang-format off
-INSTANTIATE_TEST_SUITE_P(Events, LlEventTable, ::testing::Values(
-  EventRow{"Resume_TrainIdle", At::kTrainIdle,
-           Resume{}, Reissue::kNothing},
-  EventRow{"Resume_TrainWriting_RewritesTrainFile", At::kTrainWriting,
-           Resume{}, Reissue::kSameAsIssued},
-  EventRow{"Resume_TrainAwaited", At::kTrainAwaited,
-           Resume{}, Reissue::kNothing},
-  EventRow{"Resume_EvalWriting_RewritesEvalFile", At::kEvalWriting,
-           Resume{}, Reissue::kSameAsIssued},
-  EventRow{"Resume_EvalAwaited", At::kEvalAwaited,
-           Resume{}, Reissue::kNothing},
-  EventRow{"Resume_Deploying_RecopiesModel", At::kDeploying,
-           Resume{}, Reissue::kSameAsIssued},
-  EventRow{"Tick_TrainIdle", At::kTrainIdle,
-           Tick{}, Reissue::kNothing},
-  EventRow{"Tick_TrainAwaited", At::kTrainAwaited,
-           Tick{}, Reissue::kNothing},
-  EventRow{"Stale_TrainWriting_WrongRound", At::kTrainWriting,
-           FileWritten{Work::kWriteTrain, 2, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_TrainWriting_EvalWritten", At::kTrainWriting,
-           FileWritten{Work::kWriteEval, 1, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_TrainWriting_Copied", At::kTrainWriting,
-           ModelCopied{true, ""}, Reissue::kNothing},
-  EventRow{"Stale_TrainAwaited_DuplicateTrainWritten", At::kTrainAwaited,
-           FileWritten{Work::kWriteTrain, 1, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_EvalWriting_TrainWritten", At::kEvalWriting,
-           FileWritten{Work::kWriteTrain, 2, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_EvalWriting_WrongRound", At::kEvalWriting,
-           FileWritten{Work::kWriteEval, 2, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_EvalAwaited_DuplicateEvalWritten", At::kEvalAwaited,
-           FileWritten{Work::kWriteEval, 1, true, ""}, Reissue::kNothing},
-  EventRow{"Stale_EvalAwaited_Copied", At::kEvalAwaited,
-           ModelCopied{false, "x"}, Reissue::kNothing},
-  EventRow{"Stale_Deploying_EvalWritten", At::kDeploying,
-           FileWritten{Work::kWriteEval, 1, false, "x"}, Reissue::kNothing},
-  EventRow{"Stale_TrainIdle_Copied", At::kTrainIdle,
-           ModelCopied{true, ""}, Reissue::kNothing}),
-  [](const ::testing::TestParamInfo<EventRow>& i) { return std::string(i.param.name); });
+INSTANTIATE_TEST_SUITE_P(LostAnswers, LlLostAnswerTable, ::testing::Values(
+  LostRow{"Train_ResyncAfter30s_NotResent", Stage::kTrain, 30'000, false},
+  LostRow{"Train_ResyncAfter60s_Resent", Stage::kTrain, 60'000, true},
+  LostRow{"Train_ReceiveTimeUnknown_NotResent", Stage::kTrain, -1, false},
+  LostRow{"Eval_ResyncAfter59s_NotResent", Stage::kEval, 59'999, false},
+  LostRow{"Eval_ResyncAfter90s_Resent", Stage::kEval, 90'000, true},
+  LostRow{"Deploy_ResyncAfter10s_NotResent", Stage::kDeploy, 10'000, false},
+  LostRow{"Deploy_ResyncAfter60s_Resent", Stage::kDeploy, 60'000, true}),
+  [](const ::testing::TestParamInfo<LostRow>& i) { return std::string(i.param.name); });
 // clang-format on
 
-// ---- the train phase ----------------------------------------------------------------------
+// ---- restart at each point: the state alone resumes, nothing is answered twice -------------
+
+enum class Point {
+  kTrainWriting,    // (Train, Waiting) answered by a write in flight
+  kTrainReadySent,  // LL-1 sent, (Train, Waiting) still latest (G2: nothing synced yet)
+  kTrainRunning,    // the train pod runs
+  kEvalWriting,     // (Eval, Waiting) answered by a write in flight
+  kEvalReadySent,   // LL-3 sent, (Eval, Waiting) still latest
+  kDeployCopying,   // (Deploy, Waiting) answered by a copy in flight
+  kDeployReported,  // LL-5 sent, (Deploy, Waiting) still latest
+};
+
+struct RestartRow {
+  const char* name;
+  Point point;
+  size_t reissued_writes, reissued_copies;
+};
+
+void PrintTo(const RestartRow& r, std::ostream* os) { *os << r.name; }
+
+class LlRestartTable : public LlJobTest, public ::testing::WithParamInterface<RestartRow> {};
+
+// A restart = the persisted state, Resume (re-issues exactly the in-flight work), then the GM's
+// re-send of the same job: no second answer; then the round goes on to its end with one answer
+// per Waiting.
+TEST_P(LlRestartTable, Row) {
+  const RestartRow& row = GetParam();
+  Gm(Stage::kTrain, CT::kWaiting);
+  Ingest(501, 125);
+  if (row.point != Point::kTrainWriting) {
+    Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+    if (row.point >= Point::kTrainRunning) {
+      GmEcho(Ll1(1));
+      Gm(Stage::kTrain, CT::kRunning);
+    }
+    if (row.point >= Point::kEvalWriting) {
+      Gm(Stage::kTrain, CT::kCompleted, Output_({TrainModel(1)}));
+      Gm(Stage::kEval, CT::kWaiting);
+    }
+    if (row.point >= Point::kEvalReadySent) Run(FileWritten{Work::kWriteEval, 1, true, ""});
+    if (row.point >= Point::kDeployCopying) {
+      GmEcho(Ll3(1, {TrainModel(1)}));
+      Gm(Stage::kEval, CT::kCompleted, Output_({EvalModel(1)}));
+      Gm(Stage::kDeploy, CT::kWaiting);
+    }
+    if (row.point >= Point::kDeployReported) Run(ModelCopied{true, ""});
+  }
+  const size_t reports_before = sent.size();
+  // Restart.
+  const State persisted = state;
+  state = State{};
+  state = persisted;
+  Output r = Run(Resume{});
+  EXPECT_EQ(All<WriteSamples>(r).size(), row.reissued_writes);
+  EXPECT_EQ(All<CopyModel>(r).size(), row.reissued_copies);
+  EXPECT_TRUE(All<SendReport>(r).empty());
+  Ingest(600, 0);  // enough for the train trigger: still no second train ready
+  Output again = Deliver();
+  EXPECT_TRUE(All<SendReport>(again).empty()) << "the re-sent Waiting is not answered again";
+  EXPECT_TRUE(All<WriteSamples>(again).empty());
+  EXPECT_TRUE(All<CopyModel>(again).empty());
+  // Complete the in-flight work (the completion of the re-issued action).
+  if (state.work == Work::kWriteTrain) Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+  if (state.work == Work::kWriteEval) Run(FileWritten{Work::kWriteEval, 1, true, ""});
+  if (state.work == Work::kDeploy) Run(ModelCopied{true, ""});
+  // A stale duplicate completion changes nothing.
+  const State settled = state;
+  Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+  Run(FileWritten{Work::kWriteEval, 1, true, ""});
+  Run(ModelCopied{true, ""});
+  EXPECT_EQ(state, settled);
+  // Exactly one answer of each kind up to here.
+  std::vector<std::string> kinds;
+  for (const Sent& s : sent) kinds.push_back(s.report.phase + "/" + s.report.status);
+  const size_t n = row.point >= Point::kDeployCopying ? 3
+                   : row.point >= Point::kEvalWriting ? 2
+                                                      : 1;
+  EXPECT_EQ(sent.size(), n) << ::testing::PrintToString(kinds);
+  EXPECT_EQ(reports_before, row.point >= Point::kDeployReported   ? 3u
+                            : row.point >= Point::kEvalReadySent  ? 2u
+                            : row.point >= Point::kTrainReadySent ? 1u
+                                                                  : 0u);
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Restarts, LlRestartTable, ::testing::Values(
+  RestartRow{"TrainWriting_RewritesTrainFile", Point::kTrainWriting, 1, 0},
+  RestartRow{"TrainReadySent", Point::kTrainReadySent, 0, 0},
+  RestartRow{"TrainRunning", Point::kTrainRunning, 0, 0},
+  RestartRow{"EvalWriting_RewritesEvalFile", Point::kEvalWriting, 1, 0},
+  RestartRow{"EvalReadySent", Point::kEvalReadySent, 0, 0},
+  RestartRow{"DeployCopying_Recopies", Point::kDeployCopying, 0, 1},
+  RestartRow{"DeployReported", Point::kDeployReported, 0, 0}),
+  [](const ::testing::TestParamInfo<RestartRow>& i) { return std::string(i.param.name); });
+// clang-format on
+
+// ---- multi-node ----------------------------------------------------------------------------
+
+// The LC on the train node T (not the dataset node): it gets the job at (Train, Running) only,
+// sends nothing, and forwards the train report without acting on it.
+TEST_F(LlJobTest, MultiNode_TrainNodeLc_ForwardsOnly) {
+  dataset_known = false;  // the Dataset is not this node's
+  job.conditions.push_back({CT::kWaiting, Stage::kTrain});
+  job.conditions.push_back({CT::kReady, Stage::kTrain});
+  job.conditions.back().data.output_dir = "/output/train/1";
+  job.conditions.push_back({CT::kStarting, Stage::kTrain});
+  Output o = Gm(Stage::kTrain, CT::kRunning);
+  EXPECT_TRUE(o.actions.empty());
+  const ReportScope scope = ScopeOfReport(MakeSpec(), state, "train");
+  EXPECT_FALSE(scope.awaited) << "not this LC's stage: the adapter forwards it unchecked";
+  const State before = state;
+  Output r = Run(WorkerReported{Worker("train", "completed", {TrainModel(1)})});
+  EXPECT_TRUE(All<SendReport>(r).empty());
+  EXPECT_EQ(state, before);
+}
+
+// The LC on the dataset node never sees the train report: the eval is answered from the
+// conditions; the eval runs elsewhere too and the deploy is answered from the conditions.
+TEST_F(LlJobTest, MultiNode_DatasetNodeLc_AnswersFromConditions) {
+  shape = Shape::kG2DatasetOnly;
+  ToTrainReady(1);
+  ASSERT_EQ(All<WriteSamples>(TrainRuns(1, false)).size(), 1u);
+  ToEvalReady(1, {TrainModel(1)});
+  ASSERT_EQ(All<CopyModel>(EvalRuns(1, false)).size(), 1u);
+  ExpectReport(OneReport(Run(ModelCopied{true, ""})), Ll5(EvalModel(1)));
+}
+
+// A G1 -> G2 upgrade moved the Waitings to this (dataset-node) LC, which did not send the round's
+// train ready: it evaluates under that train's version, never overwriting an older version's eval
+// files, and numbers its next train after it.
+TEST_F(LlJobTest, RoundTrainedByAnotherLc_EvalUsesThatVersion) {
+  Ingest(100, 30);
+  job.conditions.push_back({CT::kWaiting, Stage::kTrain});
+  job.conditions.push_back({CT::kReady, Stage::kTrain});
+  job.conditions.back().data.output_dir = "/output/train/4";
+  job.conditions.push_back({CT::kRunning, Stage::kTrain});
+  Gm(Stage::kTrain, CT::kCompleted, Output_({TrainModel(4)}));
+  auto w = All<WriteSamples>(Gm(Stage::kEval, CT::kWaiting));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/eval/4/data.csv");
+  EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 300, 30})})
+      << "the eval samples gathered so far form this eval's window";
+  ToEvalReady(4, {TrainModel(4)});
+  EXPECT_EQ(state.version, 4);
+}
+
+// ---- failures --------------------------------------------------------------------------------
+
+// L1: the train pod fails; the forwarded failure (or the GM's (Train, Failed)) returns the
+// samples; the next train waits for the GM's (Train, Waiting) and uses the next version.
+TEST_F(LlJobTest, L1_TrainFailed_SamplesBack_NextWaitingAnswered) {
+  shape = Shape::kG1;  // the Failed condition reaches this LC
+  for (bool by_report : {true, false}) {
+    SCOPED_TRACE(by_report ? "worker report" : "condition");
+    job = LlJob{job.meta, job.spec, {}};
+    state = State{};
+    sent.clear();
+    ToTrainReady(1);
+    GmEcho(Ll1(1));
+    Gm(Stage::kTrain, CT::kRunning);
+    Ingest(20, 5);
+    if (by_report) {
+      Output o = Run(WorkerReported{Worker("train", "failed", {})});
+      EXPECT_TRUE(All<SendReport>(o).empty());
+      EXPECT_TRUE(All<WriteSamples>(o).empty()) << "no train before the GM's (Train, Waiting)";
+      EXPECT_EQ(state.train_pending.count, 521) << "the failed train's samples are pending again";
+    }
+    EXPECT_TRUE(All<WriteSamples>(Gm(Stage::kTrain, CT::kFailed)).empty());
+    EXPECT_EQ(state.train_pending, (SpoolRange{0, 5210, 521}));
+    EXPECT_TRUE(state.eval_windows.empty());
+    EXPECT_EQ(state.eval_open, (SpoolRange{0, 1300, 130}));
+    EXPECT_EQ(state.consecutive_failures, 1) << "one failure, however it was seen";
+    auto w = All<WriteSamples>(Gm(Stage::kTrain, CT::kWaiting));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].round, 2) << "L5: version 1's files are never rewritten";
+    EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 5210, 521})});
+    ExpectReport(OneReport(Run(FileWritten{Work::kWriteTrain, 2, true, ""})), Ll1(2));
+    EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1300, 130})});
+  }
+}
+
+// L2: the eval pod fails; the job trains again on the GM's (Train, Waiting); the evaluated window
+// stays for later evals.
+TEST_F(LlJobTest, L2_EvalFailed_NextRoundEvaluatesTheWindowAgain) {
+  shape = Shape::kG1;
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  GmEcho(Ll3(1, {TrainModel(1)}));
+  Gm(Stage::kEval, CT::kRunning);
+  Output f = Gm(Stage::kEval, CT::kFailed);
+  EXPECT_EQ(Logs(f, Log::Level::kWarn), 1u);
+  EXPECT_FALSE(state.worker_awaited);
+  Gm(Stage::kTrain, CT::kWaiting);
+  Ingest(501, 40);
+  Run(FileWritten{Work::kWriteTrain, 2, true, ""});
+  auto w = All<WriteSamples>(TrainRuns(2));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/eval/2/data.csv");
+  EXPECT_EQ(w[0].ranges,
+            (std::vector<SpoolRange>{SpoolRange{0, 1250, 125}, SpoolRange{1250, 1650, 40}}));
+}
+
+// A Failed condition about an older version (history) never aborts the open train.
+TEST_F(LlJobTest, FailedCondition_OfAnOlderVersion_Ignored) {
+  job.conditions.push_back({CT::kWaiting, Stage::kTrain});
+  job.conditions.push_back({CT::kReady, Stage::kTrain});
+  job.conditions.back().data.output_dir = "/output/train/1";
+  job.conditions.push_back({CT::kFailed, Stage::kTrain});
+  Deliver();
+  EXPECT_EQ(state.conditions_seen, 3);
+  ToTrainReady(1);  // (Train, Waiting) appended; version 1 again
+  GmEcho(Ll1(1));
+  Output o = Gm(Stage::kTrain, CT::kRunning);
+  EXPECT_TRUE(state.worker_awaited) << "the old (Train, Failed) was examined once, at first sight";
+  EXPECT_TRUE(o.actions.empty());
+}
+
+// B6 path: no train output anywhere -> eval failed; the open train counts as failed, so its
+// samples are trained again, and the GM's next (Train, Waiting) is answered.
+TEST_F(LlJobTest, EvalFailed_NoTrainOutput_SamplesBack) {
+  ToTrainReady(1);
+  Output o = TrainRuns(1, false, true);
+  ExpectReport(OneReport(o), kEvalFailed);
+  EXPECT_EQ(Logs(o, Log::Level::kError), 1u);
+  EXPECT_EQ(state.train_pending.count, 501);
+  EXPECT_EQ(state.consecutive_failures, 1);
+  GmEcho(kEvalFailed);
+  auto w = All<WriteSamples>(Gm(Stage::kTrain, CT::kWaiting));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].round, 2);
+}
+
+// A worker that fails at once must not be restarted in a tight loop: the first failure is
+// retried at once, consecutive ones back off 1 s, 2 s, 4 s ... capped at 60 s.
+TEST_F(LlJobTest, ConsecutiveTrainFailuresBackOff) {
+  TriggerSpec ts;
+  ts.op = ">";
+  ts.threshold = 10;
+  ts.metric = "num_of_samples";
+  train = MustCompile(ts);
+  Gm(Stage::kTrain, CT::kWaiting);
+  ASSERT_EQ(All<WriteSamples>(Ingest(20, 0)).size(), 1u);
+  int64_t expected_wait[] = {0, 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000};
+  for (int64_t wait : expected_wait) {
+    ASSERT_TRUE(Reports(Run(FileWritten{Work::kWriteTrain, state.version + 1, true, ""})).size() ==
+                1u);
+    GmEcho(*state.answer);
+    Run(WorkerReported{Worker("train", "failed", {})});
+    Gm(Stage::kTrain, CT::kFailed);
+    const size_t writes = All<WriteSamples>(Gm(Stage::kTrain, CT::kWaiting)).size();
+    if (wait == 0) {
+      EXPECT_EQ(writes, 1u) << "the first failure retries at once";
+      continue;
+    }
+    EXPECT_EQ(writes, 0u) << "no retry before the backoff";
+    EXPECT_EQ(state.retry_after_ms, now.unix_ms + wait);
+    now.unix_ms += wait - 1;
+    EXPECT_TRUE(All<WriteSamples>(Run(Tick{})).empty());
+    now.unix_ms += 1;
+    EXPECT_EQ(All<WriteSamples>(Run(Tick{})).size(), 1u) << "retried after " << wait << " ms";
+  }
+}
+
+// ---- the train trigger, files and samples (kept from the phase machine) --------------------
 
 TEST_F(LlJobTest, TrainTrigger_BelowThreshold_NoAction) {
+  Gm(Stage::kTrain, CT::kWaiting);
   Output o = Ingest(400, 100);
   EXPECT_TRUE(o.actions.empty());
   EXPECT_EQ(state.train_pending, (SpoolRange{0, 4000, 400}));
@@ -375,82 +974,54 @@ TEST_F(LlJobTest, TrainTrigger_BelowThreshold_NoAction) {
   EXPECT_EQ(state.samples_seen, 500);
 }
 
-TEST_F(LlJobTest, TrainTrigger_Fires_WritesVersionFileBeforeReporting) {
-  Output o = Ingest(501, 125);
-  auto w = All<WriteSamples>(o);
+TEST_F(LlJobTest, TrainTrigger_WaitsForTheGmsTrainWaiting) {
+  EXPECT_TRUE(Ingest(501, 125).actions.empty()) << "no condition yet";
+  Gm(Stage::kTrain, CT::kRunning);
+  EXPECT_TRUE(Run(Tick{}).actions.empty()) << "the latest condition is not a Waiting";
+  auto w = All<WriteSamples>(Gm(Stage::kTrain, CT::kWaiting));
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].stage, Stage::kTrain);
   EXPECT_EQ(w[0].round, 1);
   EXPECT_EQ(w[0].url, "/output/data/train/1/data.csv");
   EXPECT_EQ(w[0].spool, SpoolKind::kTrain);
   EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 5010, 501})});
-  EXPECT_TRUE(All<SendReport>(o).empty()) << "LL-1 waits for the file";
+  EXPECT_TRUE(w[0].csv_header) << "L8";
   EXPECT_EQ(state.version, 0) << "the version is committed by the write";
-  EXPECT_EQ(state.work, Work::kWriteTrain);
 }
 
-TEST_F(LlJobTest, LL1_ExactReport) {
-  Reach(At::kTrainWriting);
-  Output o = Run(FileWritten{Work::kWriteTrain, 1, true, ""});
-  ExpectReport(
-      OneReport(o),
-      StatusReport{
-          "train", "ready", true, {}, "/output/data/train/1/data.csv", "", "/output/train/1"});
+TEST_F(LlJobTest, LL1_ExactReport_OncePerWaiting) {
+  ToTrainReady(1);
   EXPECT_EQ(state.version, 1);
   EXPECT_TRUE(state.worker_awaited);
   EXPECT_EQ(state.train_pending, (SpoolRange{5010, 5010, 0}));
   EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})});
   EXPECT_EQ(state.eval_open, (SpoolRange{1250, 1250, 0}));
-  EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "one LL-1 per version";
+  // v0.7.0 re-arms the trigger on every tick in (Train, Waiting) (B4): not here.
+  EXPECT_TRUE(Ingest(900, 10).actions.empty()) << "one LL-1 per (Train, Waiting)";
+  EXPECT_TRUE(Run(Tick{}).actions.empty()) << "one LL-1 per (Train, Waiting)";
+  EXPECT_TRUE(Deliver().actions.empty());
 }
 
 TEST_F(LlJobTest, SamplesArrivingDuringTrainWrite_StayPending) {
-  Reach(At::kTrainWriting);
+  Gm(Stage::kTrain, CT::kWaiting);
+  Ingest(501, 125);
   Ingest(7, 3);
   Run(FileWritten{Work::kWriteTrain, 1, true, ""});
   EXPECT_EQ(state.train_pending, (SpoolRange{5010, 5080, 7}));
   EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1280, 128})});
 }
 
-TEST_F(LlJobTest, SamplesArrivingWhileTrainRuns_DoNotTriggerAgain) {
-  Reach(At::kTrainAwaited);
-  Output o = Ingest(900, 100);
-  EXPECT_TRUE(All<WriteSamples>(o).empty()) << "one train at a time";
-  EXPECT_EQ(state.train_pending.count, 900);
-}
-
-TEST_F(LlJobTest, Resume_AfterMoreSamples_RewritesTheSameRange) {
-  Reach(At::kTrainWriting);
-  Ingest(50, 0);
-  auto w = All<WriteSamples>(Run(Resume{}));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 5010, 501})});
-}
-
 TEST_F(LlJobTest, DatasetUnknown_BlockedOnceThenFires) {
-  Spec s = MakeSpec();
-  s.dataset_known = false;
-  Output o = Step(s, state, SamplesIngested{626, 501, 5010, 125, 1250}, now);
+  dataset_known = false;
+  Ingest(501, 125);
+  Output o = Gm(Stage::kTrain, CT::kWaiting);
   EXPECT_TRUE(All<WriteSamples>(o).empty());
   ASSERT_EQ(All<Log>(o).size(), 1u);
   EXPECT_NE(All<Log>(o)[0].text.find("default/lifelong-dataset"), std::string::npos);
-  state = o.state;
-  Output again = Step(s, state, Tick{}, now);
-  EXPECT_TRUE(again.actions.empty()) << "a blocked condition is logged once";
-  state = again.state;
+  EXPECT_TRUE(Run(Tick{}).actions.empty()) << "a blocked condition is logged once";
+  dataset_known = true;
   EXPECT_EQ(All<WriteSamples>(Run(JobChanged{})).size(), 1u) << "fires once the Dataset is known";
   EXPECT_EQ(state.last_error, "");
-}
-
-TEST_F(LlJobTest, DatasetUnknown_EvalWriteWaits) {
-  Reach(At::kTrainAwaited);
-  Spec s = MakeSpec();
-  s.dataset_known = false;
-  Output o = Step(s, state, WorkerReported{Worker("train", "completed", {kTrainModel})}, now);
-  EXPECT_TRUE(All<WriteSamples>(o).empty());
-  EXPECT_EQ(o.state.phase, Phase::kEval);
-  state = o.state;
-  EXPECT_EQ(All<WriteSamples>(Run(Tick{})).size(), 1u);
 }
 
 TEST_F(LlJobTest, TrainTrigger_OutsideTimerWindow_NoFire) {
@@ -460,268 +1031,15 @@ TEST_F(LlJobTest, TrainTrigger_OutsideTimerWindow_NoFire) {
   ts.metric = "num_of_samples";
   ts.timer = TimerSpec{"02:00", "04:00"};
   train = MustCompile(ts);
+  Gm(Stage::kTrain, CT::kWaiting);
   EXPECT_TRUE(All<WriteSamples>(Ingest(501, 0)).empty());
   now.minute_of_day = 3 * 60;
   EXPECT_EQ(All<WriteSamples>(Run(Tick{})).size(), 1u);
 }
 
-// ---- eval and deploy ----------------------------------------------------------------------
-
-// An S3 txt dataset: train and eval files get a dataIndex.txt and the ready reports its URL
-// (§7.4); an S3 csv dataset never gets one.
-TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
-  csv = false;
-  dataset_s3 = true;
-  job.spec.output_dir = "s3://b/out/";
-  Reach(At::kTrainWriting);
-  Output o = Run(FileWritten{Work::kWriteTrain, 1, true, ""});
-  ExpectReport(OneReport(o), StatusReport{"train",
-                                          "ready",
-                                          true,
-                                          {},
-                                          "s3://b/out/data/train/1/data.txt",
-                                          "s3://b/out/data/train/1/dataIndex.txt",
-                                          "s3://b/out/train/1"});
-  const ModelRef model{"pkl", "s3://b/out/train/1/index.pkl", {}};
-  auto w = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {model})}));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].url, "s3://b/out/data/eval/1/data.txt");
-  EXPECT_EQ(w[0].index_url, "s3://b/out/data/eval/1/dataIndex.txt");
-  o = Run(FileWritten{Work::kWriteEval, 1, true, ""});
-  ExpectReport(OneReport(o), StatusReport{"eval",
-                                          "ready",
-                                          true,
-                                          {model},
-                                          "s3://b/out/data/eval/1/data.txt",
-                                          "s3://b/out/data/eval/1/dataIndex.txt",
-                                          "s3://b/out/eval/1"});
-}
-
-TEST_F(LlJobTest, S3CsvDataset_NoDataIndex) {
-  dataset_s3 = true;
-  auto w = All<WriteSamples>(Ingest(501, 125));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].url, "/output/data/train/1/data.csv");
-  EXPECT_EQ(w[0].index_url, "");
-}
-
-TEST_F(LlJobTest, TrainCompleted_WritesEvalFileOfTheSameVersion) {
-  Reach(At::kTrainAwaited);
-  Ingest(0, 30);
-  auto w = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {kTrainModel})}));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].stage, Stage::kEval);
-  EXPECT_EQ(w[0].round, 1);
-  EXPECT_EQ(w[0].url, "/output/data/eval/1/data.csv");
-  EXPECT_EQ(w[0].spool, SpoolKind::kEval);
-  EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})})
-      << "samples after the train trigger belong to the next version";
-  EXPECT_EQ(state.train_model, kTrainModel);
-}
-
-TEST_F(LlJobTest, LL3_ExactReport) {
-  Reach(At::kEvalWriting);
-  Output o = Run(FileWritten{Work::kWriteEval, 1, true, ""});
-  ExpectReport(OneReport(o), StatusReport{"eval",
-                                          "ready",
-                                          true,
-                                          {ModelRef{"pkl", "/output/train/1/index.pkl"}},
-                                          "/output/data/eval/1/data.csv",
-                                          "",
-                                          "/output/eval/1"});
-  EXPECT_TRUE(state.worker_awaited);
-  EXPECT_EQ(state.phase, Phase::kEval);
-}
-
-TEST_F(LlJobTest, LL3_TrainMetricsAreNotCarried) {
-  Reach(At::kTrainAwaited);
-  ModelRef with_metrics = kTrainModel;
-  with_metrics.metrics["summer_2"] = MetricValue::Other();
-  Run(WorkerReported{Worker("train", "completed", {with_metrics})});
-  StatusReport r = OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""}));
-  ASSERT_EQ(r.input_models.size(), 1u);
-  EXPECT_TRUE(r.input_models[0].metrics.empty());
-  EXPECT_EQ(r.input_models[0].url, kTrainModel.url);
-}
-
-TEST_F(LlJobTest, EvalCompleted_CopiesResultToDeployIndex) {
-  Reach(At::kEvalAwaited);
-  Output o = Run(WorkerReported{Worker("eval", "completed", {kEvalResult})});
-  auto c = All<CopyModel>(o);
-  ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].src_url, "/output/eval/1/index.pkl");
-  EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
-  EXPECT_TRUE(All<SendReport>(o).empty()) << "LL-5 only after the copy";
-  EXPECT_EQ(state.phase, Phase::kDeploy);
-}
-
-TEST_F(LlJobTest, LL5_ExactReport) {
-  Reach(At::kDeploying);
-  Output o = Run(ModelCopied{true, ""});
-  ExpectReport(
-      OneReport(o),
-      StatusReport{"deploy", "ready", true, {ModelRef{"pkl", "/output/eval/1/index.pkl"}}});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-  EXPECT_EQ(state.work, Work::kNone);
-  EXPECT_FALSE(state.worker_awaited);
-  ASSERT_EQ(state.deployments.size(), 1u);
-  EXPECT_EQ(state.deployments[0],
-            (Deployment{1, "/output/eval/1/index.pkl", "2026-11-29T10:00:00Z"}));
-}
-
-TEST_F(LlJobTest, LL6_ExactReport) {
-  Reach(At::kDeploying);
-  Output o = Run(ModelCopied{false, "Permission denied"});
-  ExpectReport(OneReport(o), StatusReport{"deploy", "failed"});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-  EXPECT_EQ(state.work, Work::kNone);
-  EXPECT_TRUE(state.deployments.empty());
-  EXPECT_EQ(state.last_error, "Permission denied");
-  EXPECT_EQ(Logs(o, Log::Level::kError), 1u);
-}
-
-TEST_F(LlJobTest, DeployThenNextVersion_UsesVersion2Everywhere) {
-  Reach(At::kDeploying);
-  Run(ModelCopied{true, ""});
-  Output t = Ingest(501, 40);
-  auto w = All<WriteSamples>(t);
-  ASSERT_EQ(w.size(), 1u) << "no deploy trigger: back to the train trigger at once";
-  EXPECT_EQ(w[0].url, "/output/data/train/2/data.csv");
-  ExpectReport(
-      OneReport(Run(FileWritten{Work::kWriteTrain, 2, true, ""})),
-      StatusReport{
-          "train", "ready", true, {}, "/output/data/train/2/data.csv", "", "/output/train/2"});
-  const ModelRef m2{"pkl", "/output/train/2/index.pkl"};
-  Run(WorkerReported{Worker("train", "completed", {m2})});
-  ExpectReport(
-      OneReport(Run(FileWritten{Work::kWriteEval, 2, true, ""})),
-      StatusReport{
-          "eval", "ready", true, {m2}, "/output/data/eval/2/data.csv", "", "/output/eval/2"});
-}
-
-TEST_F(LlJobTest, DeployCopyFailed_NextVersionStillRuns) {
-  Reach(At::kDeploying);
-  Run(ModelCopied{false, "No space left on device"});
-  EXPECT_EQ(All<WriteSamples>(Ingest(501, 0)).size(), 1u);
-  EXPECT_EQ(state.work, Work::kWriteTrain);
-}
-
-TEST_F(LlJobTest, EvalWriteFails_RetriesAfterBackoff) {
-  Reach(At::kEvalWriting);
-  Output f = Run(FileWritten{Work::kWriteEval, 1, false, "Read-only file system"});
-  EXPECT_TRUE(All<SendReport>(f).empty());
-  EXPECT_EQ(state.phase, Phase::kEval);
-  EXPECT_EQ(state.work, Work::kNone);
-  EXPECT_TRUE(All<WriteSamples>(Run(Tick{})).empty()) << "no retry before the backoff";
-  now.unix_ms += 10'000;
-  auto w = All<WriteSamples>(Run(Tick{}));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].url, "/output/data/eval/1/data.csv");
-}
-
-// ---- §8.5 LL items ------------------------------------------------------------------------
-
-TEST_F(LlJobTest, L1_FailedReportWithoutResultsRecovers) {
-  Reach(At::kTrainAwaited);
-  Ingest(20, 5);
-  Output o = Run(WorkerReported{Worker("train", "failed", {})});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-  EXPECT_FALSE(state.worker_awaited);
-  // The failed version's samples are pending again, with those that arrived meanwhile, so the
-  // trigger fires at once for the next version number.
-  auto w = All<WriteSamples>(o);
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].round, 2);
-  EXPECT_EQ(w[0].url, "/output/data/train/2/data.csv");
-  EXPECT_EQ(w[0].ranges, std::vector<SpoolRange>{(SpoolRange{0, 5210, 521})});
-  // Its eval window is open again: one window, every sample once.
-  EXPECT_TRUE(state.eval_windows.empty());
-  EXPECT_EQ(state.eval_open, (SpoolRange{0, 1300, 130}));
-  ExpectReport(
-      OneReport(Run(FileWritten{Work::kWriteTrain, 2, true, ""})),
-      StatusReport{
-          "train", "ready", true, {}, "/output/data/train/2/data.csv", "", "/output/train/2"});
-  EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1300, 130})});
-}
-
-TEST_F(LlJobTest, L1_FailedTrainBelowThreshold_WaitsForTrigger) {
-  TriggerSpec ts;
-  ts.op = ">";
-  ts.threshold = 600;
-  ts.metric = "num_of_samples";
-  train = MustCompile(ts);
-  Ingest(601, 0);
-  Run(FileWritten{Work::kWriteTrain, 1, true, ""});
-  ts.threshold = 1000;  // e.g. the job was edited meanwhile
-  train = MustCompile(ts);
-  Output o = Run(WorkerReported{Worker("train", "failed", {})});
-  EXPECT_TRUE(All<WriteSamples>(o).empty());
-  EXPECT_EQ(state.train_pending.count, 601);
-  EXPECT_EQ(All<WriteSamples>(Ingest(400, 0)).at(0).round, 2);
-}
-
-TEST_F(LlJobTest, L2_EvalFailedRecovers) {
-  Reach(At::kEvalAwaited);
-  Output o = Run(WorkerReported{Worker("eval", "failed", {})});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-  EXPECT_FALSE(state.worker_awaited);
-  EXPECT_EQ(state.version, 1);
-  EXPECT_TRUE(All<Log>(Run(Tick{})).empty()) << "no error every tick";
-  EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})})
-      << "the evaluated window stays for later evals";
-  Ingest(501, 40);
-  Run(FileWritten{Work::kWriteTrain, 2, true, ""});
-  auto w = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {kOther})}));
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].url, "/output/data/eval/2/data.csv") << "version numbers are never reused";
-  EXPECT_EQ(w[0].ranges,
-            (std::vector<SpoolRange>{SpoolRange{0, 1250, 125}, SpoolRange{1250, 1650, 40}}));
-}
-
-TEST_F(LlJobTest, L2_EvalFailedConditionRecovers) {
-  Reach(At::kEvalAwaited);
-  job.conditions.push_back(Ready(Stage::kEval, "/output/eval/1"));
-  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kRunning));
-  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kFailed));
-  Output o = Run(JobChanged{});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-  EXPECT_FALSE(state.worker_awaited);
-  EXPECT_EQ(Logs(o, Log::Level::kWarn), 1u);
-  EXPECT_EQ(All<WriteSamples>(Ingest(501, 0)).at(0).round, 2);
-}
-
-TEST_F(LlJobTest, L3_KindCaseInsensitive) {
-  Reach(At::kTrainAwaited);
-  Run(WorkerReported{Worker("Train", "COMPLETED", {kTrainModel})});
-  EXPECT_EQ(state.phase, Phase::kEval);
-  Run(FileWritten{Work::kWriteEval, 1, true, ""});
-  Run(WorkerReported{Worker("EVAL", "Completed", {kEvalResult})});
-  EXPECT_EQ(state.phase, Phase::kDeploy);
-}
-
-TEST_F(LlJobTest, L3_FailedStatusCaseInsensitive) {
-  Reach(At::kEvalAwaited);
-  Run(WorkerReported{Worker("Eval", "FAILED", {})});
-  EXPECT_EQ(state.phase, Phase::kTrain);
-}
-
-TEST_F(LlJobTest, L4_DeployReportHasNoRootfsPrefix) {
-  // The core only sees host paths (the adapter joins the rootfs): what it copies and reports is
-  // exactly the worker's URL, and the recorded result is not mutated by the deploy.
-  Reach(At::kDeploying);
-  auto c = All<CopyModel>(issued);
-  ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].src_url, "/output/eval/1/index.pkl");
-  EXPECT_EQ(c[0].dst_url, "/output/deploy/index.pkl");
-  StatusReport r = OneReport(Run(ModelCopied{true, ""}));
-  ASSERT_EQ(r.input_models.size(), 1u);
-  EXPECT_EQ(r.input_models[0].url, "/output/eval/1/index.pkl");
-  EXPECT_EQ(state.eval_result, kEvalResult);
-  EXPECT_EQ(state.deployments.at(0).url, "/output/eval/1/index.pkl");
-}
-
 TEST_F(LlJobTest, L5_FailedWriteBurnsNoVersion) {
-  Reach(At::kTrainWriting);
+  Gm(Stage::kTrain, CT::kWaiting);
+  Ingest(501, 0);
   Output f = Run(FileWritten{Work::kWriteTrain, 1, false, "No space left on device"});
   EXPECT_TRUE(All<SendReport>(f).empty());
   EXPECT_EQ(Logs(f, Log::Level::kError), 1u);
@@ -734,88 +1052,61 @@ TEST_F(LlJobTest, L5_FailedWriteBurnsNoVersion) {
   auto w = All<WriteSamples>(Run(Tick{}));
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].round, 1);
-  EXPECT_EQ(w[0].url, "/output/data/train/1/data.csv");
   EXPECT_EQ(OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""})).output_dir,
             "/output/train/1");
 }
 
-TEST_F(LlJobTest, L6_TwoResultsUsesFirst) {
-  Reach(At::kTrainAwaited);
-  const ModelRef pb{"pb", "/output/train/1/model.pb", {{"loss", MetricValue::Number(0.8)}}};
-  const ModelRef ckpt{"ckpt", "/output/train/1", {}};
-  Run(WorkerReported{Worker("train", "completed", {pb, ckpt})});
-  EXPECT_EQ(state.phase, Phase::kEval);
-  StatusReport r = OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""}));
-  EXPECT_EQ(r.input_models, std::vector<ModelRef>{(ModelRef{"pb", "/output/train/1/model.pb"})});
-  auto c = All<CopyModel>(
-      Run(WorkerReported{Worker("eval", "completed", {kEvalResult, {"pb", "/models/old.pb"}})}));
-  ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].src_url, kEvalResult.url);
+TEST_F(LlJobTest, EvalWriteFails_RetriesAfterBackoff) {
+  ToTrainReady(1);
+  TrainRuns(1);
+  Output f = Run(FileWritten{Work::kWriteEval, 1, false, "Read-only file system"});
+  EXPECT_TRUE(All<SendReport>(f).empty());
+  EXPECT_EQ(state.work, Work::kNone);
+  EXPECT_TRUE(All<WriteSamples>(Run(Tick{})).empty()) << "no retry before the backoff";
+  now.unix_ms += 10'000;
+  auto w = All<WriteSamples>(Run(Tick{}));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "/output/data/eval/1/data.csv");
+  ToEvalReady(1, {TrainModel(1)});
 }
 
-TEST_F(LlJobTest, L8_CsvHeaderFlagged) {
-  // The caller passes csv=true for a csv dataset whatever the case of `format`: every file of
-  // the version is data.csv with the header line.
-  auto t = All<WriteSamples>(Ingest(501, 10));
-  ASSERT_EQ(t.size(), 1u);
-  EXPECT_TRUE(t[0].csv_header);
-  EXPECT_EQ(t[0].url, "/output/data/train/1/data.csv");
-  Run(FileWritten{Work::kWriteTrain, 1, true, ""});
-  auto e = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {kTrainModel})}));
-  ASSERT_EQ(e.size(), 1u);
-  EXPECT_TRUE(e[0].csv_header);
-  EXPECT_EQ(e[0].url, "/output/data/eval/1/data.csv");
-}
-
-TEST_F(LlJobTest, TxtDataset_WritesDataTxtWithoutHeader) {
+TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
   csv = false;
-  auto t = All<WriteSamples>(Ingest(501, 10));
-  ASSERT_EQ(t.size(), 1u);
-  EXPECT_FALSE(t[0].csv_header);
-  EXPECT_EQ(t[0].url, "/output/data/train/1/data.txt");
-  EXPECT_EQ(OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""})).data_url,
-            "/output/data/train/1/data.txt");
-  auto e = All<WriteSamples>(Run(WorkerReported{Worker("train", "completed", {kTrainModel})}));
-  ASSERT_EQ(e.size(), 1u);
-  EXPECT_FALSE(e[0].csv_header);
-  EXPECT_EQ(e[0].url, "/output/data/eval/1/data.txt");
-  EXPECT_EQ(OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""})).data_url,
-            "/output/data/eval/1/data.txt");
-}
-
-TEST_F(LlJobTest, B10_ResultWithoutUrlRejected) {
-  Reach(At::kTrainAwaited);
-  WorkerReport w = Worker("train", "completed", {kTrainModel});
-  w.results_error = "results[0].url: expected a string";
-  const State before = state;
-  Output o = Run(WorkerReported{w});
-  EXPECT_EQ(state, before);
-  EXPECT_TRUE(All<WriteSamples>(o).empty());
-  ASSERT_EQ(All<Log>(o).size(), 1u);
-  EXPECT_EQ(All<Log>(o)[0].level, Log::Level::kError);
-  EXPECT_NE(All<Log>(o)[0].text.find("train-worker-p0x1c"), std::string::npos);
-  EXPECT_NE(All<Log>(o)[0].text.find("results[0].url"), std::string::npos);
-}
-
-TEST_F(LlJobTest, B10_EmptyResultsOrEmptyUrlRejected) {
-  Reach(At::kEvalAwaited);
-  const State before = state;
-  Output empty = Run(WorkerReported{Worker("eval", "completed", {})});
-  EXPECT_EQ(state, before);
-  ASSERT_EQ(All<Log>(empty).size(), 1u);
-  EXPECT_NE(All<Log>(empty)[0].text.find("results"), std::string::npos);
-  Output no_url = Run(WorkerReported{Worker("eval", "completed", {{"pkl", ""}})});
-  EXPECT_EQ(state, before);
-  EXPECT_TRUE(All<CopyModel>(no_url).empty());
-  ASSERT_EQ(All<Log>(no_url).size(), 1u);
-  EXPECT_NE(All<Log>(no_url)[0].text.find("results[0].url"), std::string::npos);
+  dataset_s3 = true;
+  job.spec.output_dir = "s3://b/out/";
+  Gm(Stage::kTrain, CT::kWaiting);
+  Ingest(501, 125);
+  StatusReport ll1 = OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""}));
+  ExpectReport(ll1, StatusReport{"train",
+                                 "ready",
+                                 true,
+                                 {},
+                                 "s3://b/out/data/train/1/data.txt",
+                                 "s3://b/out/data/train/1/dataIndex.txt",
+                                 "s3://b/out/train/1"});
+  const ModelRef model = Pkl("s3://b/out/train/1/index.pkl");
+  GmEcho(ll1);
+  Gm(Stage::kTrain, CT::kCompleted, Output_({model}));
+  auto w = All<WriteSamples>(Gm(Stage::kEval, CT::kWaiting));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].url, "s3://b/out/data/eval/1/data.txt");
+  EXPECT_EQ(w[0].index_url, "s3://b/out/data/eval/1/dataIndex.txt");
+  EXPECT_FALSE(w[0].csv_header);
+  ExpectReport(OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""})),
+               StatusReport{"eval",
+                            "ready",
+                            true,
+                            {model},
+                            "s3://b/out/data/eval/1/data.txt",
+                            "s3://b/out/data/eval/1/dataIndex.txt",
+                            "s3://b/out/eval/1"});
 }
 
 TEST_F(LlJobTest, B2_EvalWindowsEachSampleOnce) {
   int64_t begin_of[8] = {0};  // eval spool offset where version k's window starts
   for (int k = 1; k <= 7; ++k) {
     begin_of[k] = state.eval_open.begin;
-    WriteSamples w = FullCycle(501, 10 * k);
+    WriteSamples w = FullRound(k, 10 * k);
     const int first = std::max(1, k - kEvalWindows + 1);
     ASSERT_EQ(w.ranges.size(), static_cast<size_t>(k - first + 1)) << "version " << k;
     EXPECT_EQ(w.ranges.front().begin, begin_of[first]) << "version " << k;
@@ -834,81 +1125,24 @@ TEST_F(LlJobTest, B2_EvalWindowsEachSampleOnce) {
   EXPECT_EQ(state.deployments.size(), 7u);
 }
 
-// ---- GM conditions (failure recovery only) ------------------------------------------------
+// ---- ScopeOfReport ---------------------------------------------------------------------------
 
-TEST_F(LlJobTest, GmFailedConditionRecoversOnce) {
-  Reach(At::kTrainAwaited);
-  job.conditions.push_back(Ready(Stage::kTrain, "/output/train/1"));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kStarting));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));
-  Output o = Run(JobChanged{});
-  EXPECT_EQ(Logs(o, Log::Level::kWarn), 1u);
-  EXPECT_NE(All<Log>(o).at(0).text.find("condition #3"), std::string::npos);
-  auto w = All<WriteSamples>(o);
-  ASSERT_EQ(w.size(), 1u) << "back to train; the returned samples fire the trigger";
-  EXPECT_EQ(w[0].round, 2);
-  Run(FileWritten{Work::kWriteTrain, 2, true, ""});
-  ASSERT_TRUE(state.worker_awaited);
-  // The GM re-sends the job: unchanged, then with (Train, Waiting) appended.
-  const State before = state;
-  EXPECT_TRUE(Run(JobChanged{}).actions.empty());
-  EXPECT_EQ(state, before);
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
-  EXPECT_TRUE(Run(JobChanged{}).actions.empty());
-  EXPECT_TRUE(state.worker_awaited) << "the answered Failed does not reset version 2";
-  EXPECT_EQ(state.version, 2);
-  EXPECT_EQ(state.conditions_seen, 5);
-}
-
-TEST_F(LlJobTest, GmFailedCondition_AfterWorkerFailure_IsNotAboutTheNewVersion) {
-  Reach(At::kTrainAwaited);
-  Run(WorkerReported{Worker("train", "failed", {})});  // forwarded; the GM appends a Failed
-  Run(FileWritten{Work::kWriteTrain, 2, true, ""});
-  ASSERT_TRUE(state.worker_awaited);
-  job.conditions.push_back(Ready(Stage::kTrain, "/output/train/1"));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
-  job.conditions.push_back(Ready(Stage::kTrain, "/output/train/2"));
-  Output o = Run(JobChanged{});
-  EXPECT_TRUE(state.worker_awaited) << "version 1's failure does not abort version 2";
-  EXPECT_EQ(Logs(o, Log::Level::kInfo), 1u);
-  EXPECT_TRUE(All<WriteSamples>(o).empty());
-  // Version 2's own failure does.
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));
-  Run(JobChanged{});
-  EXPECT_FALSE(state.worker_awaited);
-  EXPECT_EQ(state.phase, Phase::kTrain);
-}
-
-TEST_F(LlJobTest, GmFailedCondition_OtherStage_Ignored) {
-  Reach(At::kEvalAwaited);
-  job.conditions.push_back(Ready(Stage::kTrain, "/output/train/1"));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));  // pod died after report
-  const State before = state;
-  Run(JobChanged{});
-  EXPECT_TRUE(state.worker_awaited);
-  EXPECT_EQ(state.phase, Phase::kEval);
-  EXPECT_EQ(state.conditions_seen, before.conditions_seen + 2);
-}
-
-TEST_F(LlJobTest, GmFailedCondition_HistoryAtFirstSight_NeverActsLater) {
-  job.conditions.push_back(Ready(Stage::kTrain, "/output/train/1"));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kFailed));
-  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
-  Run(JobChanged{});
-  EXPECT_EQ(state.conditions_seen, 4);
-  Reach(At::kTrainAwaited);  // version 1 again: its outputDir matches the old Ready
-  Run(JobChanged{});
-  EXPECT_TRUE(state.worker_awaited);
-}
-
-TEST_F(LlJobTest, GmNonFailedConditions_NeverDriveTheJob) {
-  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
-  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kWaiting));
-  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kFailed));
-  Output o = Run(JobChanged{});
-  EXPECT_TRUE(o.actions.empty());
-  EXPECT_EQ(state.phase, Phase::kTrain);
+TEST_F(LlJobTest, ScopeOfReport_FollowsTheOpenReady) {
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "train").awaited);
+  ToTrainReady(1);
+  ReportScope t = ScopeOfReport(MakeSpec(), state, "Train");
+  EXPECT_TRUE(t.awaited);
+  EXPECT_EQ(t.dirs, std::vector<std::string>{"/output/train/1"});
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "eval").awaited);
+  TrainRuns(1);
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "train").awaited) << "the GM moved on";
+  ToEvalReady(1, {TrainModel(1)});
+  ReportScope e = ScopeOfReport(MakeSpec(), state, "eval");
+  EXPECT_TRUE(e.awaited);
+  EXPECT_EQ(e.dirs, std::vector<std::string>{"/output/eval/1"});
+  EXPECT_EQ(e.exact, std::vector<std::string>{TrainModel(1).url});
+  EvalRuns(1);
+  EXPECT_FALSE(ScopeOfReport(MakeSpec(), state, "eval").awaited);
 }
 
 // ---- layout ---------------------------------------------------------------------------------
@@ -920,57 +1154,6 @@ TEST(LlLayoutTest, Paths) {
   EXPECT_STREQ(PhaseName(Phase::kTrain), "train");
   EXPECT_STREQ(PhaseName(Phase::kEval), "eval");
   EXPECT_STREQ(PhaseName(Phase::kDeploy), "deploy");
-}
-
-}  // namespace
-}  // namespace sedna::core::ll
-
-namespace sedna::core::ll {
-namespace {
-
-// A train worker that fails at once must not be restarted in a tight loop: the first failure is
-// retried at once, consecutive ones back off 1 s, 2 s, 4 s ... capped at 60 s.
-TEST(LlBackoffTest, ConsecutiveTrainFailuresBackOff) {
-  LlJob job;
-  job.meta.name = "j";
-  job.meta.ns = "default";
-  job.spec.output_dir = "/output";
-  job.spec.train_prob = 0.8;
-  TriggerSpec ts;
-  ts.op = ">";
-  ts.threshold = 10;
-  ts.metric = "num_of_samples";
-  auto trig = CompileTrigger(ts);
-  ASSERT_TRUE(trig.ok());
-  Spec spec{&job, &*trig, true, true};
-  Now now{1'000'000, 600, "2026-11-29T10:00:00Z"};
-  State st;
-  auto step = [&](const Event& e) {
-    Output o = Step(spec, st, e, now);
-    st = o.state;
-    int writes = 0;
-    for (const auto& a : o.actions) writes += std::holds_alternative<WriteSamples>(a);
-    return writes;
-  };
-  ASSERT_EQ(step(SamplesIngested{20, 20, 200, 0, 0}), 1);
-  WorkerReport failed;
-  failed.kind = "train";
-  failed.status = "failed";
-  int64_t expected_wait[] = {0, 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000};
-  for (int64_t wait : expected_wait) {
-    ASSERT_EQ(step(FileWritten{Work::kWriteTrain, st.version + 1, true, ""}), 0);
-    int writes = step(WorkerReported{failed});
-    if (wait == 0) {
-      EXPECT_EQ(writes, 1) << "the first failure retries at once";
-      continue;
-    }
-    EXPECT_EQ(writes, 0) << "no retry before the backoff";
-    EXPECT_EQ(st.retry_after_ms, now.unix_ms + wait);
-    now.unix_ms += wait - 1;
-    EXPECT_EQ(step(Tick{}), 0);
-    now.unix_ms += 1;
-    EXPECT_EQ(step(Tick{}), 1) << "retried after " << wait << " ms";
-  }
 }
 
 }  // namespace

@@ -207,8 +207,21 @@ bool GmEmulator::RunUntil(GmJob& job, const std::function<bool(const GmJob&)>& d
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - GmClock::now());
     if (left.count() <= 0) break;
     const size_t before = job.state().conditions.size();
-    auto f = NextFor(job, job.kind_name(), left);
+    // Wait for a frame, but no longer than the job's next R1 write: that write's sync may create
+    // pods (started here) and may be what done() waits for.
+    const auto due = job.next_write();
+    auto wait = left;
+    if (due) {
+      wait = std::min(wait, std::max(std::chrono::milliseconds(0),
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         *due - GmClock::now())));
+    }
+    auto f = Next(job.kind_name(), wait);
     if (!f) {
+      if (due && GmClock::now() >= *due) {
+        run_pods(job.AdvanceTo(*due));
+        Sync(job);
+      }
       ok = done(job);
       continue;
     }

@@ -124,7 +124,8 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
                 .status,
             200);
   EXPECT_NE(lc.Log().find("lifelonglearningjob default/nosuchjob"), std::string::npos);
-  // The job did not move: the good report is the one that starts eval (LL-3 follows it).
+  // The job did not move: the good report is recorded and forwarded, and LL-3 answers the GM's
+  // (Eval, Waiting) that follows it (never the report itself, sedna-head-protocol.md §3.2).
   EXPECT_EQ(
       HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
                   Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/index.pkl"}])"))
@@ -133,6 +134,11 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
   auto good = gm.Next("LifelongLearningJob");
   ASSERT_TRUE(good);
   EXPECT_NE(good->content.find("/output/train/1/index.pkl"), std::string::npos) << good->content;
+  EXPECT_FALSE(gm.Next("LifelongLearningJob", std::chrono::milliseconds(300)))
+      << "eval ready before the GM's (Eval, Waiting)";
+  job.Report(good->content);
+  ASSERT_EQ(job.LastCondition(), "Eval/Waiting");
+  gm.Send("insert", job.Object());
   auto ll3 = gm.Next("LifelongLearningJob");
   ASSERT_TRUE(ll3) << lc.Log();
   EXPECT_EQ(

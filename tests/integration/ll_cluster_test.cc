@@ -3,7 +3,9 @@
 // to the LC after every change, §4.3) and worker simulators posting like lib/sedna. The dataset
 // is a CSV index that grows by REPLACING trainData.csv with a longer file (§10.2). Every upstream
 // message is compared byte for byte with sedna-protocol.md §3.4, every file the LC writes is
-// checked, and the §8.5 LL items (L1-L8) are exercised.
+// checked, and the §8.5 LL items (L1-L8) are exercised. The LC answers each Waiting the GM
+// commits (sedna-head-protocol.md §3.2): a worker report is forwarded, never followed by a ready
+// before the GM's next Waiting reaches the LC.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -202,6 +204,7 @@ class LlClusterTest : public ClusterFixture {
         ll2.content,
         R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.910}},"url":"/output/train/)" +
             s + R"(/index.pkl"}],"ownerInfo":null}})");
+    ExpectNoJobMessage("eval ready before the GM's (Eval, Waiting)");
     GmTrainCompleted(ll2);
     UpstreamFrame ll3 = NextJob();
     EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/" + s + "/index.pkl", v));
@@ -211,7 +214,8 @@ class LlClusterTest : public ClusterFixture {
   }
 
   // The eval worker of version v reports <out>/eval/v/index.pkl holding `bytes`; the LC forwards
-  // it (LL-4), copies it to <out>/deploy/index.pkl and sends LL-5 (no /rootfs prefix, L4).
+  // it (LL-4); on the GM's (Deploy, Waiting) it copies it to <out>/deploy/index.pkl and sends
+  // LL-5 (no /rootfs prefix, L4).
   void EvalCompletesAndDeploys(int v, const std::string& bytes) {
     const std::string s = std::to_string(v);
     stdfs::create_directories(rootfs + "/output/eval/" + s);
@@ -226,10 +230,11 @@ class LlClusterTest : public ClusterFixture {
         ll4.content,
         R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.620},"url":"/output/eval/)" +
             s + R"(/index.pkl"}],"ownerInfo":null}})");
+    ExpectNoJobMessage("deploy before the GM's (Deploy, Waiting)");
+    GmEvalCompleted(ll4);
     UpstreamFrame ll5 = NextJob();
     EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/" + s + "/index.pkl"));
     EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), bytes);
-    GmEvalCompleted(ll4);
     GmDeployReady(ll5);
   }
 
@@ -274,6 +279,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(
       ll2.content,
       R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","metrics":{"summer_2":{"mlogloss":0.91}},"url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  ExpectNoJobMessage("eval ready before the GM's (Eval, Waiting)");
   GmTrainCompleted(ll2);
 
   UpstreamFrame ll3 = NextJob();
@@ -297,13 +303,14 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.62},"url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  ExpectNoJobMessage("deploy before the GM's (Deploy, Waiting)");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   // L4: the eval result's URL as reported, without the LC-internal /rootfs prefix.
   EXPECT_EQ(
       ll5.content,
       R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}]},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), model1);
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after version 1 was deployed and the job re-sent");
 
@@ -323,6 +330,42 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EvalCompletesAndDeploys(2, "V2");
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(eval1));
   ExpectNoJobMessage("after version 2 was deployed and the job re-sent");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
+// Multi-node (sedna-head-protocol §1.7): the train and eval workers run on other nodes, whose LCs
+// forward their reports; this (dataset-node) LC never receives either report. It answers the GM's
+// (Eval, Waiting) and (Deploy, Waiting) from the conditions' data alone (the outputs are on
+// storage both nodes see).
+TEST_F(LlClusterTest, TrainAndEvalOnOtherNodes_AnsweredFromConditions) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  GmTrainReady(ll1);
+  // Node T's LC forwards the train worker's report to the GM.
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  job->Report(
+      R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":"/output/train/1/index.pkl"}],"ownerInfo":null}})");
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/1/index.pkl", 1));
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
+  GmEvalReady(ll3);
+  // Node E's LC forwards the eval worker's report.
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-FROM-NODE-E");
+  job->Report(
+      R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
+  Sync();
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-FROM-NODE-E");
+  Sync();  // a re-send of the same (Deploy, Waiting) is not answered again
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy and re-sends");
   EXPECT_EQ(lc->Stop(), 0);
 }
 
@@ -383,7 +426,7 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
   EXPECT_EQ(job->LastCondition(), "Train/Waiting");
   Sync();
   Barrier();
-  const std::string back = "eval of version 1 failed; back to train";
+  const std::string back = "(Eval, Failed): eval of version 1 failed";
   EXPECT_NE(lc->Log().find(back), std::string::npos) << "the Failed condition was not acted on";
   // No pending train samples yet: nothing is sent; re-sends of the same job change nothing.
   Sync();
@@ -414,8 +457,9 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-TEST_F(LlClusterTest, TwoResultsUsesFirst) {
-  // L6: a TF/Keras backend reports two results; the LL job advances with results[0].
+TEST_F(LlClusterTest, TwoResultsEvalAllDeployFirst) {
+  // L6: a TF/Keras backend reports two results; the LL job advances. As v0.7.0 does, the eval
+  // gets every output model of the train and the deploy copies the first eval output.
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
   EXPECT_EQ(ll1.content, Ll1(1));
@@ -436,7 +480,9 @@ TEST_F(LlClusterTest, TwoResultsUsesFirst) {
       R"({"phase":"train","status":"completed","output":{"models":[{"format":"h5","metrics":{"loss":0.50},"url":"/output/train/1/model.h5"},{"format":"pb","metrics":{"loss":0.50},"url":"/output/train/1/model.pb"}],"ownerInfo":null}})");
   GmTrainCompleted(ll2);
   UpstreamFrame ll3 = NextJob();
-  EXPECT_EQ(ll3.content, Ll3("h5", "/output/train/1/model.h5", 1));
+  EXPECT_EQ(
+      ll3.content,
+      R"({"phase":"eval","status":"ready","input":{"models":[{"format":"h5","url":"/output/train/1/model.h5"},{"format":"pb","url":"/output/train/1/model.pb"}],"dataURL":"/output/data/eval/1/data.csv","outputDir":"/output/eval/1"},"output":null})");
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
   GmEvalReady(ll3);
 
@@ -454,10 +500,10 @@ TEST_F(LlClusterTest, TwoResultsUsesFirst) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.7},"url":"/output/eval/1/first.pkl"},{"format":"pkl","metrics":{"precision_score":0.9},"url":"/output/eval/1/second.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/first.pkl"));
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "FIRST-RESULT");
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after the deploy");
   EXPECT_EQ(lc->Stop(), 0);
@@ -494,10 +540,10 @@ TEST_F(LlClusterTest, KindCaseInsensitive) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"Eval","status":"COMPLETED","output":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
   EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
-  GmEvalCompleted(ll4);
   GmDeployReady(ll5);
   ExpectNoJobMessage("after the deploy");
   EXPECT_EQ(lc->Stop(), 0);
@@ -543,6 +589,58 @@ TEST_F(LlClusterTest, RestartKeepsVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// Idempotent across restarts (sedna-head-protocol §3.2, §3.3): the LC is killed right after each
+// answer, before the GM has taken it; the restarted LC gets the same Waiting again (a G2 resync)
+// and answers nothing twice: one LL-1, one LL-3, one deploy copy and LL-5 per round.
+TEST_F(LlClusterTest, KilledAfterEachAnswer_WaitingResentNotAnsweredTwice) {
+  StartJob(600);
+  UpstreamFrame ll1 = NextJob();
+  EXPECT_EQ(ll1.content, Ll1(1));
+  Barrier();  // LL-1 was delivered and dropped from the outbox
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Train/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Train, Waiting) answered again after the restart");
+  GmTrainReady(ll1);
+
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  EXPECT_EQ(PostWorker("train-worker-k1ll1",
+                       WorkerBody("train-worker-k1ll1", "train", "completed",
+                                  R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])")),
+            kOk);
+  GmTrainCompleted(NextJob());
+  UpstreamFrame ll3 = NextJob();
+  EXPECT_EQ(ll3.content, Ll3("pkl", "/output/train/1/index.pkl", 1));
+  Barrier();
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Eval, Waiting) answered again after the restart");
+  GmEvalReady(ll3);
+
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  EXPECT_EQ(PostWorker("eval-worker-k1ll2",
+                       WorkerBody("eval-worker-k1ll2", "eval", "completed",
+                                  R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])")),
+            kOk);
+  GmEvalCompleted(NextJob());
+  UpstreamFrame ll5 = NextJob();
+  EXPECT_EQ(ll5.content, Ll5("pkl", "/output/eval/1/index.pkl"));
+  Barrier();
+  // A changed eval output after the answer: a second copy would show in the deploy target.
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "CHANGED-AFTER-THE-DEPLOY");
+  KillAndRestart();
+  ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
+  Sync();
+  ExpectNoJobMessage("(Deploy, Waiting) answered again after the restart");
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1") << "copied twice";
+  GmDeployReady(ll5);
+  ExpectNoJobMessage("after the deploy");
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   // LL-6: the eval result cannot be copied to <out>/deploy/index.pkl; the job goes on training.
   StartJob(600);
@@ -558,10 +656,10 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EXPECT_EQ(
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","url":"/output/eval/1/missing.pkl"}],"ownerInfo":null}})");
+  GmEvalCompleted(ll4);
   UpstreamFrame ll6 = NextJob();
   EXPECT_EQ(ll6.content, R"({"phase":"deploy","status":"failed","output":null})");
   EXPECT_FALSE(stdfs::exists(rootfs + "/output/deploy/index.pkl"));
-  GmEvalCompleted(ll4);
   job->Report(ll6.content);
   EXPECT_EQ(job->LastCondition(), "Train/Waiting");
   Sync();
@@ -577,6 +675,151 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EvalCompletesAndDeploys(2, "EVAL-INDEX-V2");
   ExpectNoJobMessage("after version 2 was deployed");
   EXPECT_EQ(lc->Stop(), 0);
+}
+
+// A G1 GM (every update to the train-spec node, here the only LC) with R1 on: the controller's
+// writes land 300 ms after their sync. The 2021-style LC sent the eval ready and the deploy ready
+// within milliseconds of the forwarded report, inside that window (§2.2); answering the committed
+// Waiting instead, nothing is erased and the round closes.
+TEST_F(LlClusterTest, G1_R1_NothingErased) {
+  using namespace std::chrono_literals;
+  ReplaceCsv(600);
+  gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));
+  GmJob g1(core::gm::JobKind::kLifelong, JobObject());
+  g1.EnableR1(300ms);
+  gm->Sync(g1);
+  std::vector<std::string> frames;
+  GmEmulator::RunOptions opts;
+  opts.timeout = 8s;  // RunUntil checks `done` after frames only (see LlG2MultiNodeTest)
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Train/Running"; }, opts))
+      << ::testing::PrintToString(g1.Conditions());
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorker("train-worker-g1r1a",
+             WorkerBody("train-worker-g1r1a", "train", "completed",
+                        R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Eval/Running"; }, opts))
+      << ::testing::PrintToString(g1.Conditions());
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  PostWorker("eval-worker-g1r1b",
+             WorkerBody("eval-worker-g1r1b", "eval", "completed",
+                        R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(g1.Conditions());
+  EXPECT_EQ(frames, (std::vector<std::string>{"train/ready", "train/completed", "eval/ready",
+                                              "eval/completed", "deploy/ready"}));
+  EXPECT_TRUE(g1.erased().empty()) << "an answer to a committed Waiting is never erased";
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
+}
+
+// ---- a G2 GM, two nodes, the R1 race on (sedna-head-protocol §1.7, §2.0, §3.4 test 7) ----------
+
+// The dataset-node LC (edge-node) and a worker-node LC against a v0.5-v0.7 GM whose status writes
+// land 300 ms after the sync that computed them (R1). The train and eval pods run on the worker
+// node, whose LC only forwards their reports; the dataset-node LC answers each Waiting the GM
+// committed, so no answer is erased and the round closes.
+class LlG2MultiNodeTest : public ClusterFixture {
+ protected:
+  void SetUp() override {
+    MakeWorld("sedna-llg2-");
+    barrier_uid = kLlUid;
+    gm->SetMultiNode(true);
+    stdfs::create_directories(rootfs + "/data/lifelong_learning");
+    WriteFile(rootfs + "/data/barrier.txt", "barrier_images/1.jpg 1\n");
+    StartLc();
+  }
+
+  // Every job message sent to `node` before this has been handled by its LC.
+  void NodeBarrier(const std::string& node) {
+    const std::string name = "barrier-" + node + "-" + std::to_string(++node_barriers_);
+    ASSERT_TRUE(gm->SendTo(node, "insert", DatasetObject(name, kBarrierIndexUrl, "txt", kLlUid)));
+    ASSERT_TRUE(NextDataset(name)) << "no answer from " << node;
+  }
+
+  int node_barriers_ = 0;
+};
+
+TEST_F(LlG2MultiNodeTest, WorkersOnAnotherNode_R1_EveryAnswerFollowsAWaiting) {
+  using namespace std::chrono_literals;
+  NodeLc& worker = StartNodeLc("worker-node");
+  ASSERT_TRUE(gm->WaitForNode(kDefaultNode));
+  ASSERT_TRUE(gm->WaitForNode("worker-node"));
+  WriteFile(rootfs + kCsvUrl, Csv(600));
+  ASSERT_TRUE(
+      gm->SendTo(kDefaultNode, "insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid)));
+  GmJob job(core::gm::JobKind::kLifelong, JobObject(), core::gm::Generation::kG2);
+  job.Place(Stage::kTrain, "worker-node");
+  job.Place(Stage::kEval, "worker-node");
+  job.EnableR1(300ms);
+  ASSERT_EQ(job.LastCondition(), "Train/Waiting");
+  gm->Sync(job);  // (Train, Waiting) -> the dataset node
+
+  std::vector<std::string> frames;  // "<node> <phase>/<status>" of every job message
+  GmEmulator::RunOptions opts;
+  // RunUntil checks `done` after frames only, so a step that ends with a landed write returns at
+  // its timeout: keep it short (each step needs well under a second).
+  opts.timeout = 8s;
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.node + " " + f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  ASSERT_TRUE(gm->RunUntil(
+      job, [](const GmJob& j) { return j.LastCondition() == "Train/Running"; }, opts))
+      << ::testing::PrintToString(job.Conditions());
+  NodeBarrier("worker-node");  // the worker node's LC has the job (sent at (Train, Running))
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorkerTo(worker, "train-worker-g2mn1",
+               WorkerBody("train-worker-g2mn1", "train", "completed",
+                          R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      job, [](const GmJob& j) { return j.LastCondition() == "Eval/Running"; }, opts))
+      << ::testing::PrintToString(job.Conditions());
+  NodeBarrier("worker-node");
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1-FROM-THE-WORKER-NODE");
+  PostWorkerTo(worker, "eval-worker-g2mn2",
+               WorkerBody("eval-worker-g2mn2", "eval", "completed",
+                          R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      job,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(job.Conditions());
+
+  EXPECT_EQ(frames,
+            (std::vector<std::string>{"edge-node train/ready", "worker-node train/completed",
+                                      "edge-node eval/ready", "worker-node eval/completed",
+                                      "edge-node deploy/ready"}));
+  EXPECT_TRUE(job.erased().empty()) << "an answer to a committed Waiting is never erased";
+  const std::vector<std::string> conds = job.Conditions();
+  for (size_t i = 1; i < conds.size(); ++i) {
+    for (const char* stage : {"Train", "Eval", "Deploy"}) {
+      if (conds[i] == std::string(stage) + "/Ready") {
+        EXPECT_EQ(conds[i - 1], std::string(stage) + "/Waiting") << "condition " << i;
+      }
+    }
+  }
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1-FROM-THE-WORKER-NODE");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.csv"), WithHeader(EvalRows(1, 600)));
+  // The worker node's LC never answered anything: it forwarded its workers' reports.
+  EXPECT_EQ(ReadFile(worker.log).find("reported train ready"), std::string::npos);
 }
 
 }  // namespace

@@ -515,6 +515,8 @@ TEST_F(S3JobsTest, LifelongLearningRoundOnS3) {
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.62},"url":")" +
           out + R"(/eval/1/index.pkl"}],"ownerInfo":null}})");
+  // The deploy answers the GM's (Deploy, Waiting), not the eval report (sedna-head-protocol §3.2).
+  GmStageCompleted(job, ll4, Stage::kEval, "Deploy/Waiting");
   UpstreamFrame ll5 = NextJob(kLl);
   EXPECT_EQ(ll5.content,
             R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":")" +
@@ -528,7 +530,6 @@ TEST_F(S3JobsTest, LifelongLearningRoundOnS3) {
             std::string::npos);
   EXPECT_EQ(sent.find("GET /" + bucket_ + "/output/eval/1/index.pkl"), std::string::npos);
   EXPECT_EQ(sent.find(model1), std::string::npos);
-  GmStageCompleted(job, ll4, Stage::kEval, "Deploy/Waiting");
   GmDeployReady(job, ll5);
   ExpectNoJobMessage(kLl, "after version 1 was deployed and the job re-sent");
 

@@ -9,3 +9,8 @@ target_compile_definitions(
           SEDNA_DIGITS_EXAMPLE="${CMAKE_SOURCE_DIR}/examples/incremental_learning/digits")
 add_dependencies(standalone_test sedna-lc)
 gtest_discover_tests(standalone_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+
+# The digits example's hot-update inference worker against a stand-in LC (python, no daemon).
+add_test(NAME digits_inference_hot_update
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/examples/incremental_learning/digits/inference_hot_test.py)
+set_tests_properties(digits_inference_hot_update PROPERTIES TIMEOUT 120)

@@ -83,6 +83,7 @@ struct JobOpts {
   std::string dataset = "ds";
   std::string output_dir;       // ../out/<name> unless set
   std::string credential_name;  // spec.credentialName, unset when empty
+  bool hot_update = false;      // deploySpec.model.hotUpdateEnabled, pollPeriodSeconds 1
   // YAML lines added to a template's pod spec (8 spaces in) and to its container (12 spaces in).
   std::string train_pod_yaml, train_container_yaml, infer_pod_yaml, infer_container_yaml;
 };
@@ -429,6 +430,7 @@ class StandaloneTest : public ::testing::Test {
          "\n        metric: num_of_samples\n";
     s += "  evalSpec:\n" + Container("eval-worker", {kWorker, o.eval_mode}, o.name, o.eval_env);
     s += "  deploySpec:\n    model:\n      name: deploy-model\n";
+    if (o.hot_update) s += "      hotUpdateEnabled: true\n      pollPeriodSeconds: 1\n";
     s += "    trigger:\n      condition:\n        operator: \">\"\n        threshold: 0.01\n";
     s += "        metric: precision_delta\n";
     s += "    hardExampleMining:\n      name: IBT\n";
@@ -545,6 +547,148 @@ TEST_F(StandaloneTest, FullIlRoundWithLocalWorkers) {
 
   EXPECT_EQ(StopLc(seconds(20)), 0);
   EXPECT_TRUE(WaitGone(infer1_pid, seconds(2))) << "inference worker outlived the daemon";
+}
+
+// The local GM plays the G2 GM by default: a cold round's deploy is asked for with (Deploy,
+// Waiting) and completes without (Deploy, Starting) (sedna-head-protocol.md §1.3); the inference
+// worker is restarted on the new model.
+TEST_F(StandaloneTest, G2ColdRoundAsksForTheDeployAndCompletesIt) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "coldg2"}));
+  StartLc();
+  ASSERT_EQ(WaitMarks("coldg2", "infer", 1).size(), 1u);
+  FeedRound();
+  ASSERT_TRUE(WaitJob("coldg2", "round 1 deployed", [](const Json& j) {
+    return j["decisions"] == 1 && j["stage"] == "Train/Waiting" && j["work"] == "none";
+  }));
+  EXPECT_TRUE(EndsWith(Conditions("coldg2"), {"Eval/Completed", "Deploy/Waiting", "Deploy/Ready",
+                                              "Deploy/Completed", "Train/Waiting"}))
+      << ::testing::PrintToString(Conditions("coldg2"));
+  auto infer = WaitMarks("coldg2", "infer", 2);
+  ASSERT_EQ(infer.size(), 2u);
+  EXPECT_EQ(infer[1]["model_content"], ReadFile(tmp + "/out/coldg2/train/1/model.bin"));
+  EXPECT_NE(Log().find("plays the v0.5-v0.7 (G2) GM (--gm-protocol auto)"), std::string::npos);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
+// Model hot update on the G2 local GM, end to end (sedna-head-protocol.md §4.1, §3.4 case 3): one
+// inference worker for the whole job, started with the hot-update env; on each round's
+// (Deploy, Running) the LC writes the trained model and model_config.json into the job's
+// model-hot-update directory (bytes as the v0.7.0 LC writes them); the worker reloads it and
+// reports `deploy completed`, which ends the round. Two rounds (upstream issue #381 is round 2
+// never updating).
+TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "hot", .hot_update = true}));
+  StartLc();
+  const std::string dir = tmp + "/lc/model-hot-update/default/incrementallearningjob/hot";
+  const std::string config = dir + "/model_config.json";
+  auto infer = WaitMarks("hot", "infer", 1);
+  ASSERT_EQ(infer.size(), 1u);
+  EXPECT_EQ(infer[0]["env"].value("MODEL_HOT_UPDATE", ""), "true");
+  EXPECT_EQ(infer[0]["env"].value("MODEL_POLL_PERIOD_SECONDS", ""), "1");
+  EXPECT_EQ(infer[0]["env"].value("MODEL_HOT_UPDATE_CONFIG", ""), config);
+  EXPECT_EQ(infer[0]["env"].value("MODEL_URL", ""), deploy_model);
+  std::vector<std::string> versions;
+  for (int round = 1; round <= 2; ++round) {
+    FeedRound();
+    auto reloads = WaitMarks("hot", "reload", round);
+    ASSERT_EQ(reloads.size(), static_cast<size_t>(round))
+        << "round " << round << ": the inference worker did not reload; conditions "
+        << ::testing::PrintToString(Conditions("hot"));
+    const Json& r = reloads.back();
+    const std::string trained = tmp + "/out/hot/train/" + std::to_string(round) + "/model.bin";
+    EXPECT_EQ(r["model_content"], ReadFile(trained)) << "round " << round;
+    // {"model_config":{"model_path":..,"model_update_time":..}}, json.MarshalIndent(v, "", " "),
+    // no trailing newline.
+    const std::string text = r["config"];
+    Json c = Json::parse(text, nullptr, false);
+    ASSERT_TRUE(c.is_object()) << text;
+    EXPECT_EQ(c["model_config"]["model_path"], "/model-hot-update/model.bin");
+    EXPECT_EQ(text.rfind("{\n \"model_config\": {\n  \"model_path\": ", 0), 0u) << text;
+    EXPECT_NE(text.back(), '\n');
+    versions.push_back(r["version"]);
+    ASSERT_TRUE(WaitJob("hot", "round " + std::to_string(round) + " done", [&](const Json& j) {
+      return j["decisions"] == round && j["stage"] == "Train/Waiting" && j["work"] == "none";
+    }));
+    EXPECT_TRUE(
+        EndsWith(Conditions("hot"), {"Deploy/Waiting", "Deploy/Ready", "Deploy/Starting",
+                                     "Deploy/Running", "Deploy/Completed", "Train/Waiting"}))
+        << ::testing::PrintToString(Conditions("hot"));
+  }
+  EXPECT_NE(versions[0], versions[1]);
+  EXPECT_EQ(ReadFile(dir + "/model.bin"), ReadFile(tmp + "/out/hot/train/2/model.bin"));
+  EXPECT_EQ(Marks("hot", "infer").size(), 1u) << "a hot deploy must not restart the worker";
+  EXPECT_TRUE(Alive(infer[0]["pid"].get<pid_t>()));
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
+// A restart after a hot round: the inference worker starts again and, like lib/sedna, reloads the
+// model_config.json it finds and reports it; the local GM refuses that report (the job is not at
+// (Deploy, Running)), so no stray (Deploy, Completed) enters the next round, and round 2 reloads.
+TEST_F(StandaloneTest, G2HotUpdateRestartAddsNoStrayDeployReport) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "hotr", .hot_update = true}));
+  StartLc();
+  ASSERT_EQ(WaitMarks("hotr", "infer", 1).size(), 1u);
+  FeedRound();
+  ASSERT_EQ(WaitMarks("hotr", "reload", 1).size(), 1u)
+      << ::testing::PrintToString(Conditions("hotr"));
+  ASSERT_TRUE(WaitTrainWaiting("hotr", 2));
+  const auto before = Conditions("hotr");
+  ASSERT_EQ(StopLc(seconds(20)), 0);
+
+  StartLc();
+  ASSERT_EQ(WaitMarks("hotr", "infer", 2).size(), 2u);
+  // The restarted worker reloads the existing config (its own reload mark) and is refused.
+  auto reloads = WaitMarks("hotr", "reload", 2);
+  ASSERT_EQ(reloads.size(), 2u);
+  ASSERT_TRUE(WaitFor("the refused deploy report in the log", [&] {
+    return Log().find("a model reload is reported only while the GM waits for one") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(Conditions("hotr"), before) << "a stray condition after the restart";
+
+  FeedRound();
+  ASSERT_EQ(WaitMarks("hotr", "reload", 3).size(), 3u);
+  ASSERT_TRUE(WaitTrainWaiting("hotr", 3));
+  auto c = Conditions("hotr");
+  EXPECT_EQ(std::count(c.begin(), c.end(), std::string("Deploy/Completed")), 2)
+      << ::testing::PrintToString(c);
+  EXPECT_EQ(Marks("hotr", "reload").back()["model_content"],
+            ReadFile(tmp + "/out/hotr/train/2/model.bin"));
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
+// --gm-protocol g1 keeps the 2021 GM: a job with hotUpdateEnabled is deployed cold (the field is
+// dropped as the 2021 GM's typed API drops it), the inference worker restarted on the new model,
+// no model_config.json, and (Deploy, Starting) before (Deploy, Completed).
+TEST_F(StandaloneTest, GmProtocolG1DeploysAHotJobCold) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "oldgm", .hot_update = true}));
+  StartLc({"--gm-protocol", "g1"});
+  auto infer0 = WaitMarks("oldgm", "infer", 1);
+  ASSERT_EQ(infer0.size(), 1u);
+  EXPECT_EQ(infer0[0]["env"].count("MODEL_HOT_UPDATE"), 0u);
+  FeedRound();
+  ASSERT_TRUE(WaitJob("oldgm", "round 1 deployed", [](const Json& j) {
+    return j["decisions"] == 1 && j["stage"] == "Train/Waiting" && j["work"] == "none";
+  }));
+  EXPECT_TRUE(
+      EndsWith(Conditions("oldgm"), {"Eval/Completed", "Deploy/Waiting", "Deploy/Ready",
+                                     "Deploy/Starting", "Deploy/Completed", "Train/Waiting"}))
+      << ::testing::PrintToString(Conditions("oldgm"));
+  const std::string trained = ReadFile(tmp + "/out/oldgm/train/1/model.bin");
+  auto infer = WaitMarks("oldgm", "infer", 2);
+  ASSERT_EQ(infer.size(), 2u);
+  EXPECT_EQ(infer[1]["model_content"], trained);
+  EXPECT_EQ(ReadFile(deploy_model), trained);
+  EXPECT_FALSE(stdfs::exists(tmp + "/lc/model-hot-update"));
+  EXPECT_TRUE(Marks("oldgm", "reload").empty());
+  const std::string log = Log();
+  EXPECT_NE(log.find("plays the 2021 (G1) GM (--gm-protocol g1)"), std::string::npos);
+  EXPECT_NE(log.find("hotUpdateEnabled is ignored with --gm-protocol g1"), std::string::npos);
+  EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
 // A YAML syntax error in one file: the log names the file and the line; the good job still runs.

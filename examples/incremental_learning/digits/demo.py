@@ -3,8 +3,14 @@ manifests on this machine, with no Kubernetes and no GM. This driver prepares th
 starts `sedna-lc standalone -f manifests/`, streams the dataset into the index in batches, and
 prints each round as it happens from the daemon's /status endpoint, then a summary table.
 
-usage: demo.py <sedna-lc binary> [--rounds N] [--batch N] [--interval SECONDS]
+usage: demo.py <sedna-lc binary> [--rounds N] [--batch N] [--interval SECONDS] [--hot-update]
 Exit code 0 when N rounds completed and sedna-lc shut down cleanly.
+
+--hot-update runs manifests-hot-update/ (deploySpec.model.hotUpdateEnabled, as upstream's v0.7
+example): the inference worker is never restarted; on each deploy the LC writes the model and
+model_config.json and the worker reloads it and reports `deploy completed`. The demo then also
+checks that exactly one inference worker ran, that it reloaded once per deployed round, and that
+model_config.json names the newest model.
 """
 import argparse
 import json
@@ -54,7 +60,10 @@ def main():
     ap.add_argument("--batch", type=int, default=120)
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=170)
+    ap.add_argument("--hot-update", action="store_true",
+                    help="run manifests-hot-update/ (model hot update) and check the reloads")
     a = ap.parse_args()
+    manifests = os.path.join(HERE, "manifests-hot-update" if a.hot_update else "manifests")
 
     shutil.rmtree(WS, ignore_errors=True)
     os.makedirs(WS)
@@ -71,7 +80,7 @@ def main():
     env = dict(os.environ, SEDNA_DB_PATH=os.path.join(WS, "lc", "database.db"),
                PATH=os.path.dirname(sys.executable) + ":" + os.environ.get("PATH", ""))
     env.pop("GM_ADDRESS", None)
-    lc = subprocess.Popen([a.lc, "standalone", "-f", os.path.join(HERE, "manifests"),
+    lc = subprocess.Popen([a.lc, "standalone", "-f", manifests,
                            "--status-port", str(status_port), "--bind-port", str(bind_port)],
                           stdout=log, stderr=subprocess.STDOUT, env=env)
     say("sedna-lc standalone started (pid %d); log %s" % (lc.pid, log.name))
@@ -84,7 +93,7 @@ def main():
             sys.exit("sedna-lc did not come up")
         time.sleep(0.1)
     say("job digits-il loaded: train when num_of_samples > 300 (trainProb 0.8), deploy when "
-        "mean precision_delta > 0.01")
+        "mean precision_delta > 0.01%s" % ("; model hot update" if a.hot_update else ""))
 
     try:
         run(a, lc, log, status_port, stream)
@@ -102,6 +111,7 @@ def run(a, lc, log, status_port, stream):
     sent, last_append = 0, 0.0
     seen_round, seen_stage, seen_decisions, seen_eval = 1, None, 0, None
     rows = []
+    seen_reloads = 0
     ok = False
     end = time.time() + a.timeout
     while time.time() < end:
@@ -156,8 +166,13 @@ def run(a, lc, log, status_port, stream):
                 if st["deployedUrl"]:
                     say("deployed model: %s (copied at %s)" % (st["deployedUrl"], st["deployedAt"]))
                 break
+        if a.hot_update:
+            seen_reloads = report_reloads(seen_reloads)
         time.sleep(0.1)
 
+    hot_ok = True
+    if a.hot_update and ok:
+        hot_ok = check_hot_update(rows, seen_reloads)
     lc.send_signal(signal.SIGTERM)
     try:
         code = lc.wait(timeout=20)
@@ -181,7 +196,53 @@ def run(a, lc, log, status_port, stream):
     if not ok:
         print(open(log.name).read()[-4000:])
         sys.exit("demo: fewer than %d rounds completed in %.0f s" % (a.rounds, a.timeout))
+    if not hot_ok:
+        print(open(log.name).read()[-4000:])
+        sys.exit("demo: model hot update did not reach the inference worker in every round")
     sys.exit(0 if code == 0 else 1)
+
+
+HOT_CONFIG = os.path.join(WS, "lc", "model-hot-update", "default", "incrementallearningjob",
+                          "digits-il", "model_config.json")
+
+
+def inference_logs():
+    d = os.path.join(WS, "lc", "workers", "digits-il")
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.startswith("inferworker-"))
+
+
+def reloads():
+    """The inference worker's "model updated to <path> (version <v>)" lines, in order."""
+    out = []
+    for path in inference_logs():
+        with open(path) as f:
+            out += [l.strip() for l in f if l.startswith("model updated to ")]
+    return out
+
+
+def report_reloads(seen):
+    got = reloads()
+    for line in got[seen:]:
+        say("inference worker: " + line)
+    return len(got)
+
+
+def check_hot_update(rows, seen):
+    """Waits (bounded) for the last deploy's reload; True when every deployed round reloaded."""
+    deployed = len([r for r in rows if r.get("decision") == "deployed"])
+    end = time.time() + 30
+    while len(reloads()) < deployed and time.time() < end:
+        time.sleep(0.2)
+    report_reloads(seen)
+    got, logs = reloads(), inference_logs()
+    config = json.load(open(HOT_CONFIG)) if os.path.exists(HOT_CONFIG) else None
+    say("model hot update: %d deployed round(s), %d reload(s) by %d inference worker(s); %s"
+        % (deployed, len(got), len(logs),
+           "model_config.json names %s" % config["model_config"]["model_path"] if config
+           else "no model_config.json"))
+    return len(logs) == 1 and len(got) == deployed and (deployed == 0 or config is not None)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 (sedna-protocol.md §5.3-§5.4), with the standard library only.
 
 POST {LC_SERVER}/sedna/workers/{WORKER_NAME}/info, body json.dumps of
-{"name", "namespace", "ownerName", "ownerKind", "kind", "status", "results"}; up to 3 attempts,
-2 s apart, like lib/sedna's retry decorator.
+{"name", "namespace", "ownerName", "ownerKind", "kind", "status", "results"}, "results" left out
+when there are none (lib/sedna's report_task_info: a hot-update reload reports kind "deploy"
+without results, sedna-head-protocol.md §4.1); up to 3 attempts, 2 s apart, like lib/sedna's
+retry decorator.
 """
 import json
 import os
@@ -12,7 +14,7 @@ import urllib.error
 import urllib.request
 
 
-def report(kind, results, status="completed", owner_kind="incrementallearningjob"):
+def report(kind, results=None, status="completed", owner_kind="incrementallearningjob"):
     lc_server = os.environ.get("LC_SERVER", "http://127.0.0.1:9100").rstrip("/")
     job_name = os.environ.get("JOB_NAME", "sedna")
     worker_name = os.environ.get("WORKER_NAME") or "%s-%d" % (job_name, os.getpid())
@@ -23,8 +25,9 @@ def report(kind, results, status="completed", owner_kind="incrementallearningjob
         "ownerKind": owner_kind,
         "kind": kind,
         "status": status,
-        "results": results,
     }
+    if results:
+        message["results"] = results
     url = "%s/sedna/workers/%s/info" % (lc_server, worker_name)
     body = json.dumps(message).encode("utf-8")
     last = None

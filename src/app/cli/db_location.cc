@@ -233,6 +233,14 @@ Result<std::string> AdoptOldDatabase(const Config& cfg, bool copy) {
   const std::string& db = cfg.db_path;
   const std::string how =
       " Move it away, or set SEDNA_DB_PATH (--db) to the database sedna-lc should use.";
+  // The directory the controller would create anyway; failing here names the cause and the way
+  // out (a non-root user may not write the host's /var/lib).
+  if (Status s = fs::MakeDirs(fs::Dirname(db)); !s.ok()) {
+    return Result<std::string>::Error(
+        "database " + db + " (the default with the rootfs mounted, on the host): " + s.message() +
+        "; run as a user who may write there, or set "
+        "SEDNA_DB_PATH (--db) to a writable path");
+  }
   auto now = ProbeDatabase(db);
   if (!now.ok()) return now.status();
   if (now->kind == DbKind::kForeign || now->kind == DbKind::kNotSqlite) {
@@ -251,7 +259,6 @@ Result<std::string> AdoptOldDatabase(const Config& cfg, bool copy) {
   std::error_code ec;
   if (now->kind != DbKind::kAbsent && stdfs::equivalent(db, old_db, ec)) return std::string();
 
-  if (Status s = fs::MakeDirs(fs::Dirname(db)); !s.ok()) return s.With("database " + db);
   DbLock old_lock, new_lock;
   if (Status s = old_lock.Take(old_db); !s.ok()) return s;
   if (Status s = new_lock.Take(db); !s.ok()) return s;
@@ -272,7 +279,8 @@ Result<std::string> AdoptOldDatabase(const Config& cfg, bool copy) {
           ", and start again; or set SEDNA_DB_PATH (--db) to the one to use.");
     }
     if (Status s = RemoveOld(cfg); !s.ok()) return s.With("finishing the adoption of " + old_db);
-    return "database: finished moving " + old_db + " to " + db + " (the old copy is removed)";
+    return "database: " + old_db + " (the old default) was a byte copy of " + db +
+           " (a move that stopped before removing it, or two unused databases): removed";
   }
 
   // Stage everything beside the new database, so that the renames into place cannot fail across

@@ -26,7 +26,8 @@ struct DbProbe {
 // Reads `path` read-only (SQLite never writes to it or creates it); errors name the path.
 Result<DbProbe> ProbeDatabase(const std::string& path);
 
-// With cfg.db_adopt_from empty: nothing, "". Otherwise, holding both databases' <db>.lock:
+// With cfg.db_adopt_from empty: nothing, "". Otherwise the new database's directory is made (an
+// error naming it and SEDNA_DB_PATH when it cannot be) and, holding both databases' <db>.lock:
 //  - cfg.db_path holds something other than nothing or an empty database or sedna-lc's: error
 //    (it is never opened as ours);
 //  - the old path holds no sedna-lc database: nothing (a note when it holds something else);

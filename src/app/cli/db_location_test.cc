@@ -200,7 +200,7 @@ TEST(AdoptOldDatabase, FinishesAnAdoptionThatStoppedBeforeRemovingTheOld) {
   fs::copy_file(c.db_adopt_from + "-intake", c.db_path + "-intake");
   auto r = AdoptOldDatabase(c);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_THAT(*r, HasSubstr("finished moving"));
+  EXPECT_THAT(*r, HasSubstr("was a byte copy of " + c.db_path));
   EXPECT_FALSE(fs::exists(c.db_adopt_from));
   EXPECT_FALSE(fs::exists(c.db_adopt_from + "-intake"));
   EXPECT_EQ(Read(c.db_path + "-intake"), "journal");
@@ -252,7 +252,7 @@ TEST(AdoptOldDatabase, NothingToDoWithoutAnOldDatabaseOrWithAnExplicitPath) {
   auto r = AdoptOldDatabase(c);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(*r, "");
-  EXPECT_FALSE(fs::exists(fs::path(c.db_path).parent_path()));  // nothing created
+  EXPECT_FALSE(fs::exists(c.db_path));
 
   // --db / SEDNA_DB_PATH: LoadConfig leaves db_adopt_from empty; an old database stays put.
   Layout::MakeSednaDb(c.db_adopt_from, "old");
@@ -262,6 +262,19 @@ TEST(AdoptOldDatabase, NothingToDoWithoutAnOldDatabaseOrWithAnExplicitPath) {
   EXPECT_EQ(*r, "");
   EXPECT_TRUE(fs::exists(l.cfg.db_adopt_from));
   EXPECT_FALSE(fs::exists(c.db_path));
+}
+
+// The host's directory cannot be made (a non-root user): the error says so and what to do.
+TEST(AdoptOldDatabase, AnUnwritableHostDirectoryIsNamedWithTheWayOut) {
+  Layout l;
+  Config c = l.cfg;
+  Write(l.t.path() + "/rootfs/var/lib", "a file where a directory must be");
+  auto r = AdoptOldDatabase(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr("database " + c.db_path +
+                                     " (the default with the rootfs "
+                                     "mounted, on the host): mkdir"));
+  EXPECT_THAT(r.message(), HasSubstr("or set SEDNA_DB_PATH (--db) to a writable path"));
 }
 
 // A daemon still running on the old database (its <db>.lock held): not moved under it.

@@ -277,6 +277,13 @@ TEST(LoadConfig, DatabaseOnTheHostWhenTheRootfsIsMounted) {
          EXPECT_EQ(c.db_path, "/var/lib/sedna/database.db");
          EXPECT_EQ(c.db_adopt_from, "");
        }},
+      {"on the host itself (ROOTFS_MOUNT_DIR=/): beside the Go LC's database, not over it",
+       {{"ROOTFS_MOUNT_DIR", "/"}},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.db_path, "/var/lib/sedna/sedna-lc/database.db");
+         EXPECT_EQ(c.db_adopt_from, "/var/lib/sedna/database.db");
+       }},
       {"rootfs not mounted: the old default",
        {{"ROOTFS_MOUNT_DIR", rootfs + "/no-such-dir"}},
        {},

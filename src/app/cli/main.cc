@@ -112,9 +112,13 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   o.manifest_path = flags.manifests;
   o.db_path = cfg.db_path;
   auto slash = cfg.db_path.rfind('/');
-  o.log_dir =
-      (slash == std::string::npos ? std::string(".") : cfg.db_path.substr(0, slash)) + "/workers";
+  const std::string data_dir =
+      slash == std::string::npos ? std::string(".") : cfg.db_path.substr(0, slash);
+  o.log_dir = data_dir + "/workers";
   o.worker_timeout = std::chrono::seconds(flags.worker_timeout_s);
+  o.gm_protocol = cfg.gm_protocol;
+  // The GM's /var/lib/sedna/model-hot-update: standalone has no rootfs, and the LC writes there.
+  o.hot_update_dir = cfg.hot_update_dir;
   sedna::app::LocalGm local(io, controller, o);
   controller.SetUpstreamSink(&local);
   controller.SetReportGate(
@@ -166,7 +170,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = inv.args;
   auto env = Environment();
   StandaloneFlags sflags;
-  bool bind_flag = false;
+  bool bind_flag = false, report_delay_flag = false;
   if (inv.command == Command::kStandalone) {
     auto f = TakeStandaloneFlags(args);
     if (!f.ok()) {
@@ -181,6 +185,8 @@ int main(int argc, char** argv) {
     for (const auto& a : args) {
       db_flag |= a == "--db" || a.rfind("--db=", 0) == 0;
       bind_flag |= a == "--bind-address" || a.rfind("--bind-address=", 0) == 0;
+      report_delay_flag |=
+          a == "--deploy-report-delay" || a.rfind("--deploy-report-delay=", 0) == 0;
     }
     if (!db_flag && !env.count("SEDNA_DB_PATH")) {
       char cwd[4096];
@@ -224,6 +230,18 @@ int main(int argc, char** argv) {
   // unless --bind-address says otherwise (docs/security.md).
   if (cfg.ok() && inv.command == Command::kStandalone && !bind_flag) {
     cfg->bind_address = "127.0.0.1";
+  }
+  // The g1 deploy-report delay keeps a report out of the GM's stale-cache write (the race of
+  // sedna-head-protocol §2.0); the local GM applies every message to one state, so it has none.
+  if (cfg.ok() && inv.command == Command::kStandalone && !report_delay_flag) {
+    cfg->deploy_report_delay_ms = 0;
+  }
+  // Standalone's model hot update lives beside its database (the local GM's hostPath root).
+  if (cfg.ok() && inv.command == Command::kStandalone) {
+    const auto slash = cfg->db_path.rfind('/');
+    cfg->hot_update_dir =
+        (slash == std::string::npos ? std::string(".") : cfg->db_path.substr(0, slash)) +
+        "/model-hot-update";
   }
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";

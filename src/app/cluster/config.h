@@ -55,6 +55,10 @@ struct Config {
   int64_t max_index_line_bytes = 1 << 20;
   // numberOfSamples is sent at most once per this many ms per Dataset; the last value always is.
   int64_t dataset_status_interval_ms = 1000;
+  // The host directory every model hot-update config (sedna.io/model-hot-update-config) must lie
+  // in, below the rootfs: the GM's hostPath root (sedna-head-protocol.md §4.1). Standalone: its
+  // local GM's <db dir>/model-hot-update.
+  std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
   // Rounds kept per job in the round history (round_history.h): the dashboard, `status --history`.
   int64_t history_rounds = 50;
 };

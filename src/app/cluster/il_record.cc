@@ -282,6 +282,85 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
   }
 }
 
+namespace {
+
+json ReportToJson(const core::StatusReport& r) {
+  json j{{"phase", r.phase}, {"status", r.status}};
+  if (r.has_input) {
+    j["input"] = json{{"models", ModelsToJson(r.input_models)},
+                      {"data_url", r.data_url},
+                      {"data_index_url", r.data_index_url},
+                      {"output_dir", r.output_dir}};
+  }
+  return j;
+}
+
+core::StatusReport ReportFromJson(const json& j) {
+  core::StatusReport r;
+  r.phase = j.at("phase").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  if (j.contains("input")) {
+    const json& in = j["input"];
+    r.has_input = true;
+    r.input_models = ModelsFromJson(in.value("models", json::array()));
+    r.data_url = in.value("data_url", "");
+    r.data_index_url = in.value("data_index_url", "");
+    r.output_dir = in.value("output_dir", "");
+  }
+  return r;
+}
+
+// A record written by the phase-machine LC (v 1, before #14): the step that was in flight or open
+// becomes the unanswered or answered Waiting of the condition-driven state. The old LC examined
+// conditions [0, conditions_seen) and answered nothing by index, so every Waiting among them
+// counts as answered except the one its step had not answered yet: an idle or writing train (the
+// trigger had not fired or its train ready was not sent), a train completed but eval ready not
+// sent, an eval completed but deploy not reported. In-flight work is dropped (the samples of a
+// train being written are still pending) and planned again on that Waiting.
+void MigrateV1(const json& st, core::ll::State& s) {
+  using core::il::Work;
+  using core::ll::Phase;
+  const int phase = st.at("phase").get<int>();
+  const int work = st.value("work", 0);  // any in-flight work is planned again (below)
+  const bool awaited = st.value("worker_awaited", false);
+  const int64_t seen = s.conditions_seen - 1;
+  s.answered_train_waiting = s.answered_eval_waiting = s.answered_deploy_waiting = seen;
+  s.train_range = {};
+  if (phase == static_cast<int>(Phase::kTrain)) {
+    s.phase = Phase::kTrain;
+    if (awaited) {
+      s.worker_awaited = true;
+      s.train_range = RangeFromJson(st.value("train_range", json::array()));
+    } else {
+      s.answered_train_waiting = -1;
+    }
+  } else if (phase == static_cast<int>(Phase::kEval)) {
+    if (st.contains("train_model")) {
+      s.train_models = {ModelFromJson(st["train_model"])};
+      s.train_models_version = s.version;
+    }
+    if (awaited) {
+      s.phase = Phase::kEval;
+      s.worker_awaited = true;
+      s.eval_inputs = s.train_models;
+    } else {
+      s.phase = Phase::kTrain;
+      s.answered_eval_waiting = -1;
+    }
+  } else {
+    if (st.contains("eval_result")) {
+      s.eval_models = {ModelFromJson(st["eval_result"])};
+      s.eval_models_version = s.version;
+    }
+    s.phase = Phase::kEval;  // the eval is still open, so its report is the deploy's fallback
+    s.worker_awaited = true;
+    s.answered_deploy_waiting = -1;
+  }
+  (void)work;  // kWriteTrain, kWriteEval and kDeploy are planned again on their Waiting
+}
+
+}  // namespace
+
 std::string EncodeLlRecord(const LlRecord& r) {
   const auto& s = r.state;
   json windows = json::array();
@@ -298,16 +377,27 @@ std::string EncodeLlRecord(const LlRecord& r) {
           {"eval_windows", windows},
           {"train_range", RangeToJson(s.train_range)},
           {"work", static_cast<int>(s.work)},
+          {"work_condition", s.work_condition},
+          {"work_models", ModelsToJson(s.work_models)},
           {"worker_awaited", s.worker_awaited},
+          {"eval_inputs", ModelsToJson(s.eval_inputs)},
+          {"answered_train_waiting", s.answered_train_waiting},
+          {"answered_eval_waiting", s.answered_eval_waiting},
+          {"answered_deploy_waiting", s.answered_deploy_waiting},
+          {"answer_condition", s.answer_condition},
+          {"answer_at_ms", s.answer_at_ms},
+          {"train_models", ModelsToJson(s.train_models)},
+          {"train_models_version", s.train_models_version},
+          {"eval_models", ModelsToJson(s.eval_models)},
+          {"eval_models_version", s.eval_models_version},
           {"conditions_seen", s.conditions_seen},
           {"deploy_count", s.deploy_count},
           {"consecutive_failures", s.consecutive_failures},
           {"deployments", deployments},
           {"retry_after_ms", s.retry_after_ms},
           {"last_error", s.last_error}};
-  if (s.train_model) st["train_model"] = ModelToJson(*s.train_model);
-  if (s.eval_result) st["eval_result"] = ModelToJson(*s.eval_result);
-  return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+  if (s.answer) st["answer"] = ReportToJson(*s.answer);
+  return json{{"v", 2}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
 }
 
 Result<LlRecord> DecodeLlRecord(const std::string& text) {
@@ -316,24 +406,20 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     LlRecord r;
     const json& st = j.at("state");
     auto& s = r.state;
+    const int v = j.value("v", 1);
+    if (v != 1 && v != 2) return Result<LlRecord>::Error("v: unknown record version");
     int phase = st.at("phase").get<int>();
     int work = st.value("work", 0);
     if (phase < 0 || phase > 2) return Result<LlRecord>::Error("state.phase: out of range");
     if (work < 0 || work > 3) return Result<LlRecord>::Error("state.work: out of range");
-    s.phase = static_cast<core::ll::Phase>(phase);
-    s.work = static_cast<core::il::Work>(work);
     s.version = st.at("version").get<int64_t>();
     s.samples_seen = st.value("samples_seen", int64_t{0});
     s.train_pending = RangeFromJson(st.at("train_pending"));
     s.eval_open = RangeFromJson(st.at("eval_open"));
     for (const auto& w : st.at("eval_windows")) s.eval_windows.push_back(RangeFromJson(w));
-    s.train_range = RangeFromJson(st.value("train_range", json::array()));
-    s.worker_awaited = st.value("worker_awaited", false);
     s.conditions_seen = st.value("conditions_seen", int64_t{0});
     s.deploy_count = st.value("deploy_count", int64_t{0});
     s.consecutive_failures = st.value("consecutive_failures", int64_t{0});
-    if (st.contains("train_model")) s.train_model = ModelFromJson(st["train_model"]);
-    if (st.contains("eval_result")) s.eval_result = ModelFromJson(st["eval_result"]);
     for (const auto& d : st.value("deployments", json::array())) {
       s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
                                                    d.value("at", "")});
@@ -341,6 +427,33 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.retry_after_ms = st.value("retry_after_ms", int64_t{0});
     s.last_error = st.value("last_error", "");
     r.cursor = CursorFromJson(j.at("cursor"));
+    if (v == 1) {
+      MigrateV1(st, s);
+      return r;
+    }
+    s.phase = static_cast<core::ll::Phase>(phase);
+    s.work = static_cast<core::il::Work>(work);
+    s.train_range = RangeFromJson(st.value("train_range", json::array()));
+    s.work_condition = st.value("work_condition", int64_t{-1});
+    s.work_models = ModelsFromJson(st.value("work_models", json::array()));
+    s.worker_awaited = st.value("worker_awaited", false);
+    s.eval_inputs = ModelsFromJson(st.value("eval_inputs", json::array()));
+    s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
+    s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
+    s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
+    s.answer_condition = st.value("answer_condition", int64_t{-1});
+    s.answer_at_ms = st.value("answer_at_ms", int64_t{0});
+    if (st.contains("answer")) s.answer = ReportFromJson(st["answer"]);
+    s.train_models = ModelsFromJson(st.value("train_models", json::array()));
+    s.train_models_version = st.value("train_models_version", int64_t{0});
+    s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
+    s.eval_models_version = st.value("eval_models_version", int64_t{0});
+    if (s.work == core::il::Work::kDeploy && s.work_models.empty()) {
+      return Result<LlRecord>::Error("state.work_models: empty for deploy");
+    }
+    if (s.work != core::il::Work::kNone && s.work_condition < 0) {
+      return Result<LlRecord>::Error("state.work_condition: missing for in-flight work");
+    }
     return r;
   } catch (const std::exception& e) {
     return Result<LlRecord>::Error(std::string("LL job record: ") + e.what());

@@ -121,9 +121,27 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   s.eval_windows = {{0, 30, 3}};
   s.train_range = {5, 10, 1};
   s.work = core::il::Work::kDeploy;
+  s.work_condition = 21;
+  s.work_models = {core::ModelRef{"pkl", "/o/eval/5/index.pkl", {}}};
   s.worker_awaited = false;
-  s.train_model = core::ModelRef{"pkl", "/o/train/5/index.pkl", {}};
-  s.eval_result = core::ModelRef{"pkl", "/o/eval/5/index.pkl", {}};
+  s.eval_inputs = {core::ModelRef{"pkl", "/o/train/5/index.pkl", {}}};
+  s.answered_train_waiting = 11;
+  s.answered_eval_waiting = 16;
+  s.answered_deploy_waiting = 9;
+  s.answer_condition = 16;
+  s.answer_at_ms = 1'700'000'000'123;
+  s.answer = core::StatusReport{"eval",
+                                "ready",
+                                true,
+                                {core::ModelRef{"pkl", "/o/train/5/index.pkl", {}}},
+                                "/o/data/eval/5/data.csv",
+                                "/o/data/eval/5/dataIndex.txt",
+                                "/o/eval/5"};
+  s.train_models = {core::ModelRef{"pkl", "/o/train/5/index.pkl", {}},
+                    core::ModelRef{"ckpt", "/o/train/5", {}}};
+  s.train_models_version = 5;
+  s.eval_models = {core::ModelRef{"pkl", "/o/eval/5/index.pkl", {}}};
+  s.eval_models_version = 4;
   s.conditions_seen = 17;
   s.deployments = {{4, "/o/eval/4/index.pkl", "2026-11-29T10:00:00Z"}};
   s.deploy_count = 4;
@@ -135,6 +153,190 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
   ExpectCursorEq(back->cursor, r.cursor);
+  // An answer without input (deploy completed) and no answer at all.
+  s.answer = core::StatusReport{"deploy", "completed"};
+  back = DecodeLlRecord(EncodeLlRecord(r));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->state, r.state);
+  s.answer.reset();
+  back = DecodeLlRecord(EncodeLlRecord(r));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->state, r.state);
+}
+
+// ---- records of the phase-machine LC (v 1): a job persisted by it resumes ----------------------
+
+// An LL record as the LC before #14 wrote it (EncodeLlRecord v 1), 3 conditions examined.
+std::string V1Record(int phase, int work, bool awaited, const std::string& extra = "") {
+  return R"({"v":1,"state":{"phase":)" + std::to_string(phase) +
+         R"(,"version":1,"samples_seen":626,"train_pending":[5010,5010,0],)"
+         R"("eval_open":[1250,1250,0],"eval_windows":[[0,1250,125]],"train_range":[0,5010,501],)"
+         R"("work":)" +
+         std::to_string(work) + R"(,"worker_awaited":)" + (awaited ? "true" : "false") +
+         R"(,"conditions_seen":3,"deploy_count":2,"consecutive_failures":1,)"
+         R"("deployments":[{"round":0,"url":"/output/eval/0/index.pkl","at":"t"}],)"
+         R"("retry_after_ms":5,"last_error":"e")" +
+         extra +
+         R"(},"cursor":{"path":"/d/i.csv","dev":1,"ino":2,"offset":30,"samples":3,"skip":0,)"
+         R"("header_done":true,"header":"h","tail_size":-1}})";
+}
+
+core::JobCondition Cond(core::Stage stage, core::ConditionType type, std::string output_dir = "",
+                        std::vector<core::ModelRef> out = {}) {
+  core::JobCondition c;
+  c.stage = stage;
+  c.type = type;
+  c.data.output_dir = std::move(output_dir);
+  c.data.has_output = !out.empty();
+  c.data.output_models = std::move(out);
+  return c;
+}
+
+struct MigrationRow {
+  const char* name;
+  int phase, work;  // old Phase and Work numbers
+  bool awaited;
+  std::string extra;  // train_model / eval_result
+  // The conditions the GM sends after the upgrade ([0, 3) were examined by the old LC).
+  std::vector<core::JobCondition> conditions;
+  // What the condition-driven job does on them: "" nothing, "write-train", "write-eval", "copy".
+  std::string does;
+};
+
+void PrintTo(const MigrationRow& r, std::ostream* os) { *os << r.name; }
+
+class LlMigrationTable : public ::testing::TestWithParam<MigrationRow> {};
+
+TEST_P(LlMigrationTable, Row) {
+  using core::ConditionType;
+  using core::Stage;
+  const MigrationRow& row = GetParam();
+  auto rec = DecodeLlRecord(V1Record(row.phase, row.work, row.awaited, row.extra));
+  ASSERT_TRUE(rec.ok()) << rec.message();
+  const auto& s = rec->state;
+  // Kept as they were.
+  EXPECT_EQ(s.version, 1);
+  EXPECT_EQ(s.samples_seen, 626);
+  EXPECT_EQ(s.train_pending, (core::il::SpoolRange{5010, 5010, 0}));
+  EXPECT_EQ(s.eval_windows,
+            std::vector<core::il::SpoolRange>{(core::il::SpoolRange{0, 1250, 125})});
+  EXPECT_EQ(s.conditions_seen, 3);
+  EXPECT_EQ(s.deploy_count, 2);
+  EXPECT_EQ(s.deployments.size(), 1u);
+  EXPECT_EQ(s.consecutive_failures, 1);
+  EXPECT_EQ(s.work, core::il::Work::kNone) << "in-flight work is planned again on its Waiting";
+  EXPECT_EQ(rec->cursor.header, "h");
+  // Resumes: the GM's job as it is after the upgrade.
+  core::LlJob job;
+  job.meta = {"atcii", "default", "uid", {}};
+  job.spec.output_dir = "/output";
+  job.conditions = row.conditions;
+  core::TriggerSpec ts;
+  ts.op = ">";
+  ts.threshold = 500;
+  ts.metric = "num_of_samples";
+  auto trig = core::CompileTrigger(ts);
+  ASSERT_TRUE(trig.ok());
+  core::ll::Spec spec;
+  spec.job = &job;
+  spec.train_trigger = &*trig;
+  spec.dataset_known = true;
+  spec.csv = true;
+  core::il::Now now{1'000'000, 600, "2026-11-29T10:00:00Z"};
+  core::ll::State st = s;
+  // Enough train samples pending for the trigger (a train being written, old work 1, had not
+  // consumed them).
+  if (row.does == "write-train") st.train_pending = {0, 5010, 501};
+  auto o = core::ll::Step(spec, st, core::il::Resume{}, now);
+  std::string did;
+  size_t reports = 0;
+  for (const auto& a : o.actions) {
+    if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
+      did += w->stage == Stage::kTrain ? "write-train" : "write-eval";
+      EXPECT_EQ(w->round, w->stage == Stage::kTrain ? 2 : 1) << "version 1 is committed";
+    }
+    if (std::get_if<core::il::CopyModel>(&a)) did += "copy";
+    reports += std::holds_alternative<core::il::SendReport>(a);
+  }
+  EXPECT_EQ(did, row.does);
+  EXPECT_EQ(reports, 0u) << "no answer is sent twice, and none before its work";
+}
+
+using core::ConditionType;
+using core::Stage;
+const std::vector<core::JobCondition> kTrainWaiting0 = {
+    Cond(Stage::kTrain, ConditionType::kWaiting)};
+// Round 1: the old LC's train ready (its outputDir), the train ran, the GM asks for the eval.
+const std::vector<core::JobCondition> kEvalWaiting = {
+    Cond(Stage::kTrain, ConditionType::kWaiting),
+    Cond(Stage::kTrain, ConditionType::kReady, "/output/train/1"),
+    Cond(Stage::kTrain, ConditionType::kRunning),
+    Cond(Stage::kTrain, ConditionType::kCompleted, "", {{"pkl", "/output/train/1/index.pkl", {}}}),
+    Cond(Stage::kEval, ConditionType::kWaiting)};
+std::vector<core::JobCondition> WithEvalReady(std::vector<core::JobCondition> c) {
+  c.push_back(Cond(Stage::kEval, ConditionType::kReady, "/output/eval/1"));
+  return c;
+}
+const std::vector<core::JobCondition> kEvalWaitingAnsweredByV1 = WithEvalReady(kEvalWaiting);
+const std::vector<core::JobCondition> kDeployWaiting = {
+    Cond(Stage::kTrain, ConditionType::kWaiting),
+    Cond(Stage::kTrain, ConditionType::kReady, "/output/train/1"),
+    Cond(Stage::kEval, ConditionType::kReady, "/output/eval/1"),
+    Cond(Stage::kEval, ConditionType::kCompleted),  // data-less: the old LC's record is used
+    Cond(Stage::kDeploy, ConditionType::kWaiting)};
+const std::vector<core::JobCondition> kTrainWaitingAgain = {
+    Cond(Stage::kTrain, ConditionType::kWaiting), Cond(Stage::kDeploy, ConditionType::kReady),
+    Cond(Stage::kDeploy, ConditionType::kCompleted), Cond(Stage::kTrain, ConditionType::kWaiting)};
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(V1, LlMigrationTable, ::testing::Values(
+  // Old phase train, idle: its (Train, Waiting) is not answered yet.
+  MigrationRow{"TrainIdle_AnswersTrainWaiting", 0, 0, false, "", kTrainWaitingAgain,
+               "write-train"},
+  // Old phase train, writing (work 1): planned again on the (Train, Waiting) it was answering.
+  MigrationRow{"TrainWriting_WritesAgain", 0, 1, false, "", kTrainWaiting0, "write-train"},
+  // Old phase train, LL-1 sent: the examined (Train, Waiting) is not answered again.
+  MigrationRow{"TrainAwaited_NotAnsweredAgain", 0, 0, true, "", kTrainWaiting0, ""},
+  MigrationRow{"TrainAwaited_EvalWaitingAnswered", 0, 0, true, "", kEvalWaiting, "write-eval"},
+  // Old phase eval, writing (work 2): LL-3 not sent; the (Eval, Waiting) is answered.
+  MigrationRow{"EvalWriting_EvalWaitingAnswered", 1, 2, false,
+               R"(,"train_model":{"format":"pkl","url":"/output/train/1/index.pkl"})",
+               kEvalWaiting, "write-eval"},
+  // Old phase eval, LL-3 sent (it followed the GM's (Eval, Waiting)): nothing more.
+  MigrationRow{"EvalAwaited_NothingMore", 1, 0, true,
+               R"(,"train_model":{"format":"pkl","url":"/output/train/1/index.pkl"})",
+               kEvalWaitingAnsweredByV1, ""},
+  // Old phase deploy, copy in flight (work 3): the (Deploy, Waiting) copies the old LC's eval
+  // result (the condition lacks the output).
+  MigrationRow{"Deploying_DeployWaitingCopies", 2, 3, false,
+               R"(,"eval_result":{"format":"pkl","url":"/output/eval/1/index.pkl"})",
+               kDeployWaiting, "copy"}),
+  [](const ::testing::TestParamInfo<MigrationRow>& i) { return std::string(i.param.name); });
+// clang-format on
+
+TEST(IlRecordTest, LlV1Migration_Fields) {
+  auto train = DecodeLlRecord(V1Record(0, 0, true));
+  ASSERT_TRUE(train.ok()) << train.message();
+  EXPECT_EQ(train->state.phase, core::ll::Phase::kTrain);
+  EXPECT_TRUE(train->state.worker_awaited);
+  EXPECT_EQ(train->state.train_range, (core::il::SpoolRange{0, 5010, 501}));
+  EXPECT_EQ(train->state.answered_train_waiting, 2);
+  EXPECT_EQ(train->state.answered_eval_waiting, 2);
+  EXPECT_EQ(train->state.answered_deploy_waiting, 2);
+  auto idle = DecodeLlRecord(V1Record(0, 0, false));
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->state.answered_train_waiting, -1);
+  EXPECT_EQ(idle->state.train_range, core::il::SpoolRange{});
+  auto eval = DecodeLlRecord(
+      V1Record(1, 0, true, R"(,"train_model":{"format":"pkl","url":"/output/train/1/index.pkl"})"));
+  ASSERT_TRUE(eval.ok());
+  EXPECT_EQ(eval->state.phase, core::ll::Phase::kEval);
+  EXPECT_TRUE(eval->state.worker_awaited);
+  const std::vector<core::ModelRef> m{{"pkl", "/output/train/1/index.pkl", {}}};
+  EXPECT_EQ(eval->state.train_models, m);
+  EXPECT_EQ(eval->state.train_models_version, 1);
+  EXPECT_EQ(eval->state.eval_inputs, m) << "an eval report naming the model sent is accepted";
+  EXPECT_FALSE(DecodeLlRecord(R"({"v":3,"state":{"phase":0,"version":1}})").ok());
 }
 
 TEST(IlRecordTest, CursorWrittenBeforeSkippingExistedDecodes) {

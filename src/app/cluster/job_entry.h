@@ -42,6 +42,7 @@ struct JobEntry {
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
   core::il::State il_state;
   core::ll::State ll_state;
+  int64_t received_ms = 0;  // when the GM last sent the job object (unix ms); 0: not since start
   dataset::IndexCursor cursor;
   // Shared with an ingest running on the pool (which alone appends while `ingest_inflight`).
   std::shared_ptr<dataset::Spool> train_spool;

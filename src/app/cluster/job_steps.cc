@@ -84,6 +84,7 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
                             ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1)
                             : ctx_.cfg.deploy_wait_ms;
   spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
+  spec.job_received_ms = e.received_ms;
   return spec;
 }
 
@@ -95,6 +96,7 @@ core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
+  spec.job_received_ms = e.received_ms;
   return spec;
 }
 

@@ -15,6 +15,7 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/controller.h"
 #include "app/standalone/local_gm_impl.h"
+#include "core/gm_downstream.h"
 
 namespace sedna::app {
 
@@ -22,6 +23,7 @@ namespace asio = boost::asio;
 using NJ = nlohmann::json;
 using core::Stage;
 using core::gm::PodPhase;
+using local_gm_detail::Find;
 using local_gm_detail::KindName;
 using local_gm_detail::kScope;
 using local_gm_detail::Lower;
@@ -63,7 +65,7 @@ void LocalGm::Impl::Deliver(const std::string& op, const std::string& kind_lower
                             const std::string& content) {
   std::string frame = json::EncodeFrame({ns, kind_lower, name, op}, content);
   asio::post(io, [this, frame] {
-    if (!stopped) controller.OnGmFrame(frame);
+    if (!stopped) to_lc(frame);
   });
 }
 
@@ -90,8 +92,30 @@ void LocalGm::Impl::DeliverObject(const std::string& kind_lower, const std::stri
   Deliver("insert", kind_lower, ns, name, c.object_json);
 }
 
+void LocalGm::Impl::DeliverModel(const GmJob& j, const std::string& name) {
+  if (name.empty()) return;
+  auto it = plain.find(core::ResourceKey(j.ns, core::kKindModel, name));
+  if (it != plain.end()) DeliverObject(core::kKindModel, j.ns, name, it->second);
+}
+
 NJ LocalGm::Impl::JobObject(const GmJob& j) {
   NJ o = j.object;
+  if (generation == core::gm::Generation::kG1 && o.contains("spec") && o["spec"].is_object()) {
+    // The 2021 GM decodes the job into its typed API, which has no hot-update fields.
+    NJ& spec = o["spec"];
+    if (spec.contains("deploySpec") && spec["deploySpec"].is_object() &&
+        spec["deploySpec"].contains("model") && spec["deploySpec"]["model"].is_object()) {
+      spec["deploySpec"]["model"].erase("hotUpdateEnabled");
+      spec["deploySpec"]["model"].erase("pollPeriodSeconds");
+    }
+  }
+  if (!j.state.annotations.empty()) {
+    NJ& meta = o["metadata"];
+    if (!meta.contains("annotations") || !meta["annotations"].is_object()) {
+      meta["annotations"] = NJ::object();
+    }
+    for (const auto& [k, v] : j.state.annotations) meta["annotations"][k] = v;
+  }
   NJ conds = NJ::array();
   for (const auto& c : j.state.conditions) {
     NJ e{{"type", core::ConditionTypeName(c.type)},
@@ -105,10 +129,46 @@ NJ LocalGm::Impl::JobObject(const GmJob& j) {
     conds.push_back(e);
   }
   o["status"] = NJ{{"conditions", conds}};
+  if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
+    // A v0.6+ GM's LL status always has knowledgeBase (sedna-head-protocol §1.7, §4.4). Its
+    // counts come from report keys stock lib/sedna never sends; they are not computed here.
+    o["status"]["knowledgeBase"] =
+        NJ::parse(R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},)"
+                  R"("samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})");
+  }
   return o;
 }
 
+void LocalGm::Impl::SendJob(GmJob& j) {
+  if (generation == core::gm::Generation::kG2) return Sync(j);
+  DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+}
+
 void LocalGm::Impl::Sync(GmJob& j) {
+  if (generation == core::gm::Generation::kG2) {
+    using What = core::gm::EdgeSend::What;
+    const std::string node = DatasetNode(j);
+    for (const auto& send : core::gm::SyncSends(j.gm_spec, j.state, node)) {
+      if (send.node != node) {
+        spdlog::debug("standalone: {}: GM send {} not delivered (this LC is node {})", j.key,
+                      core::gm::ToString(send), node);
+        continue;
+      }
+      if (send.op == core::gm::EdgeSend::Op::kDelete) {
+        Deliver("delete", Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+      } else if (send.what == What::kJob) {
+        DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+      } else {
+        const NJ* ref = send.what == What::kInitialModel ? Find(j.object, {"spec", "initialModel"})
+                        : send.what == What::kInitialEvalModel
+                            ? Find(j.object, {"spec", "evalSpec", "initialEvalModel"})
+                            : Find(j.object, {"spec", "deploySpec", "model"});
+        const NJ* name = ref ? Find(*ref, {"name"}) : nullptr;
+        DeliverModel(j, name && name->is_string() ? name->get<std::string>() : "");
+      }
+    }
+    return;
+  }
   auto d = core::gm::DownstreamFor(j.gm_kind, j.state);
   if (!d.send_job) return;
   DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
@@ -136,7 +196,9 @@ void LocalGm::Impl::Persist(const GmJob& j) {
                        {"message", c.message},
                        {"data", c.data_json}});
   }
-  NJ rec{{"conditions", conds}, {"started", j.state.started}};
+  NJ rec{{"conditions", conds},
+         {"started", j.state.started},
+         {"annotations", NJ(j.state.annotations)}};
   Status s =
       store->Transact([&](store::Store::Tx& tx) { return tx.PutState(kScope, j.key, rec.dump()); });
   if (!s.ok()) spdlog::error("standalone: persisting {}: {}", j.key, s.message());
@@ -157,6 +219,11 @@ bool LocalGm::Impl::Restore(GmJob& j) {
   try {
     NJ rec = NJ::parse(**v);
     j.state.started = rec.value("started", false);
+    if (rec.contains("annotations") && rec["annotations"].is_object()) {
+      for (const auto& [k, v] : rec["annotations"].items()) {
+        if (v.is_string()) j.state.annotations[k] = v.get<std::string>();
+      }
+    }
     for (const auto& c : rec.at("conditions")) {
       core::JobCondition jc;
       auto type = core::ParseConditionType(c.at("type"));
@@ -189,22 +256,28 @@ bool LocalGm::Impl::Restore(GmJob& j) {
 // ------------------------------------------------------------------ the condition machine
 
 void LocalGm::Impl::SetPod(GmJob& j, Stage stage, PodPhase phase) {
+  // G2 reads the node a stage's pod runs on (the sedna.io/<Stage> annotations): every worker runs
+  // here. G1 keeps no node, as before.
+  const std::string node = generation == core::gm::Generation::kG2 ? DatasetNode(j) : "";
   switch (stage) {
     case Stage::kTrain:
       j.pods.train = phase;
+      j.pods.train_node = node;
       break;
     case Stage::kEval:
       j.pods.eval = phase;
+      j.pods.eval_node = node;
       break;
     case Stage::kDeploy:
       j.pods.inference = phase;
+      j.pods.inference_node = node;
       break;
   }
 }
 
 void LocalGm::Impl::Settle(GmJob& j) {
   for (int guard = 0; guard < 8; ++guard) {
-    auto settled = core::gm::Settle(j.gm_kind, j.state, j.pods, NowRfc3339());
+    auto settled = core::gm::Settle(j.gm_spec, j.state, j.pods, NowRfc3339());
     const bool changed = settled.step.changed;
     j.state = settled.step.state;
     j.pods = settled.pods;
@@ -270,7 +343,13 @@ void LocalGm::Impl::Apply(const std::string& frame) {
 }
 
 LocalGm::LocalGm(asio::io_context& io, Controller& controller, LocalGmOptions options)
-    : impl_(std::make_unique<Impl>(io, controller, std::move(options))) {}
+    : LocalGm(
+          io, [&controller](const std::string& frame) { controller.OnGmFrame(frame); },
+          std::move(options)) {}
+
+LocalGm::LocalGm(asio::io_context& io, std::function<void(const std::string&)> to_lc,
+                 LocalGmOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(to_lc), std::move(options))) {}
 
 LocalGm::~LocalGm() { Stop(); }
 
@@ -280,6 +359,11 @@ Status LocalGm::Start() {
   if (!st.ok()) return st.status();
   m.store = std::move(*st);
   m.runner = std::make_unique<process::ProcessRunner>(m.io);
+  spdlog::info(
+      "standalone: the local GM plays the {} GM (--gm-protocol {}){}",
+      m.generation == core::gm::Generation::kG2 ? "v0.5-v0.7 (G2)" : "2021 (G1)", m.opt.gm_protocol,
+      m.generation == core::gm::Generation::kG2 ? "; model hot update in " + m.opt.hot_update_dir
+                                                : "");
   m.manifest_signature = m.ManifestSignature();
   if (!m.Load(true)) {
     return Status::Error("manifests " + m.opt.manifest_path +
@@ -303,7 +387,21 @@ void LocalGm::SetLcServer(const std::string& url) { impl_->opt.lc_server = url; 
 std::vector<WorkerView> LocalGm::Workers() const { return impl_->board.Views(); }
 
 Status LocalGm::MayReport(const core::WorkerReport& report) const {
-  return impl_->started.MayReport(report, StartedWorkers::Clock::now());
+  Status s = impl_->started.MayReport(report, StartedWorkers::Clock::now());
+  if (!s.ok() || Lower(report.kind) != "deploy") return s;
+  auto it = impl_->jobs.find(core::ResourceKey(report.ns, report.owner_kind, report.owner_name));
+  if (it == impl_->jobs.end()) return s;
+  const auto& conds = it->second->state.conditions;
+  if (!conds.empty() && conds.back().stage == Stage::kDeploy &&
+      conds.back().type == core::ConditionType::kRunning) {
+    return s;
+  }
+  const std::string at = conds.empty() ? std::string("no condition")
+                                       : std::string(core::StageName(conds.back().stage)) + "/" +
+                                             core::ConditionTypeName(conds.back().type);
+  return Status::Error("kind: \"deploy\": " + it->second->key + " is at " + at +
+                       ", not Deploy/Running: a model reload is reported only while the GM "
+                       "waits for one");
 }
 
 bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }

@@ -2,10 +2,13 @@
 // manifests. It keeps each job's conditions with the GM's condition machine (core::gm, §4.1/§4.2),
 // consumes the controller's outbox as the GM consumes LC messages, sends the job back to the
 // controller as the GM would (§4.3), and runs the train/eval/inference "pods" as local processes
-// from the pod templates with the GM's env contract (§4.4), using local paths.
+// from the pod templates with the GM's env contract (§4.4), using local paths. The GM played is
+// the v0.5-v0.7 one (G2: sedna-head-protocol.md §1.3, §1.4, §1.7, model hot update §4.1) unless
+// options.gm_protocol is "g1" (the 2021 GM); every node of the GM's routing is this machine.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,11 +37,21 @@ struct LocalGmOptions {
   std::string lc_server;      // LC_SERVER given to workers, e.g. http://127.0.0.1:9100
   std::chrono::milliseconds worker_timeout{0};  // per train/eval worker; 0 = none
   std::chrono::milliseconds manifest_poll{2000};
+  // The GM played (Config::gm_protocol): "auto" and "g2" the v0.5-v0.7 GM (GM-driven deploy,
+  // condition-driven LL, model hot update: sedna-head-protocol.md §1.3, §1.4, §1.7, §4.1), "g1"
+  // the 2021 GM (sedna-protocol.md §4; hotUpdateEnabled is dropped, as its typed API drops it).
+  std::string gm_protocol = "auto";
+  // The GM's hostPath root for model hot update, its /var/lib/sedna/model-hot-update: a job's
+  // model_config.json is <hot_update_dir>/<ns>/incrementallearningjob/<name>/model_config.json.
+  std::string hot_update_dir;
 };
 
 class LocalGm : public UpstreamSink {
  public:
   LocalGm(boost::asio::io_context& io, Controller& controller, LocalGmOptions options);
+  // Frames for the LC go to `to_lc` (on the loop) instead of a controller: for tests.
+  LocalGm(boost::asio::io_context& io, std::function<void(const std::string&)> to_lc,
+          LocalGmOptions options);
   ~LocalGm() override;
   // Loads the manifests (errors name file, document and field; bad documents are skipped), resumes
   // stored conditions, and feeds every object to the controller, with the credential of the
@@ -51,8 +64,11 @@ class LocalGm : public UpstreamSink {
   // LC_SERVER given to workers (known once the worker API listens).
   void SetLcServer(const std::string& url);
   // The controller's report gate (Controller::SetReportGate): only a worker this LocalGm started
-  // for the report's job may report, and only the kind of its stage (started_workers.h). Called
-  // on the loop thread.
+  // for the report's job may report, and only the kind of its stage (started_workers.h); a
+  // hot-update inference worker's deploy report only while its job is at (Deploy, Running) (a
+  // standalone restart restarts the worker, which then reloads the model of an earlier round and
+  // reports it: the GM would append that as a stray (Deploy, Completed)). Called on the loop
+  // thread.
   Status MayReport(const core::WorkerReport& report) const;
   // The workers started (the most recent ones), for the dashboard (Controller::SetWorkersSource).
   std::vector<WorkerView> Workers() const;

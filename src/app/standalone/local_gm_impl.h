@@ -7,8 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +34,12 @@ namespace local_gm_detail {
 
 // The lc_state scope of the conditions kept for each job.
 constexpr const char* kScope = "localgm";
+// Standalone runs every worker on this machine: the GM's node routing (G2) collapses onto the
+// Dataset's spec.nodeName, or onto this name when the Dataset has none.
+constexpr const char* kStandaloneNode = "standalone";
+
+// The JSON value at `path` under `o` (nullptr when any step is missing or not an object).
+const nlohmann::json* Find(const nlohmann::json& o, std::initializer_list<const char*> path);
 
 std::string Lower(std::string s);
 // "dataset" -> "Dataset", ..., for messages.
@@ -42,21 +51,25 @@ struct GmJob {
   std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
   core::gm::JobKind gm_kind = core::gm::JobKind::kIncremental;
   std::string ns, name, key;
-  nlohmann::json object;  // the manifest object, paths resolved
-  std::string signature;  // object JSON, to detect changes
+  nlohmann::json object;        // the manifest object, paths resolved
+  std::string signature;        // object JSON, to detect changes
+  core::gm::GmJobSpec gm_spec;  // what the GM reads from `object` (Impl::SpecOf)
   core::gm::GmJobState state;
   core::gm::Pods pods;
   std::map<core::Stage, int64_t> pod_ids;
   std::map<core::Stage, bool> reported;
   int64_t inference_id = -1;
+  bool inference_hot = false;  // the running inference worker was started for model hot update
   bool warned_no_inference = false;
+  bool warned_g1_hot = false;  // hotUpdateEnabled ignored with --gm-protocol g1 (logged once)
   // securityContext fields warned about as not honoured or not applied (by path), once each.
   std::set<std::string> warned_security;
 };
 
 struct LocalGm::Impl {
   boost::asio::io_context& io;
-  Controller& controller;
+  // Where GM frames go: the controller's OnGmFrame (a test's recorder in unit tests).
+  std::function<void(const std::string&)> to_lc;
   LocalGmOptions opt;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<process::ProcessRunner> runner;
@@ -74,23 +87,51 @@ struct LocalGm::Impl {
   std::unique_ptr<boost::asio::steady_timer> poll;
   std::string manifest_signature;
   bool stopped = false;
+  core::gm::Generation generation;
 
-  Impl(boost::asio::io_context& io_, Controller& c, LocalGmOptions o)
-      : io(io_), controller(c), opt(std::move(o)) {}
+  Impl(boost::asio::io_context& io_, std::function<void(const std::string&)> sink, LocalGmOptions o)
+      : io(io_),
+        to_lc(std::move(sink)),
+        opt(std::move(o)),
+        generation(opt.gm_protocol == "g1" ? core::gm::Generation::kG1
+                                           : core::gm::Generation::kG2) {}
+
+  // ---------------------------------------------------------------- the GM's view of a job
+  // (local_gm_spec.cc)
+
+  // The GM's reading of the job object: generation, hot update (IL, G2 only), initialEvalModel.
+  core::gm::GmJobSpec SpecOf(GmJob& j);
+  // The job's model_config.json under opt.hot_update_dir (the GM's annotation value, §4.1).
+  std::string HotUpdateConfig(const GmJob& j) const;
+  // The node everything of the job runs on and is sent to: the Dataset's spec.nodeName, or
+  // kStandaloneNode when it has none or is not loaded. (The GM syncs nothing then; here the one
+  // LC holds the job anyway and shows it waiting for its Dataset, as with the G1 GM.)
+  std::string DatasetNode(const GmJob& j);
+  // Recomputes j.gm_spec after the object changed; a hot job that started before it was hot (or
+  // under an older sedna-lc) gets its hot-update annotation, which the GM sets only at the first
+  // sync, and an inference worker started the other way is restarted.
+  void ApplySpec(GmJob& j);
 
   // ---------------------------------------------------------------- frames and conditions
   // (local_gm.cc)
 
   void Deliver(const std::string& op, const std::string& kind_lower, const std::string& ns,
                const std::string& name, const std::string& content);
+  // Sends the job's Model CR `name` of its namespace, when loaded.
+  void DeliverModel(const GmJob& j, const std::string& name);
   // Sends an object downstream (insert) as the GM does: with the credential of the Secret its
   // spec.credentialName names (§2.5); without it, and an error in the log, when that Secret is
   // missing (Load sends it again when the Secret appears).
   void DeliverObject(const std::string& kind_lower, const std::string& ns, const std::string& name,
                      const std::string& text);
   nlohmann::json JobObject(const GmJob& j);
-  // §4.3: the job (and the Model that goes with it) as the GM would send them to the LC.
+  // The job (and the Models that go with it) as the GM would send them to the LC: G1 §4.3, G2
+  // sedna-head-protocol §1.4/§1.7 with every node collapsed onto DatasetNode (sends to another
+  // node, e.g. "" for a stage whose pod was never seen running, are not delivered, as the GM's).
   void Sync(GmJob& j);
+  // The job sent on its add, change or a Secret change: G1 (as before) the object as it is,
+  // whatever its conditions; G2 syncs it (a G2 GM sends nothing for a job without conditions).
+  void SendJob(GmJob& j);
   void Persist(const GmJob& j);
   // IL serves from the job's start; LL once a deploy happened.
   bool ServedBefore(const GmJob& j);
@@ -131,6 +172,9 @@ struct LocalGm::Impl {
   // An error (e.g. runAsNonRoot with a uid 0 worker) names the field: the worker is not started.
   Status ApplySecurityContext(GmJob& j, const char* part, process::ProcessSpec& p);
   void StartWorker(GmJob& j, core::Stage stage, const std::string& data_json);
+  // G2's LL train pod env (sedna-head-protocol §4.4): HAS_COMPLETED_INITIAL_TRAINING and, when
+  // true, CLOUD_KB_INDEX from the job's conditions.
+  void AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env);
   void OnWorkerExit(const std::string& key, core::Stage stage, const std::string& worker,
                     const process::ExitInfo& info);
   void StartInference(GmJob& j);

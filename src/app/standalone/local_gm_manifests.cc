@@ -134,16 +134,18 @@ bool LocalGm::Impl::Load(bool first) {
         slot->object = obj;
         slot->signature = text;
         const bool resumed = Restore(*slot);
+        ApplySpec(*slot);
         spdlog::info("manifests: {} loaded from {}", key, o.source);
-        DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
+        SendJob(*slot);
         sent.insert(key);
         if (resumed && ServedBefore(*slot)) StartInference(*slot);  // it served before
         Settle(*slot);
       } else if (slot->signature != text) {
         slot->object = obj;
         slot->signature = text;
+        ApplySpec(*slot);
         spdlog::info("manifests: {} changed; applied", key);
-        DeliverObject(kind, o.ns, o.name, JobObject(*slot).dump());
+        SendJob(*slot);
         sent.insert(key);
       }
     }
@@ -231,7 +233,7 @@ void LocalGm::Impl::ResendForSecrets(const std::set<std::pair<std::string, std::
     const auto ref = CredentialRef(j->object);
     if (ref.second.empty() || !changed.count(ref)) continue;
     spdlog::info("manifests: {} sent again: its Secret {}/{} changed", key, ref.first, ref.second);
-    DeliverObject(Lower(j->kind), j->ns, j->name, JobObject(*j).dump());
+    SendJob(*j);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string_view>
 
@@ -74,6 +75,22 @@ std::string LocalGm::Impl::DatasetUrl(const GmJob& j) {
   auto it = plain.find(core::ResourceKey(j.ns, core::kKindDataset, ds));
   if (it == plain.end()) return "";
   return NJ::parse(it->second)["spec"].value("url", "");
+}
+
+void LocalGm::Impl::AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env) {
+  // hasCompletedInitialTraining: any (Train, Completed), data-less ones included; getCloudKBIndex:
+  // models[0].url of the latest (Train, Completed) whose data has output models.
+  bool completed = false;
+  std::string index;
+  for (auto it = j.state.conditions.rbegin(); it != j.state.conditions.rend(); ++it) {
+    if (it->stage != Stage::kTrain || it->type != core::ConditionType::kCompleted) continue;
+    completed = true;
+    if (!index.empty()) continue;
+    auto data = json::DecodeConditionData(it->data_json);
+    if (data.ok() && !data->output_models.empty()) index = data->output_models[0].url;
+  }
+  env["HAS_COMPLETED_INITIAL_TRAINING"] = completed ? "true" : "false";
+  if (completed) env["CLOUD_KB_INDEX"] = index;
 }
 
 // ------------------------------------------------------------------ S3 env of workers
@@ -226,6 +243,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
       env["KB_SERVER"] = "http://localhost:9020";
       env["OUTPUT_URL"] = d.output_dir;
       owned.push_back(JobUrl(j, "OUTPUT_URL", d.output_dir));
+      if (generation == core::gm::Generation::kG2) AddKnowledgeBaseEnv(j, env);
     }
     owned.push_back(JobUrl(j, "TRAIN_DATASET_URL", d.data_url));
   } else {
@@ -309,7 +327,13 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   }
   core::PodTemplate t = Template(j, "deploy");
   if (t.containers.empty()) {
-    if (!j.warned_no_inference) {
+    if (!j.warned_no_inference && j.gm_spec.hot_update) {
+      spdlog::warn(
+          "standalone: {}: no deploySpec.template container; no inference worker. With "
+          "hotUpdateEnabled nothing reports the model reload, so each deploy stays at (Deploy, "
+          "Running), as with Sedna's GM",
+          j.key);
+    } else if (!j.warned_no_inference) {
       spdlog::info("standalone: {}: no deploySpec.template container; no inference worker", j.key);
     }
     j.warned_no_inference = true;
@@ -328,11 +352,30 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     env["HEM_NAME"] = hem.value("name", "");
     env["HEM_PARAMETERS"] = hem.contains("parameters") ? hem["parameters"].dump() : "null";
     owned.push_back(ObjectUrl(j, core::kKindModel, model, "MODEL_URL", env["MODEL_URL"]));
+    if (j.gm_spec.hot_update) {
+      // The GM's hot-update contract (§4.1). The pod would mount the config's directory at
+      // /model-hot-update; a local worker reads the file itself, and resolves the config's
+      // model_path "/model-hot-update/<file>" against that directory.
+      const std::string& config = j.gm_spec.hot_update_config;
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(config).parent_path(), ec);
+      if (ec) {
+        spdlog::error("standalone: {}: model hot update directory {}: {}", j.key,
+                      std::filesystem::path(config).parent_path().string(), ec.message());
+      }
+      const NJ* period = local_gm_detail::Find(spec, {"deploySpec", "model", "pollPeriodSeconds"});
+      int64_t seconds = period && period->is_number_integer() ? period->get<int64_t>() : 60;
+      env["MODEL_HOT_UPDATE"] = "true";
+      env["MODEL_POLL_PERIOD_SECONDS"] = std::to_string(seconds < 1 ? 60 : seconds);
+      env["MODEL_HOT_UPDATE_CONFIG"] = config;
+    }
   } else {
     std::string out = spec.value("outputDir", "");
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     env["MODEL_URLS"] = out + "/deploy/index.pkl";
     owned.push_back(JobUrl(j, "MODEL_URLS", env["MODEL_URLS"]));
+    // G2 also gives the LL inference worker the job's outputDir (sedna-head-protocol §1.7).
+    if (generation == core::gm::Generation::kG2) env["OUTPUT_URL"] = spec.value("outputDir", "");
   }
   AddS3Env(j, worker, owned, env);
   auto ps = WorkerSpec(j, t, worker, env);
@@ -368,7 +411,8 @@ void LocalGm::Impl::StartInference(GmJob& j) {
   }
   *current = *id;
   j.inference_id = *id;
-  started.Started(j.key, Stage::kDeploy, worker);
+  j.inference_hot = j.gm_spec.hot_update;
+  started.Started(j.key, Stage::kDeploy, worker, j.inference_hot);
   board.Started(j.ns, j.name, "inference", worker, ps->log_path);
   spdlog::info("standalone: {}: inference worker {} started{}, log {}", j.key, worker,
                CredentialsText(*ps), ps->log_path);

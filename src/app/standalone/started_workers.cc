@@ -48,12 +48,13 @@ std::string Quoted(const std::string& s) {
 
 }  // namespace
 
-void StartedWorkers::Started(const std::string& job, core::Stage stage, const std::string& name) {
+void StartedWorkers::Started(const std::string& job, core::Stage stage, const std::string& name,
+                             bool hot_update) {
   auto& workers = jobs_[job];
   for (auto it = workers.begin(); it != workers.end();) {
     it = it->second.stage == stage ? workers.erase(it) : std::next(it);
   }
-  workers[name] = Worker{stage, std::nullopt};
+  workers[name] = Worker{stage, hot_update, std::nullopt};
 }
 
 void StartedWorkers::Exited(const std::string& job, const std::string& name,
@@ -88,11 +89,14 @@ Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point 
                          (kind_stage ? " (stage " + Lower(core::StageName(*kind_stage)) + ")"
                                      : " (kind " + Quoted(r.kind) + ")"));
   }
-  if (kind != ReportedKind(worker->stage)) {
+  const bool reload =
+      worker->hot_update && worker->stage == core::Stage::kDeploy && kind == "deploy";
+  if (kind != ReportedKind(worker->stage) && !reload) {
     return Status::Error(
         "kind: " + Quoted(r.kind) + " is not what worker " + Quoted(r.worker_name) + " of " +
         JobLabel(r) + " reports: it was started for stage " +
-        Lower(core::StageName(worker->stage)) + " (kind " + ReportedKind(worker->stage) + ")");
+        Lower(core::StageName(worker->stage)) + " (kind " + ReportedKind(worker->stage) +
+        (worker->stage == core::Stage::kDeploy ? "; deploy only with model hot update" : "") + ")");
   }
   return Status::Ok();
 }

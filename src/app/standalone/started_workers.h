@@ -29,8 +29,11 @@ class StartedWorkers {
   static constexpr std::chrono::seconds kExitGrace{10};
 
   // `job` is the job's resource key (core::ResourceKey). Workers of that job and stage started
-  // before stop being allowed to report: the new one reports for the stage now.
-  void Started(const std::string& job, core::Stage stage, const std::string& name);
+  // before stop being allowed to report: the new one reports for the stage now. `hot_update`:
+  // an inference worker started with MODEL_HOT_UPDATE=true, which also reports kind deploy
+  // (lib/sedna's model reload, sedna-head-protocol.md §4.1).
+  void Started(const std::string& job, core::Stage stage, const std::string& name,
+               bool hot_update = false);
   void Exited(const std::string& job, const std::string& name, Clock::time_point now);
   // The job was deleted: none of its workers may report any more.
   void ForgetJob(const std::string& job);
@@ -38,7 +41,8 @@ class StartedWorkers {
   // Ok when report.worker_name is a worker started for the job that namespace/ownerKind/ownerName
   // name, still running or exited less than kExitGrace ago, and report.kind (any case) is the kind
   // a worker of its stage reports: train, eval, or inference for the inference worker (lib/sedna's
-  // IL/LL inference never reports; "deploy" is the LC's own phase). The error names the field.
+  // IL/LL inference never reports), and deploy for a hot-update inference worker (its reloads;
+  // otherwise "deploy" is the LC's own phase). The error names the field.
   Status MayReport(const core::WorkerReport& report, Clock::time_point now) const;
 
   // Workers remembered (running or recently exited), for tests.
@@ -47,6 +51,7 @@ class StartedWorkers {
  private:
   struct Worker {
     core::Stage stage = core::Stage::kTrain;
+    bool hot_update = false;
     std::optional<Clock::time_point> exited;
   };
   std::map<std::string, std::map<std::string, Worker>> jobs_;  // job key -> worker name -> worker

@@ -69,7 +69,8 @@ TEST_F(StartedWorkersTest, RefusalsNameTheField) {
        "default/j reports: it was started for stage eval (kind eval)"},
       {"inference worker reporting deploy", Report("inferworker-ccccc", "deploy"),
        "kind: \"deploy\" is not what worker \"inferworker-ccccc\" of IncrementalLearningJob "
-       "default/j reports: it was started for stage deploy (kind inference)"},
+       "default/j reports: it was started for stage deploy (kind inference; deploy only with "
+       "model hot update)"},
       {"unknown kind, unknown name", Report("x\n", "bogus"),
        "name: \"x?\" is not a worker this LC started for IncrementalLearningJob default/j (kind "
        "\"bogus\")"},
@@ -79,6 +80,18 @@ TEST_F(StartedWorkersTest, RefusalsNameTheField) {
     EXPECT_FALSE(s.ok()) << row.what;
     EXPECT_EQ(s.message(), row.message) << row.what;
   }
+}
+
+// lib/sedna's hot-update thread reports each model reload as kind deploy (head §4.1).
+TEST_F(StartedWorkersTest, HotUpdateInferenceWorkerMayReportDeploy) {
+  w.Started(kJob, Stage::kDeploy, "inferworker-hhhhh", /*hot_update=*/true);
+  EXPECT_TRUE(w.MayReport(Report("inferworker-hhhhh", "deploy"), t0).ok());
+  EXPECT_TRUE(w.MayReport(Report("inferworker-hhhhh", "Deploy"), t0).ok()) << "any case";
+  EXPECT_TRUE(w.MayReport(Report("inferworker-hhhhh", "inference"), t0).ok());
+  EXPECT_FALSE(w.MayReport(Report("inferworker-hhhhh", "train"), t0).ok());
+  // A hot flag on another stage's worker allows nothing more.
+  w.Started(kJob, Stage::kEval, "eval-worker-hhhhh", /*hot_update=*/true);
+  EXPECT_FALSE(w.MayReport(Report("eval-worker-hhhhh", "deploy"), t0).ok());
 }
 
 TEST_F(StartedWorkersTest, ExitedWorkerMayReportDuringTheGraceOnly) {

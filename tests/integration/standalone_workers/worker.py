@@ -13,7 +13,12 @@ MODE:
             an s3:// MODEL_URL is written with a SigV4-signed PUT (path style) to
             $S3_ENDPOINT_URL with $ACCESS_KEY_ID / $SECRET_ACCESS_KEY, as a lib/sedna worker would
   eval      reports [trained, deployed] with precision [$EVAL_NEW] and [$EVAL_OLD]
-  infer     records the content of $MODEL_URL in its mark, then serves (sleeps) until killed
+  infer     records the content of $MODEL_URL in its mark, then serves (sleeps) until killed; with
+            MODEL_HOT_UPDATE=true it polls $MODEL_HOT_UPDATE_CONFIG every
+            $MODEL_POLL_PERIOD_SECONDS as lib/sedna does and, on each new model_update_time,
+            writes a "reload" mark (n, version, the config's bytes, the model's content; the
+            model_path /model-hot-update/<f> read from the config's directory) and reports kind
+            deploy, status completed, no results
   crash     exits with 3 without reporting
   noreport  exits with 0 without reporting
   sleep     sleeps 100 s (default SIGTERM handling)
@@ -94,11 +99,38 @@ def mark(mode, extra=None):
            "uid": os.getuid(), "gid": os.getgid(), "groups": sorted(os.getgroups()),
            "env": redacted_env()}
     rec.update(extra or {})
-    name = "%s-%s-%d.json" % (mode, os.environ.get("WORKER_NAME", "none"), os.getpid())
+    name = "%s-%s-%d%s.json" % (mode, os.environ.get("WORKER_NAME", "none"), os.getpid(),
+                                "-%d" % rec["n"] if "n" in rec else "")
     tmp = os.path.join(d, "." + name + ".tmp")
     with open(tmp, "w") as f:
         json.dump(rec, f)
     os.replace(tmp, os.path.join(d, name))
+
+
+def hot_update_loop():
+    import sedna_report
+    config = os.environ["MODEL_HOT_UPDATE_CONFIG"]
+    period = max(1, int(os.environ.get("MODEL_POLL_PERIOD_SECONDS", "60")))
+    version, n = None, 0
+    while True:
+        time.sleep(period)
+        try:
+            text = read(config)
+            msg = json.loads(text)["model_config"]
+            latest = str(msg["model_update_time"])
+            path = msg["model_path"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if path.startswith("/model-hot-update/"):
+            path = os.path.join(os.path.dirname(config), path[len("/model-hot-update/"):])
+        if latest == version or not os.path.exists(path):
+            continue
+        version, n = latest, n + 1
+        mark("reload", {"n": n, "version": latest, "config": text, "model_content": read(path)})
+        try:
+            sedna_report.report("deploy", status="completed")
+        except RuntimeError as e:
+            print("deploy report refused: %s" % e, flush=True)
 
 
 def main():
@@ -140,6 +172,8 @@ def main():
         sedna_report.report("eval", results)
     elif mode == "infer":
         mark(mode, {"model_content": read(os.environ.get("MODEL_URL", ""))})
+        if os.environ.get("MODEL_HOT_UPDATE", "").lower() == "true":
+            hot_update_loop()
         while True:
             time.sleep(0.2)
     elif mode == "crash":

@@ -1,0 +1,327 @@
+// IL rounds on both GM generations (sedna-head-protocol.md §3.4): the real sedna-lc binary
+// against the GM emulator in G1 or G2 mode, single and multi-node, hot update on and off, the
+// R1 race of §2.0, a restart during the deploy wait, and a GM upgraded from G1 to G2 while a
+// round waits for its decision. Workers are simulated as lib/sedna posts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "cluster_fixture.h"
+#include "objects.h"
+#include "samples.h"
+
+namespace sedna::testing {
+namespace {
+
+using core::Stage;
+using core::gm::Generation;
+using core::gm::JobKind;
+using namespace std::chrono_literals;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kNode2 = "edge-node-2";
+const std::string kHotDir =
+    "/var/lib/sedna/model-hot-update/default/incrementallearningjob/helmet-detection-demo";
+
+int Count(const std::vector<std::string>& v, const std::string& x) {
+  return static_cast<int>(std::count(v.begin(), v.end(), x));
+}
+
+class IlGenerationsTest : public ClusterFixture {
+ protected:
+  void World(bool multi_node, const std::vector<std::string>& lc_args) {
+    MakeWorld("sedna-gen-");
+    if (multi_node) gm->SetMultiNode(true);
+    stdfs::create_directories(rootfs + "/data");
+    stdfs::create_directories(rootfs + "/models/base_model");
+    stdfs::create_directories(rootfs + "/models/deploy_model");
+    WriteFile(rootfs + kDeployModelUrl, "OLD-DEPLOYED-MODEL");
+    WriteFile(rootfs + kIlIndexUrl, "");
+    args = lc_args;
+    StartLc(0, args);
+    if (multi_node) {
+      node2 = &StartNodeLc(kNode2, false, 0, args);
+      ASSERT_TRUE(gm->WaitForNode(kDefaultNode));
+    }
+    ASSERT_TRUE(gm->SendTo(kDefaultNode, "insert", DatasetObject()));
+  }
+
+  std::string PostOn(const std::string& node, const std::string& name, const std::string& body) {
+    if (node == kNode2 && node2) return PostWorkerTo(*node2, name, body);
+    return PostWorker(name, body);
+  }
+
+  // Runs the emulated GM until `done`, recording every frame of the job.
+  bool Run(GmJob& job, const std::function<bool(const GmJob&)>& done,
+           std::chrono::milliseconds timeout = 30s) {
+    GmEmulator::RunOptions o;
+    o.timeout = timeout;
+    o.on_frame = [&](const UpstreamFrame& f) { frames.push_back(f); };
+    return gm->RunUntil(job, done, o);
+  }
+  static std::function<bool(const GmJob&)> At(const std::string& cond) {
+    return [cond](const GmJob& j) { return j.LastCondition() == cond; };
+  }
+
+  // One round from new samples to the eval report: the train worker (on `train_node`) writes
+  // <out>/model.pb with `model_bytes` and reports; the eval worker (on `eval_node`) reports the
+  // new model better (deploy) or worse.
+  void RoundToEvalReport(GmJob& job, int round, const std::string& model_bytes, bool better,
+                         const std::string& train_node = kDefaultNode,
+                         const std::string& eval_node = kDefaultNode) {
+    const int from = round == 1 ? 1 : 1001 + (round - 2) * 700;
+    const int to = round == 1 ? 1000 : from + 699;
+    AppendFile(rootfs + kIlIndexUrl, IndexLines(from, to));
+    ASSERT_TRUE(Run(job, At("Train/Running")))
+        << "round " << round << " never trained; at " << job.LastCondition();
+    const std::string out = "/output/train/" + std::to_string(round);
+    stdfs::create_directories(rootfs + out);
+    WriteFile(rootfs + out + "/model.pb", model_bytes);
+    const std::string train_report =
+        R"({"name":"train-worker-a)" + std::to_string(round) +
+        R"(","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"train","status":"completed","results":[{"format":"pb","url":")" +
+        out + R"(/model.pb","metrics":{"loss":0.5}},{"format":"ckpt","url":")" + out +
+        R"(","metrics":{"loss":0.5}}]})";
+    EXPECT_EQ(PostOn(train_node, "train-worker-a" + std::to_string(round), train_report), kOk);
+    ASSERT_TRUE(Run(job, At("Eval/Running")))
+        << "round " << round << " never evaluated; at " << job.LastCondition();
+    const std::string eval_report =
+        R"({"name":"eval-worker-b)" + std::to_string(round) +
+        R"(","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"eval","status":"completed","results":[{"format":"pb","url":")" +
+        out + R"(/model.pb","metrics":{"precision":[)" + (better ? "0.9" : "0.4") +
+        R"(]}},{"format":"pb","url":"/models/deploy_model/saved_model.pb","metrics":{"precision":[0.5]}}]})";
+    EXPECT_EQ(PostOn(eval_node, "eval-worker-b" + std::to_string(round), eval_report), kOk);
+  }
+
+  // The frames of phase/status (case-insensitive phase), in order.
+  std::vector<UpstreamFrame> FramesOf(const std::string& phase, const std::string& status) {
+    std::vector<UpstreamFrame> v;
+    for (const auto& f : frames) {
+      std::string p = f.body.value("phase", ""), s = f.body.value("status", "");
+      std::transform(p.begin(), p.end(), p.begin(), ::tolower);
+      std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+      if (p == phase && s == status) v.push_back(f);
+    }
+    return v;
+  }
+  int DeployDecisions() {
+    return static_cast<int>(FramesOf("deploy", "ready").size() +
+                            FramesOf("deploy", "completed").size() +
+                            FramesOf("deploy", "failed").size());
+  }
+  static bool LcConditionErased(const GmJob& job) {
+    for (const auto& c : job.erased()) {
+      if (c.message == core::gm::kReportedByLcMessage) return true;
+    }
+    return false;
+  }
+
+  std::vector<std::string> args;
+  NodeLc* node2 = nullptr;
+  std::vector<UpstreamFrame> frames;
+};
+
+// §3.4 test 1: G1 never sends (Deploy, Waiting); the decision is written --deploy-wait after the
+// eval forward, so with the GM's stale-cache write (R1, 300 ms) nothing the LC sent is erased and
+// the conditions end as a 2021 GM's round does.
+TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) {
+  World(false, {"--deploy-wait", "1.5"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
+  SetIlModels(job);
+  job.EnableR1(300ms);
+  gm->Sync(job);
+  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
+  })) << job.LastCondition();
+  auto eval = FramesOf("eval", "completed");
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(eval.size(), 1u);
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_GE(ready[0].received - eval[0].received, 1500ms) << "decided before --deploy-wait";
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+  EXPECT_FALSE(LcConditionErased(job));
+  // The 2021 GM's cold deploy (§4.2): Ready, Starting, Completed, after its (Deploy, Waiting).
+  const auto c = job.Conditions();
+  ASSERT_GE(c.size(), 6u);
+  EXPECT_EQ(std::vector<std::string>(c.end() - 6, c.end()),
+            (std::vector<std::string>{"Eval/Completed", "Deploy/Waiting", "Deploy/Ready",
+                                      "Deploy/Starting", "Deploy/Completed", "Train/Waiting"}));
+}
+
+// §3.4 test 2: G2 publishes (Deploy, Waiting); the LC answers it (long before a 30 s wait could
+// fire), for two rounds (deploy, then keep); with R1 on nothing the LC sent is erased.
+TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {
+  World(false, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.EnableR1(300ms);
+  gm->Sync(job);
+  const auto t0 = GmClock::now();
+  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
+  })) << job.LastCondition();
+  EXPECT_LT(GmClock::now() - t0, 25s) << "the decision waited for the timer";
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(
+      ready[0].content,
+      R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+  // G2 cold: no Starting detour.
+  const auto c = job.Conditions();
+  EXPECT_EQ(std::vector<std::string>(c.end() - 4, c.end()),
+            (std::vector<std::string>{"Deploy/Waiting", "Deploy/Ready", "Deploy/Completed",
+                                      "Train/Waiting"}));
+  RoundToEvalReport(job, 2, "NEW-MODEL-ROUND-2", false);
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 2;
+  })) << job.LastCondition();
+  EXPECT_EQ(FramesOf("deploy", "completed").size(), 1u) << "round 2 kept the deployed model";
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+  EXPECT_EQ(DeployDecisions(), 2);
+  EXPECT_FALSE(LcConditionErased(job));
+}
+
+// §3.4 test 3 and upstream #381: G2 hot update, the inference pod on another node. That node's
+// LC writes the model and model_config.json (the v0.7.0 bytes) on (Deploy, Running) in every
+// round; the inference worker's deploy report is forwarded and the next round starts.
+TEST_F(IlGenerationsTest, G2_HotUpdateOnAnotherNodeEveryRound_Upstream381) {
+  World(true, {"--deploy-wait", "30"});
+  IlJobSpec spec;
+  spec.hot_update = true;
+  GmJob job(JobKind::kIncremental, IlJobObject(spec), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kDeploy, kNode2);
+  job.SetPod(Stage::kDeploy, core::gm::PodPhase::kRunning);  // the first sync's inference pod
+  gm->Sync(job);
+  const std::regex config_re(
+      "\\{\n \"model_config\": \\{\n  \"model_path\": \"/model-hot-update/model\\.pb\",\n  "
+      "\"model_update_time\": \"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [+-][0-9]{4} [A-Z]+ "
+      "m=\\+[0-9.]+\"\n \\}\n\\}");
+  std::string previous_config;
+  for (int round = 1; round <= 2; ++round) {
+    const std::string bytes = "HOT-MODEL-ROUND-" + std::to_string(round);
+    RoundToEvalReport(job, round, bytes, true);
+    ASSERT_TRUE(Run(job, At("Deploy/Running"))) << "round " << round << ": " << job.LastCondition();
+    // The deploy node's LC writes the files; wait for them as the inference worker polls.
+    const std::string cfg = rootfs + kHotDir + "/model_config.json";
+    std::string config;
+    for (auto until = GmClock::now() + 20s; GmClock::now() < until;) {
+      config = stdfs::exists(cfg) ? ReadFile(cfg) : "";
+      if (!config.empty() && config != previous_config) break;
+      std::this_thread::sleep_for(20ms);  // a file on shared storage: polled, as the worker does
+    }
+    ASSERT_NE(config, previous_config) << "round " << round << ": model_config.json not written";
+    EXPECT_TRUE(std::regex_match(config, config_re)) << config;
+    EXPECT_EQ(ReadFile(rootfs + kHotDir + "/model.pb"), bytes);
+    EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes) << "the deploy model is updated too";
+    EXPECT_EQ((stdfs::status(cfg).permissions() & stdfs::perms::all),
+              stdfs::perms::owner_read | stdfs::perms::owner_write | stdfs::perms::group_read |
+                  stdfs::perms::others_read);
+    previous_config = config;
+    EXPECT_EQ(
+        PostWorkerTo(
+            *node2, "inferworker-x1y2z",
+            R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})"),
+        kOk);
+    ASSERT_TRUE(Run(job,
+                    [round](const GmJob& j) {
+                      return j.LastCondition() == "Train/Waiting" &&
+                             Count(j.Conditions(), "Deploy/Completed") == round;
+                    }))
+        << "round " << round << ": " << job.LastCondition();
+  }
+  auto forwarded = FramesOf("deploy", "completed");
+  ASSERT_EQ(forwarded.size(), 2u);
+  for (const auto& f : forwarded) {
+    EXPECT_EQ(f.node, kNode2);
+    EXPECT_EQ(
+        f.content,
+        R"({"phase":"deploy","status":"completed","output":{"models":null,"ownerInfo":null}})");
+  }
+  for (const auto& f : FramesOf("deploy", "ready")) EXPECT_EQ(f.node, kDefaultNode);
+}
+
+// §3.4 test 4: the eval pod on another node; that node's LC receives the eval report and the
+// (Deploy, Waiting) and decides (2021: "no eval was dispatched by this LC", stuck); round 2 too.
+TEST_F(IlGenerationsTest, G2_EvalOnAnotherNodeDecides) {
+  World(true, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kEval, kNode2);
+  gm->Sync(job);
+  for (int round = 1; round <= 2; ++round) {
+    const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
+    RoundToEvalReport(job, round, bytes, true, kDefaultNode, kNode2);
+    ASSERT_TRUE(Run(job,
+                    [round](const GmJob& j) {
+                      return j.LastCondition() == "Train/Waiting" &&
+                             Count(j.Conditions(), "Deploy/Completed") == round;
+                    }))
+        << "round " << round << ": " << job.LastCondition();
+    EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
+  }
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(ready.size(), 2u);
+  for (const auto& f : ready) EXPECT_EQ(f.node, kNode2) << "the eval node's LC decides";
+  for (const auto& f : FramesOf("eval", "ready")) EXPECT_EQ(f.node, kDefaultNode);
+}
+
+// §3.3: the LC killed during the deploy wait: after the restart the round is decided once.
+TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
+  World(false, {"--deploy-wait", "2"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
+  SetIlModels(job);
+  gm->Sync(job);
+  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();  // the forward arrived
+  KillAndRestart(0, args);
+  gm->Sync(job);  // the GM's resync after the reconnect (G1 sends no Deploy stage: nothing)
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
+  })) << job.LastCondition();
+  EXPECT_EQ(DeployDecisions(), 1);
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+}
+
+// §3.4 test 8: the GM is upgraded from G1 to G2 while a round waits for its decision: G2's
+// resync publishes (Deploy, Waiting), which is answered at once, and the wait sends nothing more.
+TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
+  World(false, {"--deploy-wait", "8"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
+  SetIlModels(job);
+  // The 2021 IL GM annotates sedna.io/Train|Eval with the pods' node too, so G2 knows the eval
+  // node after the upgrade (without it, (Deploy, Waiting) goes to node "" and the wait rescues).
+  job.Place(Stage::kTrain, kDefaultNode);
+  job.Place(Stage::kEval, kDefaultNode);
+  gm->Sync(job);
+  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();
+  const auto forwarded = FramesOf("eval", "completed").at(0).received;
+  job.SetGeneration(Generation::kG2);
+  const int connections = gm->server().connection_count();
+  gm->server().DropConnection();  // a GM upgrade is a GM restart
+  ASSERT_TRUE(gm->server().WaitForConnection(20s));
+  EXPECT_GT(gm->server().connection_count(), connections);
+  const auto synced = GmClock::now();
+  gm->Sync(job);  // G2's initial list: (Deploy, Waiting) to the eval node
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
+  })) << job.LastCondition();
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_LT(ready[0].received - forwarded, 8s) << "answered by the wait, not (Deploy, Waiting)";
+  EXPECT_GE(ready[0].received, synced);
+  // Past the wait: no second decision.
+  auto more = gm->Next(
+      "IncrementalLearningJob",
+      std::chrono::duration_cast<std::chrono::milliseconds>(forwarded + 9s - GmClock::now()));
+  EXPECT_FALSE(more) << more->content;
+}
+
+}  // namespace
+}  // namespace sedna::testing
