@@ -279,6 +279,9 @@ TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
   gm->Sync(job);
   RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();  // the forward arrived
+  // The kill falls inside the wait: no decision yet (the 2021 LC sent it with the forward).
+  auto early = gm->Next("IncrementalLearningJob", 300ms);
+  ASSERT_FALSE(early) << early->content;
   KillAndRestart(0, args);
   gm->Sync(job);  // the GM's resync after the reconnect (G1 sends no Deploy stage: nothing)
   ASSERT_TRUE(Run(job, [](const GmJob& j) {
@@ -301,6 +304,8 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   gm->Sync(job);
   RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();
+  auto early = gm->Next("IncrementalLearningJob", 300ms);
+  ASSERT_FALSE(early) << "decided before the upgrade: " << early->content;
   const auto forwarded = FramesOf("eval", "completed").at(0).received;
   job.SetGeneration(Generation::kG2);
   const int connections = gm->server().connection_count();
