@@ -212,9 +212,10 @@ bool GmEmulator::RunUntil(GmJob& job, const std::function<bool(const GmJob&)>& d
     const auto due = job.next_write();
     auto wait = left;
     if (due) {
-      wait = std::min(wait, std::max(std::chrono::milliseconds(0),
-                                     std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         *due - GmClock::now())));
+      wait = std::min(
+          wait,
+          std::max(std::chrono::milliseconds(0),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(*due - GmClock::now())));
     }
     auto f = Next(job.kind_name(), wait);
     if (!f) {

@@ -39,6 +39,7 @@ class IlGenerationsTest : public ClusterFixture {
     stdfs::create_directories(rootfs + "/models/deploy_model");
     WriteFile(rootfs + kDeployModelUrl, "OLD-DEPLOYED-MODEL");
     WriteFile(rootfs + kIlIndexUrl, "");
+    WriteFile(rootfs + kBarrierIndexUrl, "barrier_images/1.jpg 1,1,2,2,1\n");
     args = lc_args;
     StartLc(0, args);
     if (multi_node) {
@@ -279,6 +280,9 @@ TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
   gm->Sync(job);
   RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();  // the forward arrived
+  // The kill falls inside the wait: no decision yet (the 2021 LC sent it with the forward).
+  auto early = gm->Next("IncrementalLearningJob", 300ms);
+  ASSERT_FALSE(early) << early->content;
   KillAndRestart(0, args);
   gm->Sync(job);  // the GM's resync after the reconnect (G1 sends no Deploy stage: nothing)
   ASSERT_TRUE(Run(job, [](const GmJob& j) {
@@ -301,6 +305,8 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   gm->Sync(job);
   RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();
+  auto early = gm->Next("IncrementalLearningJob", 300ms);
+  ASSERT_FALSE(early) << "decided before the upgrade: " << early->content;
   const auto forwarded = FramesOf("eval", "completed").at(0).received;
   job.SetGeneration(Generation::kG2);
   const int connections = gm->server().connection_count();
@@ -321,6 +327,100 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
       "IncrementalLearningJob",
       std::chrono::duration_cast<std::chrono::milliseconds>(forwarded + 9s - GmClock::now()));
   EXPECT_FALSE(more) << more->content;
+}
+
+// §3.4 test 5 (§1.4): the eval pod finished before the GM saw it Running, so `sedna.io/Eval` is
+// unset and G2 sends (Deploy, Waiting) to node "" (v0.7.0 stalls there); the wait rescues it.
+TEST_F(IlGenerationsTest, G2_EvalNodeUnknown_DeployWaitingToNobody_TheWaitDecides) {
+  World(false, {"--deploy-wait", "1"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kEval, "");
+  gm->Sync(job);
+  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_TRUE(Run(job, [](const GmJob& j) {
+    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
+  })) << job.LastCondition();
+  bool to_nobody = false;
+  for (const auto& u : gm->undelivered()) {
+    to_nobody |= u.node.empty() && u.kind == core::kKindIlJob && u.op == "insert";
+  }
+  EXPECT_TRUE(to_nobody) << "the GM's (Deploy, Waiting) was delivered after all";
+  auto eval = FramesOf("eval", "completed");
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_GE(ready[0].received - eval.at(0).received, 1s);
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+}
+
+// §1.4: the train pod on another node. G2 sends that node the job at (Train, Running) and a
+// delete at (Eval, Running); its LC only forwards, and the delete costs the dataset node's LC
+// nothing. Round 2 trains there again.
+TEST_F(IlGenerationsTest, G2_TrainOnAnotherNode_DeletedThereBetweenRounds) {
+  World(true, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kTrain, kNode2);
+  gm->Sync(job);
+  for (int round = 1; round <= 2; ++round) {
+    const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
+    RoundToEvalReport(job, round, bytes, true, kNode2, kDefaultNode);
+    ASSERT_TRUE(Run(job,
+                    [round](const GmJob& j) {
+                      return j.LastCondition() == "Train/Waiting" &&
+                             Count(j.Conditions(), "Deploy/Completed") == round;
+                    }))
+        << "round " << round << ": " << job.LastCondition();
+    EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
+  }
+  auto train = FramesOf("train", "completed");
+  ASSERT_EQ(train.size(), 2u);
+  for (const auto& f : train) EXPECT_EQ(f.node, kNode2);
+  for (const auto& f : FramesOf("train", "ready")) EXPECT_EQ(f.node, kDefaultNode);
+  ASSERT_EQ(FramesOf("train", "ready").size(), 2u) << "the dataset node's round count kept";
+  EXPECT_EQ(FramesOf("train", "ready")[1].body["input"]["outputDir"], "/output/train/2");
+}
+
+// §3.4 test 6 / §3.3: the deploy node's LC killed at (Deploy, Running) after writing the config.
+// After the restart and the GM's resync it does not write again (the worker would report a
+// stray deploy completed); the worker's report ends the round and round 2 writes once more.
+TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrites) {
+  World(false, {"--deploy-wait", "30"});
+  IlJobSpec spec;
+  spec.hot_update = true;
+  GmJob job(JobKind::kIncremental, IlJobObject(spec), Generation::kG2);
+  SetIlModels(job);
+  job.SetPod(Stage::kDeploy, core::gm::PodPhase::kRunning);
+  gm->Sync(job);
+  const std::string cfg = rootfs + kHotDir + "/model_config.json";
+  auto wait_config = [&](const std::string& not_this) {
+    std::string c;
+    for (auto until = GmClock::now() + 20s; GmClock::now() < until;) {
+      c = stdfs::exists(cfg) ? ReadFile(cfg) : "";
+      if (!c.empty() && c != not_this) break;
+      std::this_thread::sleep_for(20ms);  // a file on the host: polled, as the worker does
+    }
+    return c;
+  };
+  RoundToEvalReport(job, 1, "HOT-1", true);
+  ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
+  const std::string first = wait_config("");
+  ASSERT_FALSE(first.empty());
+  KillAndRestart(0, args);
+  gm->Sync(job);  // the resync: still (Deploy, Running)
+  Barrier();      // the LC has handled it
+  Barrier();      // and any write it started has had a loop turn to land
+  EXPECT_EQ(ReadFile(cfg), first) << "rewritten after the restart";
+  EXPECT_EQ(
+      PostWorker(
+          "inferworker-x1y2z",
+          R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})"),
+      kOk);
+  ASSERT_TRUE(Run(job, At("Train/Waiting"))) << job.LastCondition();
+  RoundToEvalReport(job, 2, "HOT-2", true);
+  ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
+  EXPECT_NE(wait_config(first), first);
+  EXPECT_EQ(ReadFile(rootfs + kHotDir + "/model.pb"), "HOT-2");
 }
 
 }  // namespace

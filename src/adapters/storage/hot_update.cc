@@ -61,7 +61,8 @@ Status WriteConfigFile(const Context& ctx, const std::string& path, const std::s
 // inside <base>: the LC removes that directory when the job is deleted (§4.1), which must never
 // be a namespace's or the whole tree.
 Status CheckConfigPath(const Context& ctx, const std::string& config_path) {
-  const std::string base = kHotUpdateHostDir;
+  const std::string base = fs::CleanPath(ctx.hot_update_dir.empty() ? std::string(kHotUpdateHostDir)
+                                                                    : ctx.hot_update_dir);
   const std::string refused = "hot-update config path " + config_path + " is not inside " + base;
   const std::string shape = refused + "/<namespace>/<kind>/<name>/";
   const std::string clean = fs::CleanPath(config_path);

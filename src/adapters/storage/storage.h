@@ -20,6 +20,9 @@ namespace sedna::storage {
 struct Context {
   std::string rootfs;       // host paths live under it (fs::JoinRootfs)
   std::string staging_dir;  // local scratch for files on their way to or from S3
+  // Where model hot-update configs must lie (below rootfs; Config::hot_update_dir): the GM's
+  // hostPath root in cluster mode, the local directory in standalone mode.
+  std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
   // The owning object's sedna.io/credential, parsed; required when a URL is on S3.
   std::optional<s3::Credentials> credentials;
   s3::ClientOptions s3_options;

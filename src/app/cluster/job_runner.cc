@@ -6,11 +6,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <chrono>
 
 #include "adapters/fs/files.h"
 #include "adapters/s3/s3_client.h"
+#include "adapters/storage/hot_update.h"
 #include "app/cluster/job_entry.h"
 #include "core/split.h"
 
@@ -272,6 +275,19 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
     ::unlink(SpoolPath(e, "train").c_str());
     ::unlink(SpoolPath(e, "eval").c_str());
+    // v0.7.0 removes the job's model hot-update directory on every delete (§4.1); the writer's
+    // path check keeps that to the job's own directory below --hot-update-dir.
+    const auto& ann = e.meta().annotations;
+    if (auto cfg = ann.find(core::kHotUpdateConfigAnnotation); e.is_il() && cfg != ann.end()) {
+      storage::Context sc;
+      sc.rootfs = ctx_.cfg.rootfs;
+      sc.hot_update_dir = ctx_.cfg.hot_update_dir;
+      boost::asio::post(ctx_.pool, [sc, path = cfg->second, key] {
+        if (Status s = storage::RemoveHotUpdateDir(sc, path); !s.ok()) {
+          spdlog::warn("{}: removing the hot-update directory: {}", key, s.message());
+        }
+      });
+    }
     jobs_.erase(it);
   }
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {

@@ -52,6 +52,7 @@ storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   storage::Context c;
   c.rootfs = ctx.cfg.rootfs;
   c.staging_dir = ctx.cfg.spool_dir + "/staging";
+  c.hot_update_dir = ctx.cfg.hot_update_dir;
   c.credentials = e.creds;
   c.s3_options = ctx.S3Options();
   return c;
