@@ -176,10 +176,7 @@ def start_lc(lc, ws, status_port, bind_port, log_name):
     env.pop("GM_ADDRESS", None)
     log = open(os.path.join(ws, log_name), "w")
     p = subprocess.Popen([lc, "standalone", "-f", os.path.join(ws, "..", "manifests"),
-                          "--status-port", str(status_port), "--bind-port", str(bind_port),
-                          # Standalone rounds are decided --deploy-wait after the eval report
-                          # (the log says "decided on deploy-wait"): 1 s, not 30, keeps it short.
-                          "--deploy-wait", "1"],
+                          "--status-port", str(status_port), "--bind-port", str(bind_port)],
                          stdout=log, stderr=subprocess.STDOUT, env=env)
     wait_for("the status server", 20, lambda: p.poll() is None and get(status_port, "/status"))
     return p
