@@ -114,9 +114,9 @@ TEST_F(DashboardClusterTest, HistoryGaugesAndPageOfADeployedRound) {
            "sedna_lc_job_round{job=\"default/helmet-detection-demo\",kind=\"IL\"} 2\n",
            "sedna_lc_job_deploys_total{job=\"default/helmet-detection-demo\",kind=\"IL\"} 1\n",
            "sedna_lc_job_eval_metric{job=\"default/helmet-detection-demo\",kind=\"IL\","
-           "metric=\"precision\",model=\"new\"} 0.69999999999999996\n",
+           "metric=\"precision\",model=\"new\"} 0.7\n",
            "sedna_lc_job_eval_metric{job=\"default/helmet-detection-demo\",kind=\"IL\","
-           "metric=\"precision\",model=\"deployed\"} 0.45000000000000001\n",
+           "metric=\"precision\",model=\"deployed\"} 0.45\n",
        }) {
     EXPECT_NE(metrics.find(want), std::string::npos) << want << "\n" << metrics;
   }
