@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "adapters/fs/files.h"
+#include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 
@@ -129,6 +130,33 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
         << ")\n";
   }
   if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
+  // A hot-update model (§4.1): the running inference worker reloads only when model_config.json
+  // changes, so the config beside it is rewritten with a fresh model_update_time.
+  const std::string hot = fs::CleanPath(cfg.hot_update_dir);
+  const std::string target = fs::CleanPath(args.target);
+  const std::string config = fs::Dirname(target) + "/model_config.json";
+  struct stat cst;
+  if (target.rfind(hot + "/", 0) == 0 &&
+      ::stat(fs::JoinRootfs(cfg.rootfs, config).c_str(), &cst) == 0) {
+    storage::Context hctx = ctx;
+    hctx.hot_update_dir = hot;
+    // No copies (S3 staging is unused); the writer still wants a scratch directory.
+    hctx.staging_dir = cfg.spool_dir.empty() ? fs::JoinRootfs(cfg.rootfs, fs::Dirname(config))
+                                             : cfg.spool_dir + "/staging";
+    core::il::WriteHotUpdate w;
+    w.config_path = config;
+    w.model_path =
+        std::string(core::kHotUpdateContainerPrefix) + "/" + target.substr(target.rfind('/') + 1);
+    auto h = storage::WriteHotUpdate(hctx, w);
+    if (!h.ok()) {
+      err << "sedna-lc: rollback-model: the model is restored but the inference worker was not "
+             "told: "
+          << h.message() << "\n";
+      return 1;
+    }
+    out << "rewrote " << config << " (model_update_time " << h->update_time
+        << "): the inference worker reloads the model\n";
+  }
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
 
@@ -145,6 +146,34 @@ TEST_F(RollbackCommandTest, S3IsExitCode2WithWhereItsVersionsAre) {
   EXPECT_EQ(Run("s3://bucket/deploy/m.pb", 0), 2);
   EXPECT_NE(err_.str().find("s3://bucket/deploy/.sedna-versions/m.pb.1"), std::string::npos)
       << err_.str();
+}
+
+// A hot-update model: restoring it also rewrites model_config.json beside it with a fresh time, so
+// the running inference worker reloads (it polls the config, not the model file).
+TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) {
+  const std::string dir = "/var/lib/sedna/model-hot-update/default/incrementallearningjob/j";
+  storage::Context ctx;
+  ctx.rootfs = cfg_.rootfs;
+  ctx.staging_dir = dir_ + "/staging";
+  for (int i = 1; i <= 2; ++i) {
+    core::il::WriteHotUpdate w;
+    w.config_path = dir + "/model_config.json";
+    w.model_path = "/model-hot-update/m.pb";
+    w.copies = {{"/out/" + std::to_string(i) + "/m.pb", dir + "/m.pb"}};
+    auto r = storage::WriteHotUpdate(ctx, w);
+    ASSERT_TRUE(r.ok()) << r.message();
+  }
+  const std::string config = cfg_.rootfs + dir + "/model_config.json";
+  const std::string before = ReadFile(config);
+  ASSERT_EQ(Run(dir + "/m.pb", 1), 0) << err_.str();
+  EXPECT_EQ(ReadFile(cfg_.rootfs + dir + "/m.pb"), "model-1");
+  const std::string after = ReadFile(config);
+  EXPECT_NE(after, before) << "model_update_time unchanged: the worker would not reload";
+  EXPECT_NE(after.find("\"model_path\": \"/model-hot-update/m.pb\""), std::string::npos) << after;
+  EXPECT_NE(out_.str().find("inference worker reloads"), std::string::npos) << out_.str();
+  // A model outside the hot-update directory has no config to rewrite.
+  ASSERT_EQ(Run("/models/deploy/m.pb", 1), 0) << err_.str();
+  EXPECT_EQ(out_.str().find("rewrote"), std::string::npos) << out_.str();
 }
 
 }  // namespace

@@ -293,8 +293,10 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
     if (Status st = tx.DeleteResource(key); !st.ok()) return st;
     if (Status st = tx.DeleteState(kScopeStatus, key); !st.ok()) return st;
+    if (Status st = tx.DeleteState(kScopeHistory, key); !st.ok()) return st;
     return tx.DeleteState(ScopeOf(kind), key);
   });
+  history_.Forget(key);
   if (!s.ok()) spdlog::error("{}: deleting: {}", key, s.message());
   spdlog::info("{}: deleted", key);
 }

@@ -420,6 +420,12 @@ void RoundHistory::ScheduleFlush() {
   });
 }
 
+void RoundHistory::Forget(const std::string& key) {
+  Load();
+  jobs_.erase(key);
+  dirty_.erase(key);
+}
+
 void RoundHistory::Flush() {
   if (dirty_.empty() || !ctx_.store) return;
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {

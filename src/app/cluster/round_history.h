@@ -116,6 +116,9 @@ class RoundHistory {
   const JobHistory* Find(const std::string& key) const;
   // Writes what changed now (the posted flush does it otherwise).
   void Flush();
+  // The job was deleted: its history goes too (the caller deletes the record in its delete
+  // transaction, kScopeHistory).
+  void Forget(const std::string& key);
 
  private:
   void Load() const;
