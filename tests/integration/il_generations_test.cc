@@ -65,6 +65,24 @@ class IlGenerationsTest : public ClusterFixture {
   static std::function<bool(const GmJob&)> At(const std::string& cond) {
     return [cond](const GmJob& j) { return j.LastCondition() == cond; };
   }
+  // The job is back at (Train, Waiting) after `rounds` deploy decisions.
+  static std::function<bool(const GmJob&)> Closed(int rounds) {
+    return [rounds](const GmJob& j) {
+      return j.LastCondition() == "Train/Waiting" &&
+             Count(j.Conditions(), "Deploy/Completed") == rounds;
+    };
+  }
+  // Cold rounds 1..n, each deploying a better model (NEW-MODEL-ROUND-<r>) with the train and eval
+  // workers on the given nodes.
+  void DeployingRounds(GmJob& job, int n, const std::string& train_node,
+                       const std::string& eval_node) {
+    for (int round = 1; round <= n; ++round) {
+      const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
+      ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, round, bytes, true, train_node, eval_node));
+      ASSERT_TRUE(Run(job, Closed(round))) << "round " << round << ": " << job.LastCondition();
+      EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
+    }
+  }
 
   // One round from new samples to the eval report: the train worker (on `train_node`) writes
   // <out>/model.pb with `model_bytes` and reports; the eval worker (on `eval_node`) reports the
@@ -133,10 +151,8 @@ TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) 
   SetIlModels(job);
   job.EnableR1(300ms);
   gm->Sync(job);
-  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
-  })) << job.LastCondition();
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true));
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
   auto eval = FramesOf("eval", "completed");
   auto ready = FramesOf("deploy", "ready");
   ASSERT_EQ(eval.size(), 1u);
@@ -161,10 +177,8 @@ TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {
   job.EnableR1(300ms);
   gm->Sync(job);
   const auto t0 = GmClock::now();
-  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
-  })) << job.LastCondition();
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true));
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
   EXPECT_LT(GmClock::now() - t0, 25s) << "the decision waited for the timer";
   auto ready = FramesOf("deploy", "ready");
   ASSERT_EQ(ready.size(), 1u);
@@ -177,10 +191,8 @@ TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {
   EXPECT_EQ(std::vector<std::string>(c.end() - 4, c.end()),
             (std::vector<std::string>{"Deploy/Waiting", "Deploy/Ready", "Deploy/Completed",
                                       "Train/Waiting"}));
-  RoundToEvalReport(job, 2, "NEW-MODEL-ROUND-2", false);
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 2;
-  })) << job.LastCondition();
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 2, "NEW-MODEL-ROUND-2", false));
+  ASSERT_TRUE(Run(job, Closed(2))) << job.LastCondition();
   EXPECT_EQ(FramesOf("deploy", "completed").size(), 1u) << "round 2 kept the deployed model";
   EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
   EXPECT_EQ(DeployDecisions(), 2);
@@ -206,7 +218,7 @@ TEST_F(IlGenerationsTest, G2_HotUpdateOnAnotherNodeEveryRound_Upstream381) {
   std::string previous_config;
   for (int round = 1; round <= 2; ++round) {
     const std::string bytes = "HOT-MODEL-ROUND-" + std::to_string(round);
-    RoundToEvalReport(job, round, bytes, true);
+    ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, round, bytes, true));
     ASSERT_TRUE(Run(job, At("Deploy/Running"))) << "round " << round << ": " << job.LastCondition();
     // The deploy node's LC writes the files; wait for them as the inference worker polls.
     const std::string cfg = rootfs + kHotDir + "/model_config.json";
@@ -229,12 +241,7 @@ TEST_F(IlGenerationsTest, G2_HotUpdateOnAnotherNodeEveryRound_Upstream381) {
             *node2, "inferworker-x1y2z",
             R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})"),
         kOk);
-    ASSERT_TRUE(Run(job,
-                    [round](const GmJob& j) {
-                      return j.LastCondition() == "Train/Waiting" &&
-                             Count(j.Conditions(), "Deploy/Completed") == round;
-                    }))
-        << "round " << round << ": " << job.LastCondition();
+    ASSERT_TRUE(Run(job, Closed(round))) << "round " << round << ": " << job.LastCondition();
   }
   auto forwarded = FramesOf("deploy", "completed");
   ASSERT_EQ(forwarded.size(), 2u);
@@ -255,17 +262,7 @@ TEST_F(IlGenerationsTest, G2_EvalOnAnotherNodeDecides) {
   SetIlModels(job);
   job.Place(Stage::kEval, kNode2);
   gm->Sync(job);
-  for (int round = 1; round <= 2; ++round) {
-    const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
-    RoundToEvalReport(job, round, bytes, true, kDefaultNode, kNode2);
-    ASSERT_TRUE(Run(job,
-                    [round](const GmJob& j) {
-                      return j.LastCondition() == "Train/Waiting" &&
-                             Count(j.Conditions(), "Deploy/Completed") == round;
-                    }))
-        << "round " << round << ": " << job.LastCondition();
-    EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
-  }
+  ASSERT_NO_FATAL_FAILURE(DeployingRounds(job, 2, kDefaultNode, kNode2));
   auto ready = FramesOf("deploy", "ready");
   ASSERT_EQ(ready.size(), 2u);
   for (const auto& f : ready) EXPECT_EQ(f.node, kNode2) << "the eval node's LC decides";
@@ -278,16 +275,14 @@ TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
   GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
   SetIlModels(job);
   gm->Sync(job);
-  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true));
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();  // the forward arrived
   // The kill falls inside the wait: no decision yet (the 2021 LC sent it with the forward).
   auto early = gm->Next("IncrementalLearningJob", 300ms);
   ASSERT_FALSE(early) << early->content;
   KillAndRestart(0, args);
   gm->Sync(job);  // the GM's resync after the reconnect (G1 sends no Deploy stage: nothing)
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
-  })) << job.LastCondition();
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
   EXPECT_EQ(DeployDecisions(), 1);
   EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
 }
@@ -303,7 +298,7 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   job.Place(Stage::kTrain, kDefaultNode);
   job.Place(Stage::kEval, kDefaultNode);
   gm->Sync(job);
-  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true));
   ASSERT_TRUE(Run(job, At("Deploy/Waiting"))) << job.LastCondition();
   auto early = gm->Next("IncrementalLearningJob", 300ms);
   ASSERT_FALSE(early) << "decided before the upgrade: " << early->content;
@@ -315,9 +310,7 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   EXPECT_GT(gm->server().connection_count(), connections);
   const auto synced = GmClock::now();
   gm->Sync(job);  // G2's initial list: (Deploy, Waiting) to the eval node
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
-  })) << job.LastCondition();
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
   auto ready = FramesOf("deploy", "ready");
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_LT(ready[0].received - forwarded, 8s) << "answered by the wait, not (Deploy, Waiting)";
@@ -337,10 +330,8 @@ TEST_F(IlGenerationsTest, G2_EvalNodeUnknown_DeployWaitingToNobody_TheWaitDecide
   SetIlModels(job);
   job.Place(Stage::kEval, "");
   gm->Sync(job);
-  RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true);
-  ASSERT_TRUE(Run(job, [](const GmJob& j) {
-    return j.LastCondition() == "Train/Waiting" && Count(j.Conditions(), "Deploy/Completed") == 1;
-  })) << job.LastCondition();
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-MODEL-ROUND-1", true));
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
   bool to_nobody = false;
   for (const auto& u : gm->undelivered()) {
     to_nobody |= u.node.empty() && u.kind == core::kKindIlJob && u.op == "insert";
@@ -362,17 +353,7 @@ TEST_F(IlGenerationsTest, G2_TrainOnAnotherNode_DeletedThereBetweenRounds) {
   SetIlModels(job);
   job.Place(Stage::kTrain, kNode2);
   gm->Sync(job);
-  for (int round = 1; round <= 2; ++round) {
-    const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
-    RoundToEvalReport(job, round, bytes, true, kNode2, kDefaultNode);
-    ASSERT_TRUE(Run(job,
-                    [round](const GmJob& j) {
-                      return j.LastCondition() == "Train/Waiting" &&
-                             Count(j.Conditions(), "Deploy/Completed") == round;
-                    }))
-        << "round " << round << ": " << job.LastCondition();
-    EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
-  }
+  ASSERT_NO_FATAL_FAILURE(DeployingRounds(job, 2, kNode2, kDefaultNode));
   auto train = FramesOf("train", "completed");
   ASSERT_EQ(train.size(), 2u);
   for (const auto& f : train) EXPECT_EQ(f.node, kNode2);
@@ -402,7 +383,7 @@ TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrite
     }
     return c;
   };
-  RoundToEvalReport(job, 1, "HOT-1", true);
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "HOT-1", true));
   ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
   const std::string first = wait_config("");
   ASSERT_FALSE(first.empty());
@@ -417,7 +398,7 @@ TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrite
           R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})"),
       kOk);
   ASSERT_TRUE(Run(job, At("Train/Waiting"))) << job.LastCondition();
-  RoundToEvalReport(job, 2, "HOT-2", true);
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 2, "HOT-2", true));
   ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
   EXPECT_NE(wait_config(first), first);
   EXPECT_EQ(ReadFile(rootfs + kHotDir + "/model.pb"), "HOT-2");
