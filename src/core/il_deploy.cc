@@ -155,13 +155,17 @@ void Stepper::FinishDecision(StatusReport r, const std::string& by) {
   Report(std::move(r));
 }
 
-void Stepper::DecideNotDeployed(const std::string& why, const std::string& by) {
-  const int64_t round_id = s.pending_round_id;
+// The pending round `round_id` is decided: no longer pending, counted, and described.
+void Stepper::RecordDecision(int64_t round_id, std::string text) {
   ClearPending();
   s.decided_round_id = round_id;
   s.decisions++;
   s.decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
-  s.last_decision = "not deployed: " + why;
+  s.last_decision = std::move(text);
+}
+
+void Stepper::DecideNotDeployed(const std::string& why, const std::string& by) {
+  RecordDecision(s.pending_round_id, "not deployed: " + why);
   Error(s.last_decision + " (decided on " + by + ")");
   FinishDecision(StatusReport{"Deploy", "Completed"}, by);
 }
@@ -205,13 +209,8 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
   if (!deploy && job.spec.initial_eval_model_name.empty() && round_models.size() >= 2) {
     deploy = round_models[1];
   }
-  const int64_t decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
   if (!d.fired) {
-    ClearPending();
-    s.decided_round_id = round_id;
-    s.decisions++;
-    s.decided_round = decided_round;
-    s.last_decision = "kept deployed model: " + d.reason;
+    RecordDecision(round_id, "kept deployed model: " + d.reason);
     Info(what + " " + s.last_decision + " (decided on " + by + ")");
     FinishDecision(StatusReport{"Deploy", "Completed"}, by);
     return;
@@ -251,11 +250,7 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
       }
     }
   }
-  ClearPending();
-  s.decided_round_id = round_id;
-  s.decisions++;
-  s.decided_round = decided_round;
-  s.last_decision = "deploying trained model: " + d.reason;
+  RecordDecision(round_id, "deploying trained model: " + d.reason);
   Info(what + " " + s.last_decision + " (decided on " + by + ")");
   if (job.spec.hot_update_enabled) {
     // Hot update: Ready without copying; the files are written on (Deploy, Running) (§4.1).
@@ -264,7 +259,7 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
   }
   s.decided_by = by;
   s.work = Work::kDeploy;
-  s.work_round = decided_round;
+  s.work_round = s.decided_round;
   s.work_models = std::move(work);
   s.work_copies_done = 0;
   IssueWork();

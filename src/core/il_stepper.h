@@ -59,6 +59,7 @@ struct Stepper {
   void CheckDeployWait();
   int64_t DeployWaitMs() const;
   void Decide(int64_t round_id, const std::string& by);
+  void RecordDecision(int64_t round_id, std::string text);
   void DecideNotDeployed(const std::string& why, const std::string& by);
   void FinishDecision(StatusReport r, const std::string& by);
   void ClearPending();
