@@ -41,7 +41,9 @@ std::atomic<bool> g_hook_set{false};
 std::mutex g_hook_mu;
 std::function<int(const std::string&)> g_hook;
 
-int InjectedFault(const std::string& path) {
+}  // namespace
+
+int internal::InjectedFault(const std::string& path) {
   if (!g_hook_set.load(std::memory_order_acquire)) return 0;
   std::function<int(const std::string&)> hook;
   {
@@ -50,6 +52,10 @@ int InjectedFault(const std::string& path) {
   }
   return hook ? hook(path) : 0;
 }
+
+namespace {
+
+using internal::InjectedFault;
 
 // Owns an fd; closes it on scope exit.
 class Fd {

@@ -88,4 +88,9 @@ Status WriteAllAt(int fd, int64_t offset, std::string_view data, const std::stri
 // clear. Thread-safe; no cost beyond an atomic load when unset. Not for production use.
 void SetWriteFaultForTest(std::function<int(const std::string& path)> hook);
 
+namespace internal {
+// The hook's answer for `path` (0: none set, or no fault). For confined.cc.
+int InjectedFault(const std::string& path);
+}  // namespace internal
+
 }  // namespace sedna::fs

@@ -251,7 +251,7 @@ Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
     if (!l.ok()) return l.status().With("deploying " + dst_url);
     lock = std::move(*l);
   }
-  Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c) -> Status {
+  Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c, const fs::Dir*) -> Status {
     Result<int64_t> kept = int64_t{0};
     if (c == nullptr) {
       kept = KeepHostVersion(host, &created);

@@ -154,11 +154,11 @@ Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
 }
 
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,
-                     const std::function<Status(s3::Client*)>& before_replace) {
+                     const std::function<Status(s3::Client*, const fs::Dir*)>& before_replace) {
   const bool src_s3 = fs::IsS3Url(src_url), dst_s3 = fs::IsS3Url(dst_url);
   if (!src_s3 && !dst_s3) {
     if (before_replace) {
-      if (Status s = before_replace(nullptr); !s.ok()) return s;
+      if (Status s = before_replace(nullptr, nullptr); !s.ok()) return s;
     }
     return fs::AtomicCopyFile(fs::JoinRootfs(ctx.rootfs, src_url),
                               fs::JoinRootfs(ctx.rootfs, dst_url));
@@ -170,7 +170,7 @@ Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::
   if (!dst.ok()) return dst.status();
   s3::Client client(*ctx.credentials, ctx.s3_options);
   if (dst_s3 && before_replace) {
-    if (Status s = before_replace(&client); !s.ok()) return s;
+    if (Status s = before_replace(&client, nullptr); !s.ok()) return s;
   }
   if (src_s3 && dst_s3) return client.Copy(*src, *dst);
   if (dst_s3) return client.PutFile(*dst, fs::JoinRootfs(ctx.rootfs, src_url));
@@ -193,7 +193,7 @@ Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::
   if (::close(fd) != 0 && s.ok()) s = Status::Error(Errno("writing " + tmp->path()));
   if (!s.ok()) return s;
   if (before_replace) {
-    if (Status k = before_replace(nullptr); !k.ok()) return k;
+    if (Status k = before_replace(nullptr, nullptr); !k.ok()) return k;
   }
   return fs::AtomicCopyFile(tmp->path(), fs::JoinRootfs(ctx.rootfs, dst_url));
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/s3/s3_client.h"
 #include "core/status.h"
@@ -19,7 +20,12 @@ namespace sedna::storage {
 
 struct Context {
   std::string rootfs;       // host paths live under it (fs::JoinRootfs)
-  std::string staging_dir;  // local scratch for files on their way to or from S3
+  std::string staging_dir;  // local scratch for files on their way to or from S3 (the LC's own)
+  // The job's root (its spec.outputDir root, a host path or s3:// URL): every sample file written
+  // and every model source read on the job's behalf lies beneath it. A host root is opened once
+  // (fs::Dir::OpenHost) and everything beneath it is opened with no link followed. Empty: no
+  // job root, so any host sample file or model source is refused.
+  std::string job_root;
   // Where model hot-update configs must lie (below rootfs; Config::hot_update_dir): the GM's
   // hostPath root in cluster mode, the local directory in standalone mode.
   std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
@@ -53,9 +59,11 @@ Status WriteSampleFile(const Context& ctx, const SampleFile& file);
 Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url);
 
 // CopyModel, calling `before_replace` (if set) right before the target is written: with the S3
-// client when the target is on S3, else with nullptr (for a host target after an S3 source was
-// downloaded). An error from it stops the copy with the target untouched. For model_versions.h.
-Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,
-                     const std::function<Status(s3::Client*)>& before_replace);
+// client when the target is on S3 (target_dir null), else with the target's directory as opened
+// for the write (client null; the target's entry is target_dir's entry named by the URL's last
+// component). An error from it stops the copy with the target untouched. For model_versions.h.
+Status CopyModelWith(
+    const Context& ctx, const std::string& src_url, const std::string& dst_url,
+    const std::function<Status(s3::Client* client, const fs::Dir* target_dir)>& before_replace);
 
 }  // namespace sedna::storage

@@ -1,0 +1,186 @@
+// Confined file operations: every file the LC reads, writes or deletes on a job's behalf is
+// reached through a directory fd of the root it is allowed under, never by a path name checked
+// first and opened later (docs/security.md, "Paths").
+//
+//   * A root is opened once: Dir::OpenHost resolves a host directory under the rootfs mount with
+//     the host's symlinks taken as the host would (absolute ones against the rootfs), never above
+//     the rootfs. Dir::OpenTrusted opens a directory of the LC's own (spool, staging).
+//   * Beneath a root (Dir::Sub, Dir::OpenFile, Dir::Replace, ...), nothing is followed: no
+//     symlink, no magic link, no "..": openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+//     RESOLVE_NO_MAGICLINKS) where the kernel has it (5.6+), else a walk of one openat(O_NOFOLLOW)
+//     per component. Both resolvers give the same answers (tests run both).
+//   * A file is checked on its fd (fstat: regular, size) and read from that fd, so nothing can be
+//     swapped between the check and the use.
+//   * Writes create an O_EXCL temp file beneath the directory fd and renameat it within that
+//     directory; removals name an entry of the directory fd and its expected (dev, ino).
+//
+// Paths and components are bounded (kMaxPathBytes, kMaxPathComponents) and never recursed on.
+// Errors name the path and say why ("... is a symbolic link (links are not followed)").
+// Thread-safe: a Dir is an fd and a name; concurrent operations on one Dir are the kernel's.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace sedna::fs {
+
+// What a path may be: PATH_MAX bytes, and a component count no directory tree needs.
+inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxPathComponents = 256;
+// Symlinks followed while opening a root (Dir::OpenHost), as the kernel's MAXSYMLINKS.
+inline constexpr int kMaxRootSymlinks = 40;
+
+// `path` is at most kMaxPathBytes, at most kMaxPathComponents components, and has no NUL byte.
+// The error names `field`: "model url: 5000 bytes, over the 4096 a path may have".
+Status CheckPathBounds(std::string_view path, std::string_view field);
+
+// The relative path of `path` beneath `dir`, both absolute host paths, compared lexically after
+// CleanPath ("/out" and "/out/train/1/m.pb" -> "train/1/m.pb"; "/out" itself -> ""); nullopt when
+// `path` is not `dir` or beneath it, or either is relative. No filesystem access: the confined
+// open that follows is the check that counts.
+std::optional<std::string> RelativeBeneath(std::string_view dir, std::string_view path);
+
+// Which resolver opens beneath a root. kAuto (the default): openat2 when the kernel answers it.
+enum class Resolver { kAuto, kOpenat2, kWalk };
+// For tests (both resolvers) and for kernels whose seccomp profile answers openat2 wrongly.
+void SetResolver(Resolver r);
+// The resolver in use now: kOpenat2 or kWalk.
+Resolver ActiveResolver();
+// Whether this kernel has openat2(2) (probed once).
+bool KernelHasOpenat2();
+
+// An owned file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.Release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// A file's identity on its filesystem.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+FileId IdOf(const struct stat& st);
+
+// A regular file opened for reading (O_RDONLY | O_NONBLOCK, no link followed), with its fstat.
+struct OpenedFile {
+  UniqueFd fd;
+  struct stat st {};
+  std::string path;  // for messages: the root's path and the relative path
+};
+
+class Dir {
+ public:
+  Dir() = default;  // not a directory: every operation fails
+  Dir(Dir&&) noexcept = default;
+  Dir& operator=(Dir&&) noexcept = default;
+
+  // A directory of the LC's own (database dir, spool, staging), by path: links followed, as the
+  // operator configured it. `create`: made (mkdir -p, 0755) when missing.
+  static Result<Dir> OpenTrusted(const std::string& path, bool create);
+
+  // The host directory `host_dir` (absolute) under the rootfs mount `rootfs` ("" or "/": the
+  // host's own "/"): each component opened without following it; a symlink met on the way is
+  // resolved as the host resolves it (an absolute target from the rootfs, ".." never above it),
+  // at most kMaxRootSymlinks of them. `create`: missing components are made (0755) beneath the
+  // component before them. This is how a job's roots (its output directory, a deploy target's
+  // directory, its hot-update directory) are opened; what lies beneath them is opened with Sub
+  // and OpenFile, which follow nothing.
+  static Result<Dir> OpenHost(const std::string& rootfs, const std::string& host_dir, bool create);
+
+  bool valid() const { return fd_.valid(); }
+  int fd() const { return fd_.get(); }
+  const std::string& path() const { return path_; }  // for messages
+
+  // The directory `rel` beneath this one ("" is this one again), no link followed, no "..".
+  // `create`: missing components are made (0755).
+  Result<Dir> Sub(std::string_view rel, bool create) const;
+
+  // The regular file `rel` beneath this one, opened for reading (non-blocking: a FIFO never
+  // blocks), no link followed. Anything but a regular file is an error naming it.
+  Result<OpenedFile> OpenFile(std::string_view rel) const;
+
+  // lstat of the entry `name` (one component) of this directory; nullopt when there is none.
+  Result<std::optional<struct stat>> Lstat(std::string_view name) const;
+
+  // Atomically replaces the entry `name` (one component) with a new regular file: fill(fd, path)
+  // writes its content into an O_CREAT | O_EXCL temp file made in this directory, then fsync,
+  // renameat over `name` (a link there is replaced, never followed), fsync of this directory.
+  // `mode` >= 0 is set with fchmod (whatever the umask), else 0644 before umask. On error the
+  // entry is unchanged and the temp file removed; if only the directory fsync failed, the error
+  // says the entry was already replaced. Temp files of dead LC processes beside `name` are
+  // removed first. Returns the new file's identity. `path` passed to fill names the target.
+  Result<FileId> Replace(std::string_view name, int mode,
+                         const std::function<Status(int fd, const std::string& path)>& fill) const;
+
+  // A hard link `name` in this directory to the regular file `src_name` of `src` (linkat without
+  // AT_SYMLINK_FOLLOW: a link is never followed). false: `name` exists already. A filesystem
+  // that cannot link (EXDEV, EPERM, ENOTSUP, EMLINK) is an error with that errno's text.
+  Result<bool> LinkFrom(const Dir& src, std::string_view src_name, std::string_view name) const;
+
+  // Removes the entry `name` only if it is still the regular file `id` (what this LC created
+  // there); a different file, a link or a directory under that name is an error and left alone.
+  // No entry: ok.
+  Status RemoveFileIf(std::string_view name, const FileId& id) const;
+
+  // Removes the empty directory `name` (one component). Not empty, or none: ok, nothing done.
+  Status RemoveDirIfEmpty(std::string_view name) const;
+
+  // The names in this directory ("." and ".." left out), at most `max_entries` (more: error).
+  Result<std::vector<std::string>> List(size_t max_entries = 65536) const;
+
+  // fsync(2) of this directory.
+  Status Sync() const;
+
+  // An exclusive flock(2) on this directory, held until the returned fd is closed (between the
+  // daemon and a rollback-model run, which open the same directory).
+  Result<UniqueFd> Lock() const;
+
+ private:
+  Dir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
+
+// Copies all of `src` into the entry `name` of `dir` atomically (Dir::Replace), reading from the
+// opened fd (never by name again). `mode` < 0: src's permission bits. Memory: one fixed buffer.
+Result<FileId> CopyInto(const OpenedFile& src, const Dir& dir, std::string_view name,
+                        int mode = -1);
+
+// A host path's directory and last component, for confined writes: "/a/b/c" -> {"/a/b", "c"}.
+// The name is "" for "/" or a path ending in "/" (nothing to write).
+struct DirAndName {
+  std::string dir;
+  std::string name;
+};
+DirAndName SplitDirName(std::string_view host_path);
+
+}  // namespace sedna::fs

@@ -1,0 +1,323 @@
+#include "adapters/fs/confined.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "adapters/fs/files.h"
+
+namespace sedna::fs {
+namespace {
+
+namespace sfs = std::filesystem;
+
+std::string Slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Put(const std::string& p, const std::string& content) {
+  std::ofstream(p, std::ios::binary) << content;
+}
+
+std::string ReadAll(const OpenedFile& f) {
+  std::string out(static_cast<size_t>(f.st.st_size), '\0');
+  const ssize_t n = ::pread(f.fd.get(), out.data(), out.size(), 0);
+  out.resize(n < 0 ? 0 : static_cast<size_t>(n));
+  return out;
+}
+
+// Every test runs with both resolvers: openat2 (when this kernel has it) and the walk.
+class ConfinedTest : public ::testing::TestWithParam<Resolver> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Resolver::kOpenat2 && !KernelHasOpenat2()) {
+      GTEST_SKIP() << "this kernel has no openat2(2)";
+    }
+    SetResolver(GetParam());
+    char tmpl[] = "/tmp/confined-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    rootfs_ = base_ + "/rootfs";
+    outside_ = base_ + "/outside";
+    sfs::create_directories(rootfs_ + "/out/train/1");
+    sfs::create_directories(outside_);
+    Put(outside_ + "/secret", "host secret");
+    Put(rootfs_ + "/out/train/1/model.pb", "model");
+  }
+  void TearDown() override {
+    SetResolver(Resolver::kAuto);
+    if (!base_.empty()) sfs::remove_all(base_);
+  }
+  Dir Out() {
+    auto d = Dir::OpenHost(rootfs_, "/out", false);
+    EXPECT_TRUE(d.ok()) << d.message();
+    return d.ok() ? std::move(*d) : Dir();
+  }
+
+  std::string base_, rootfs_, outside_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Resolvers, ConfinedTest,
+                         ::testing::Values(Resolver::kOpenat2, Resolver::kWalk),
+                         [](const auto& info) {
+                           return info.param == Resolver::kOpenat2 ? "Openat2" : "Walk";
+                         });
+
+TEST_P(ConfinedTest, ResolverInUseIsTheOneAskedFor) { EXPECT_EQ(ActiveResolver(), GetParam()); }
+
+TEST_P(ConfinedTest, OpensARegularFileBeneathAndReadsItFromTheFd) {
+  Dir out = Out();
+  auto f = out.OpenFile("train/1/model.pb");
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(ReadAll(*f), "model");
+  EXPECT_EQ(f->path, rootfs_ + "/out/train/1/model.pb");
+}
+
+TEST_P(ConfinedTest, ASymlinkedFileIsRefusedWhereverItPoints) {
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/train/1/link").c_str()), 0);
+  ASSERT_EQ(::symlink("model.pb", (rootfs_ + "/out/train/1/inside-link").c_str()), 0);
+  Dir out = Out();
+  for (const char* rel : {"train/1/link", "train/1/inside-link"}) {
+    auto f = out.OpenFile(rel);
+    ASSERT_FALSE(f.ok()) << rel;
+    EXPECT_NE(f.message().find("symbolic link"), std::string::npos) << f.message();
+  }
+}
+
+TEST_P(ConfinedTest, ASymlinkedDirectoryOnTheWayIsRefused) {
+  sfs::create_directories(outside_ + "/train/2");
+  Put(outside_ + "/train/2/model.pb", "foreign");
+  ASSERT_EQ(::symlink((outside_ + "/train/2").c_str(), (rootfs_ + "/out/train/2").c_str()), 0);
+  Dir out = Out();
+  EXPECT_FALSE(out.OpenFile("train/2/model.pb").ok());
+  EXPECT_FALSE(out.Sub("train/2", false).ok());
+  // create=true neither follows it nor replaces it.
+  auto made = out.Sub("train/2", true);
+  EXPECT_FALSE(made.ok());
+  EXPECT_EQ(Slurp(outside_ + "/train/2/model.pb"), "foreign");
+}
+
+TEST_P(ConfinedTest, DotDotAndAbsolutePathsAreRefusedBeneathARoot) {
+  Dir out = Out();
+  EXPECT_FALSE(out.OpenFile("../out/train/1/model.pb").ok());
+  EXPECT_FALSE(out.OpenFile("train/../../outside/secret").ok());
+  EXPECT_FALSE(out.OpenFile("/etc/passwd").ok());
+  EXPECT_FALSE(out.Sub("..", false).ok());
+}
+
+TEST_P(ConfinedTest, AFifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo((rootfs_ + "/out/fifo").c_str(), 0600), 0);
+  auto f = Out().OpenFile("fifo");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.message().find("not a regular file"), std::string::npos) << f.message();
+}
+
+TEST_P(ConfinedTest, ADirectoryIsNotAFile) {
+  auto f = Out().OpenFile("train");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.message().find("is a directory"), std::string::npos) << f.message();
+}
+
+TEST_P(ConfinedTest, SubCreatesMissingDirectoriesBeneath) {
+  Dir out = Out();
+  auto d = out.Sub("data/train/7", true);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/data/train/7"));
+  EXPECT_EQ(d->path(), rootfs_ + "/out/data/train/7");
+}
+
+TEST_P(ConfinedTest, ReplaceWritesAtomicallyAndReplacesALinkInsteadOfFollowingIt) {
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
+  Dir out = Out();
+  auto id = out.Replace("data.txt", 0640, [](int fd, const std::string& path) {
+    return WriteAllAt(fd, 0, "samples\n", path);
+  });
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
+  struct stat st;
+  ASSERT_EQ(::lstat((rootfs_ + "/out/data.txt").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(IdOf(st), *id);
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
+  // No temp file is left beside it.
+  size_t entries = 0;
+  for (const auto& e : sfs::directory_iterator(rootfs_ + "/out")) entries += e.path() != "";
+  EXPECT_EQ(entries, 2u);  // train/, data.txt
+}
+
+TEST_P(ConfinedTest, AFailedFillLeavesTheTargetAndNoTemp) {
+  Put(rootfs_ + "/out/data.txt", "old");
+  Dir out = Out();
+  auto id = out.Replace("data.txt", -1,
+                        [](int, const std::string&) { return Status::Error("disk on fire"); });
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.message(), "disk on fire");
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "old");
+  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 2);
+}
+
+TEST_P(ConfinedTest, ReplaceRefusesNamesThatAreNotOneComponent) {
+  Dir out = Out();
+  auto noop = [](int, const std::string&) { return Status::Ok(); };
+  for (const char* n : {"", ".", "..", "a/b", "../x"}) {
+    EXPECT_FALSE(out.Replace(n, -1, noop).ok()) << n;
+  }
+}
+
+TEST_P(ConfinedTest, CopyIntoCopiesFromTheOpenedFd) {
+  Dir out = Out();
+  auto src = out.OpenFile("train/1/model.pb");
+  ASSERT_TRUE(src.ok());
+  // The name now points elsewhere: the copy still reads what was opened.
+  ASSERT_EQ(::rename((rootfs_ + "/out/train/1/model.pb").c_str(),
+                     (rootfs_ + "/out/train/1/moved").c_str()),
+            0);
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/train/1/model.pb").c_str()),
+            0);
+  auto dst = Dir::OpenHost(rootfs_, "/deploy", true);
+  ASSERT_TRUE(dst.ok()) << dst.message();
+  auto id = CopyInto(*src, *dst, "model.pb");
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_EQ(Slurp(rootfs_ + "/deploy/model.pb"), "model");
+}
+
+TEST_P(ConfinedTest, RemoveFileIfRemovesOnlyTheFileItNames) {
+  Dir out = Out();
+  auto id =
+      out.Replace("a", -1, [](int fd, const std::string& p) { return WriteAllAt(fd, 0, "x", p); });
+  ASSERT_TRUE(id.ok());
+  Put(rootfs_ + "/out/b", "someone else's");
+  EXPECT_FALSE(out.RemoveFileIf("b", *id).ok());
+  EXPECT_TRUE(sfs::exists(rootfs_ + "/out/b"));
+  // A link planted under the recorded name is not followed, and not removed.
+  ASSERT_EQ(::rename((rootfs_ + "/out/a").c_str(), (rootfs_ + "/out/a2").c_str()), 0);
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/a").c_str()), 0);
+  EXPECT_FALSE(out.RemoveFileIf("a", *id).ok());
+  EXPECT_TRUE(sfs::exists(outside_ + "/secret"));
+  ASSERT_EQ(::unlink((rootfs_ + "/out/a").c_str()), 0);
+  ASSERT_EQ(::rename((rootfs_ + "/out/a2").c_str(), (rootfs_ + "/out/a").c_str()), 0);
+  EXPECT_TRUE(out.RemoveFileIf("a", *id).ok());
+  EXPECT_FALSE(sfs::exists(rootfs_ + "/out/a"));
+  EXPECT_TRUE(out.RemoveFileIf("a", *id).ok());  // gone already: ok
+}
+
+TEST_P(ConfinedTest, OpenHostResolvesHostLinksAgainstTheRootfs) {
+  // On the host, /data -> /mnt/data (absolute): under the rootfs that is <rootfs>/mnt/data, not
+  // this machine's /mnt/data.
+  sfs::create_directories(rootfs_ + "/mnt/data");
+  Put(rootfs_ + "/mnt/data/index.txt", "host index");
+  ASSERT_EQ(::symlink("/mnt/data", (rootfs_ + "/data").c_str()), 0);
+  auto d = Dir::OpenHost(rootfs_, "/data", false);
+  ASSERT_TRUE(d.ok()) << d.message();
+  auto f = d->OpenFile("index.txt");
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(ReadAll(*f), "host index");
+}
+
+TEST_P(ConfinedTest, OpenHostNeverClimbsAboveTheRootfs) {
+  // A link to "../../outside" from the rootfs's top stays at the rootfs's "/".
+  ASSERT_EQ(::symlink("../../../outside", (rootfs_ + "/up").c_str()), 0);
+  ASSERT_EQ(::symlink(outside_.c_str(), (rootfs_ + "/abs").c_str()), 0);
+  auto up = Dir::OpenHost(rootfs_, "/up", false);
+  EXPECT_FALSE(up.ok());  // <rootfs>/outside does not exist
+  auto abs = Dir::OpenHost(rootfs_, "/abs", false);
+  EXPECT_FALSE(abs.ok());  // <rootfs>/tmp/confined-.../outside does not exist
+  EXPECT_FALSE(Dir::OpenHost(rootfs_, "/../../outside", false).ok());
+}
+
+TEST_P(ConfinedTest, OpenHostStopsOnALinkLoop) {
+  ASSERT_EQ(::symlink("/b", (rootfs_ + "/a").c_str()), 0);
+  ASSERT_EQ(::symlink("/a", (rootfs_ + "/b").c_str()), 0);
+  auto d = Dir::OpenHost(rootfs_, "/a", false);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("symbolic links"), std::string::npos) << d.message();
+}
+
+TEST_P(ConfinedTest, OpenHostCreatesWhatIsMissing) {
+  auto d = Dir::OpenHost(rootfs_, "/new/out/dir", true);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/new/out/dir"));
+}
+
+TEST_P(ConfinedTest, APathOfManyComponentsIsRefusedNotRecursedOn) {
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "/a";
+  EXPECT_FALSE(Out().OpenFile(deep.substr(1)).ok());
+  EXPECT_FALSE(Dir::OpenHost(rootfs_, deep, false).ok());
+  EXPECT_FALSE(CheckPathBounds(deep, "model url").ok());
+}
+
+TEST_P(ConfinedTest, ASwapRaceNeverYieldsTheOutsideFile) {
+  // A writer swaps train/1/model.pb between the regular file and a link to the host secret
+  // (renameat2 RENAME_EXCHANGE) as fast as it can; every open either fails or reads the model.
+  const std::string dir = rootfs_ + "/out/train/1";
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (dir + "/swap").c_str()), 0);
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    while (!stop.load()) {
+      ::renameat2(AT_FDCWD, (dir + "/model.pb").c_str(), AT_FDCWD, (dir + "/swap").c_str(),
+                  RENAME_EXCHANGE);
+    }
+  });
+  Dir out = Out();
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto f = out.OpenFile("train/1/model.pb");
+    if (!f.ok()) {
+      ++refused;
+      continue;
+    }
+    ++opened;
+    ASSERT_EQ(ReadAll(*f), "model");
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_GT(opened + refused, 0);
+}
+
+TEST(ConfinedPaths, RelativeBeneathIsLexical) {
+  EXPECT_EQ(RelativeBeneath("/out", "/out/train/1/m.pb"), "train/1/m.pb");
+  EXPECT_EQ(RelativeBeneath("/out/", "/out//train/./1/m.pb"), "train/1/m.pb");
+  EXPECT_EQ(RelativeBeneath("/out", "/out"), "");
+  EXPECT_EQ(RelativeBeneath("/", "/a/b"), "a/b");
+  EXPECT_EQ(RelativeBeneath("/out", "/outside/m.pb"), std::nullopt);
+  EXPECT_EQ(RelativeBeneath("/out", "/out/../etc/passwd"), std::nullopt);
+  EXPECT_EQ(RelativeBeneath("/out", "out/m.pb"), std::nullopt);
+  EXPECT_EQ(RelativeBeneath("out", "/out/m.pb"), std::nullopt);
+}
+
+TEST(ConfinedPaths, SplitDirName) {
+  EXPECT_EQ(SplitDirName("/a/b/c").dir, "/a/b");
+  EXPECT_EQ(SplitDirName("/a/b/c").name, "c");
+  EXPECT_EQ(SplitDirName("/c").dir, "/");
+  EXPECT_EQ(SplitDirName("/c").name, "c");
+  EXPECT_EQ(SplitDirName("/a/").name, "");
+  EXPECT_EQ(SplitDirName("/").name, "");
+}
+
+TEST(ConfinedPaths, CheckPathBounds) {
+  EXPECT_TRUE(CheckPathBounds("/out/train/1/model.pb", "url").ok());
+  const Status longer = CheckPathBounds(std::string(4097, 'a'), "models[0].url");
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.message().find("models[0].url"), std::string::npos);
+  std::string many;
+  for (int i = 0; i < 300; ++i) many += "/x";
+  EXPECT_FALSE(CheckPathBounds(many, "url").ok());
+  EXPECT_FALSE(CheckPathBounds(std::string("/a\0b", 4), "url").ok());
+}
+
+}  // namespace
+}  // namespace sedna::fs
