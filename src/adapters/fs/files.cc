@@ -1,5 +1,7 @@
 #include "adapters/fs/files.h"
 
+#include "adapters/fs/confined.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -221,6 +223,31 @@ Status WriteAllAt(int fd, int64_t offset, std::string_view data, const std::stri
   return Status::Ok();
 }
 
+Status WriteRangesTo(int fd, const std::string& path, std::string_view prefix,
+                     const std::vector<FileRange>& ranges) {
+  for (const FileRange& r : ranges) {
+    if (r.begin < 0 || r.end < r.begin) {
+      return Status::Error("reading " + r.path + ": invalid range [" + std::to_string(r.begin) +
+                           ", " + std::to_string(r.end) + ")");
+    }
+  }
+  int64_t off = 0;
+  if (Status s = WriteAllAt(fd, off, prefix, path); !s.ok()) return s;
+  off += static_cast<int64_t>(prefix.size());
+  std::unique_ptr<char[]> buf;
+  for (const FileRange& r : ranges) {
+    if (r.begin == r.end) continue;
+    Fd src(::open(r.path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (src.get() < 0) return ErrnoError("reading " + r.path, errno);
+    if (!buf) buf = std::make_unique<char[]>(kCopyChunk);
+    if (Status s = CopyRange(src.get(), r.path, r.begin, r.end, fd, path, &off, buf.get());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
 Status WriteFileFromRanges(const std::string& path, std::string_view prefix,
                            const std::vector<FileRange>& ranges) {
   for (const FileRange& r : ranges) {
@@ -229,23 +256,8 @@ Status WriteFileFromRanges(const std::string& path, std::string_view prefix,
                            ", " + std::to_string(r.end) + ")");
     }
   }
-  return ReplaceAtomically(path, -1, [&](int fd) -> Status {
-    int64_t off = 0;
-    if (Status s = WriteAllAt(fd, off, prefix, path); !s.ok()) return s;
-    off += static_cast<int64_t>(prefix.size());
-    std::unique_ptr<char[]> buf;
-    for (const FileRange& r : ranges) {
-      if (r.begin == r.end) continue;
-      Fd src(::open(r.path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (src.get() < 0) return ErrnoError("reading " + r.path, errno);
-      if (!buf) buf = std::make_unique<char[]>(kCopyChunk);
-      if (Status s = CopyRange(src.get(), r.path, r.begin, r.end, fd, path, &off, buf.get());
-          !s.ok()) {
-        return s;
-      }
-    }
-    return Status::Ok();
-  });
+  return ReplaceAtomically(
+      path, -1, [&](int fd) -> Status { return WriteRangesTo(fd, path, prefix, ranges); });
 }
 
 Status AtomicWriteFile(const std::string& path, std::string_view content) {
@@ -271,19 +283,28 @@ Status SyncDir(const std::string& dir) { return FsyncDir(dir); }
 
 namespace {
 
-// realpath(3) of `path`, or of its longest existing prefix with the rest appended as named.
+// realpath(3) of `path`, or of its longest existing prefix with the rest appended as named. A
+// loop over the prefixes (never a recursion: `path` has at most kMaxPathComponents components,
+// checked by the caller), realpath's buffer on the heap.
 Result<std::string> ResolveExisting(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) != nullptr) return std::string(buf);
-  if (errno != ENOENT && errno != ENOTDIR) {
-    return Status::Error("resolving " + path + ": " + std::strerror(errno));
+  std::string prefix = path, rest;
+  for (;;) {
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(prefix.c_str(), nullptr),
+                                                     &std::free);
+    if (real) {
+      const std::string r = real.get();
+      if (rest.empty()) return r;
+      return r == "/" ? "/" + rest : r + "/" + rest;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) {
+      return Status::Error("resolving " + path + ": " + std::strerror(errno));
+    }
+    const size_t slash = prefix.rfind('/');
+    if (slash == std::string::npos || prefix == "/") return path;
+    const std::string base = prefix.substr(slash + 1);
+    rest = rest.empty() ? base : base + "/" + rest;
+    prefix = slash == 0 ? "/" : prefix.substr(0, slash);
   }
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos || path == "/") return path;
-  auto parent = ResolveExisting(slash == 0 ? "/" : path.substr(0, slash));
-  if (!parent.ok()) return parent;
-  const std::string base = path.substr(slash + 1);
-  return *parent == "/" ? "/" + base : *parent + "/" + base;
 }
 
 bool Within(const std::string& path, const std::string& dir) {
@@ -310,6 +331,8 @@ Result<bool> ResolvesInside(const std::string& rootfs, const std::string& url,
   const bool us3 = SplitS3(url, &ub, &uk), ds3 = SplitS3(dir, &db, &dk);
   if (us3 || ds3) return us3 && ds3 && ub == db && Within(uk, dk);
   if (url.empty() || url[0] != '/' || dir.empty() || dir[0] != '/') return false;
+  if (Status st = CheckPathBounds(url, url); !st.ok()) return st;
+  if (Status st = CheckPathBounds(dir, dir); !st.ok()) return st;
   auto rd = ResolveExisting(JoinRootfs(rootfs, dir));
   if (!rd.ok()) return rd.status();
   auto ru = ResolveExisting(JoinRootfs(rootfs, url));

@@ -38,6 +38,11 @@ struct FileRange {
 Status WriteFileFromRanges(const std::string& path, std::string_view prefix,
                            const std::vector<FileRange>& ranges);
 
+// Writes `prefix`, then the bytes of `ranges` in order, to the fd `fd` from offset 0 (a new
+// file: Dir::Replace's temp file). `path` names the target in errors and for the fault hook.
+Status WriteRangesTo(int fd, const std::string& path, std::string_view prefix,
+                     const std::vector<FileRange>& ranges);
+
 // WriteFileFromRanges(path, content, {}).
 Status AtomicWriteFile(const std::string& path, std::string_view content);
 
@@ -72,7 +77,11 @@ bool IsS3Url(std::string_view url);
 // joined to `rootfs` and resolved with their symlinks and ".." (a part that does not exist yet is
 // taken as named, below its longest existing prefix); S3 URLs (both) compare bucket and cleaned
 // key. A relative path, or an S3 URL against a host dir (or the reverse), is not inside. An error
-// only when the resolution itself fails (e.g. EACCES, ELOOP), naming the path.
+// only when the resolution itself fails (e.g. EACCES, ELOOP), naming the path, or when either is
+// over fs::CheckPathBounds. Touches the filesystem (realpath per prefix): never on the loop, and
+// a check whose answer can be stale by the time of an open; what the LC reads or writes on a
+// job's behalf is opened with fs::Dir (confined.h) instead. Kept for hot_update.cc until its
+// port (#21); no new callers.
 Result<bool> ResolvesInside(const std::string& rootfs, const std::string& url,
                             const std::string& dir);
 

@@ -402,6 +402,23 @@ TEST_F(FilesTest, ResolvesInsideHostPathsFollowSymlinksAndDotDotUnderTheRootfs) 
   }
 }
 
+// Issue 21: ResolvesInside recursed once per component with a PATH_MAX buffer; ~1,900
+// components overflowed the stack. Now a loop, and the path is bounded first.
+TEST_F(FilesTest, ResolvesInsideBoundsThePathAndNeverRecurses) {
+  std::string deep = "/out/train/2";
+  for (int i = 0; i < 1900; ++i) deep += "/a";
+  auto r = ResolvesInside(dir_, deep + "/model.pb", "/out/train/2");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("path components, over the 256"), std::string::npos) << r.message();
+  // Within the bound, a path of which little exists still resolves, below its existing prefix.
+  ASSERT_TRUE(MakeDirs(dir_ + "/out/train/2").ok());
+  std::string ok = "/out/train/2";
+  for (int i = 0; i < 240; ++i) ok += "/a";
+  r = ResolvesInside(dir_, ok, "/out/train/2");
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_TRUE(*r);
+}
+
 TEST(ResolvesInsideTest, S3UrlsCompareBucketAndCleanedKey) {
   struct Case {
     const char* url;

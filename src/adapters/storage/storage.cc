@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <optional>
+#include <random>
 
 namespace sedna::storage {
 
@@ -17,35 +20,87 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 std::string Basename(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
-// A file in staging_dir that is removed when this goes out of scope.
+// A file of the LC's own staging directory (Dir::OpenTrusted), created O_EXCL under a name no
+// one can predict, and removed (if it is still the file created) when this goes out of scope.
 class StagingFile {
  public:
   static Result<StagingFile> Make(const Context& ctx, const std::string& url) {
-    if (Status s = fs::MakeDirs(ctx.staging_dir); !s.ok()) return s;
+    auto dir = fs::Dir::OpenTrusted(ctx.staging_dir, true);
+    if (!dir.ok()) return dir.status();
     static std::atomic<uint64_t> counter{0};
-    StagingFile f;
-    f.path_ = ctx.staging_dir + "/stage-" + std::to_string(::getpid()) + "-" +
-              std::to_string(counter++) + "-" + Basename(url);
-    return f;
+    thread_local std::mt19937_64 rng(std::random_device{}());
+    std::string base = Basename(url).substr(0, 100);
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      const std::string name = "stage-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter++) + "-" + std::to_string(rng()) + "-" + base;
+      const int fd = ::openat(dir->fd(), name.c_str(),
+                              O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 && errno == EEXIST) continue;
+      if (fd < 0) return Status::Error(Errno("creating a staging file in " + ctx.staging_dir));
+      StagingFile f;
+      f.fd_ = fs::UniqueFd(fd);
+      struct stat st;
+      if (::fstat(fd, &st) != 0) return Status::Error(Errno("staging file " + name));
+      f.id_ = fs::IdOf(st);
+      f.path_ = ctx.staging_dir + "/" + name;
+      f.name_ = name;
+      f.dir_ = std::move(*dir);
+      return f;
+    }
+    return Status::Error("creating a staging file in " + ctx.staging_dir + ": names taken");
   }
-  StagingFile(StagingFile&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  StagingFile(StagingFile&& o) noexcept = default;
   StagingFile& operator=(StagingFile&&) = delete;
   ~StagingFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
+    if (!name_.empty()) (void)dir_.RemoveFileIf(name_, id_);
   }
+  int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
+  // The file as written so far, reopened for reading through its fd (for fs::CopyInto).
+  Result<fs::OpenedFile> Reopen() const {
+    fs::OpenedFile f;
+    f.fd = fs::UniqueFd(::openat(dir_.fd(), name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!f.fd.valid()) return Status::Error(Errno("reading " + path_));
+    if (::fstat(f.fd.get(), &f.st) != 0) return Status::Error(Errno("reading " + path_));
+    if (!(fs::IdOf(f.st) == id_)) return Status::Error(path_ + ": replaced while staged");
+    f.path = path_;
+    return f;
+  }
 
  private:
   StagingFile() = default;
-  std::string path_;
+  fs::Dir dir_;
+  fs::UniqueFd fd_;
+  fs::FileId id_;
+  std::string path_, name_;
 };
 
+// The host path `url` beneath the job's root: its relative path, or an error naming the field.
+Result<std::string> BeneathJobRoot(const Context& ctx, const std::string& url,
+                                   const std::string& what) {
+  if (Status s = fs::CheckPathBounds(url, what + " " + url); !s.ok()) return s;
+  if (ctx.job_root.empty() || fs::IsS3Url(ctx.job_root)) {
+    return Status::Error(
+        what + " " + url + " is a host path but the job's output directory " +
+        (ctx.job_root.empty() ? std::string("is not set") : "is on S3 (" + ctx.job_root + ")"));
+  }
+  auto rel = fs::RelativeBeneath(ctx.job_root, url);
+  if (!rel) {
+    return Status::Error(what + " " + url + " is not beneath the job's output directory " +
+                         ctx.job_root);
+  }
+  return *rel;
+}
+
+// The job's root, opened once (host links resolved as the host would, never above the rootfs).
+Result<fs::Dir> OpenJobRoot(const Context& ctx, bool create) {
+  return fs::Dir::OpenHost(ctx.rootfs, ctx.job_root, create);
+}
+
 // Writes `first_line` + '\n', then the first space-separated token of each line of `ranges`
-// (one per line), to a new file at `path` (not atomic: `path` is a staging file).
-Status WriteIndexFile(const std::string& path, const std::string& first_line,
+// (one per line), to the new, empty file `out` (`path` names it in errors).
+Status WriteIndexFile(int out, const std::string& path, const std::string& first_line,
                       const std::vector<fs::FileRange>& ranges) {
-  int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) return Status::Error(Errno("writing " + path));
   std::string buf = first_line + "\n";
   Status st = Status::Ok();
   auto flush = [&]() -> bool {
@@ -100,7 +155,6 @@ Status WriteIndexFile(const std::string& path, const std::string& first_line,
     ::close(in);
   }
   if (st.ok()) flush();
-  if (::close(out) != 0 && st.ok()) st = Status::Error(Errno("writing " + path));
   return st;
 }
 
@@ -115,25 +169,32 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
   return *u;
 }
 
-// Writes `prefix` + `ranges` (or the index of `ranges`) to `url`.
+// Writes `prefix` + `ranges` (or the index of `ranges`) to `url`. A host `url` is written
+// beneath the job's root: the root opened once (created if missing), the directories beneath it
+// made or opened with no link followed, the file replaced within its directory's fd.
 Status WriteOne(const Context& ctx, const std::string& url, const std::string& prefix,
                 const std::vector<fs::FileRange>& ranges, bool index) {
+  auto fill = [&](int fd, const std::string& path) -> Status {
+    return index ? WriteIndexFile(fd, path, prefix, ranges)
+                 : fs::WriteRangesTo(fd, path, prefix, ranges);
+  };
   if (!fs::IsS3Url(url)) {
-    const std::string path = fs::JoinRootfs(ctx.rootfs, url);
-    if (Status s = fs::MakeDirs(fs::Dirname(path)); !s.ok()) return s;
-    if (!index) return fs::WriteFileFromRanges(path, prefix, ranges);
-    auto tmp = StagingFile::Make(ctx, url);
-    if (!tmp.ok()) return tmp.status();
-    if (Status s = WriteIndexFile(tmp->path(), prefix, ranges); !s.ok()) return s;
-    return fs::AtomicCopyFile(tmp->path(), path);
+    auto rel = BeneathJobRoot(ctx, url, "sample file");
+    if (!rel.ok()) return rel.status();
+    const fs::DirAndName dn = fs::SplitDirName("/" + *rel);
+    if (dn.name.empty()) return Status::Error("sample file " + url + ": not a file name");
+    auto root = OpenJobRoot(ctx, true);
+    if (!root.ok()) return root.status();
+    auto dir = root->Sub(dn.dir.substr(1), true);
+    if (!dir.ok()) return Status::Error("writing " + url + ": " + dir.message());
+    auto id = dir->Replace(dn.name, -1, fill);
+    return id.status();
   }
   auto u = ParseUrl(ctx, url);
   if (!u.ok()) return u.status();
   auto tmp = StagingFile::Make(ctx, url);
   if (!tmp.ok()) return tmp.status();
-  Status s = index ? WriteIndexFile(tmp->path(), prefix, ranges)
-                   : fs::WriteFileFromRanges(tmp->path(), prefix, ranges);
-  if (!s.ok()) return s;
+  if (Status s = fill(tmp->fd(), tmp->path()); !s.ok()) return s;
   s3::Client client(*ctx.credentials, ctx.s3_options);
   return client.PutFile(*u, tmp->path());
 }
@@ -156,46 +217,88 @@ Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,
                      const std::function<Status(s3::Client*, const fs::Dir*)>& before_replace) {
   const bool src_s3 = fs::IsS3Url(src_url), dst_s3 = fs::IsS3Url(dst_url);
-  if (!src_s3 && !dst_s3) {
-    if (before_replace) {
-      if (Status s = before_replace(nullptr, nullptr); !s.ok()) return s;
-    }
-    return fs::AtomicCopyFile(fs::JoinRootfs(ctx.rootfs, src_url),
-                              fs::JoinRootfs(ctx.rootfs, dst_url));
-  }
   Result<s3::S3Url> src = s3::S3Url{}, dst = s3::S3Url{};
   if (src_s3) src = ParseUrl(ctx, src_url);
   if (!src.ok()) return src.status();
   if (dst_s3) dst = ParseUrl(ctx, dst_url);
   if (!dst.ok()) return dst.status();
+  // A host source is opened once, here, beneath the job's root, and read from that fd only.
+  std::optional<fs::OpenedFile> src_file;
+  if (!src_s3) {
+    auto rel = BeneathJobRoot(ctx, src_url, "model source");
+    if (!rel.ok()) return rel.status();
+    auto root = OpenJobRoot(ctx, false);
+    if (!root.ok()) return Status::Error("model source " + src_url + ": " + root.message());
+    auto f = root->OpenFile(*rel);
+    if (!f.ok()) return Status::Error("model source " + src_url + ": " + f.message());
+    src_file = std::move(*f);
+  }
+  // A host target: its directory opened (created) once and its entry replaced within it.
+  auto copy_to_host = [&](const fs::OpenedFile& from) -> Status {
+    if (Status s = fs::CheckPathBounds(dst_url, "model target " + dst_url); !s.ok()) return s;
+    const fs::DirAndName dn = fs::SplitDirName(dst_url);
+    if (dst_url.empty() || dst_url[0] != '/' || dn.name.empty()) {
+      return Status::Error("model target " + dst_url + ": not an absolute host file path");
+    }
+    // A target beneath the job's root (LL's <out>/deploy/index.pkl) is in a directory its
+    // workers can write: opened beneath the root, no link followed. Any other target's directory
+    // (a Model's URL, the hot-update directory) is the operator's: opened as the host would.
+    Result<fs::Dir> dir = fs::Dir();
+    if (auto rel = fs::IsS3Url(ctx.job_root) || ctx.job_root.empty()
+                       ? std::nullopt
+                       : fs::RelativeBeneath(ctx.job_root, dn.dir)) {
+      auto root = OpenJobRoot(ctx, true);
+      if (!root.ok()) return Status::Error("model target " + dst_url + ": " + root.message());
+      dir = root->Sub(*rel, true);
+    } else {
+      dir = fs::Dir::OpenHost(ctx.rootfs, dn.dir, true);
+    }
+    if (!dir.ok()) return Status::Error("model target " + dst_url + ": " + dir.message());
+    if (before_replace) {
+      if (Status s = before_replace(nullptr, &*dir); !s.ok()) return s;
+    }
+    auto id = fs::CopyInto(from, *dir, dn.name);
+    return id.status();
+  };
+  if (!src_s3 && !dst_s3) return copy_to_host(*src_file);
   s3::Client client(*ctx.credentials, ctx.s3_options);
   if (dst_s3 && before_replace) {
     if (Status s = before_replace(&client, nullptr); !s.ok()) return s;
   }
   if (src_s3 && dst_s3) return client.Copy(*src, *dst);
-  if (dst_s3) return client.PutFile(*dst, fs::JoinRootfs(ctx.rootfs, src_url));
-  // S3 -> host: download to staging, then replace the target atomically.
+  if (dst_s3) {
+    // The upload reads a staging copy made from the opened source, never the source by name.
+    auto tmp = StagingFile::Make(ctx, src_url);
+    if (!tmp.ok()) return tmp.status();
+    auto buf = std::make_unique<char[]>(128 * 1024);
+    for (int64_t off = 0;;) {
+      const ssize_t n = ::pread(src_file->fd.get(), buf.get(), 128 * 1024, off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Status::Error(Errno("reading " + src_file->path));
+      if (n == 0) break;
+      if (Status s = fs::WriteAllAt(
+              tmp->fd(), off, std::string_view(buf.get(), static_cast<size_t>(n)), tmp->path());
+          !s.ok()) {
+        return s;
+      }
+      off += n;
+    }
+    return client.PutFile(*dst, tmp->path());
+  }
+  // S3 -> host: download to an O_EXCL staging file, then copy it into the target's directory.
   auto tmp = StagingFile::Make(ctx, dst_url);
   if (!tmp.ok()) return tmp.status();
-  int fd = ::open(tmp->path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Error(Errno("writing " + tmp->path()));
+  int64_t off = 0;
   Status s = client.Get(*src, 0, -1, [&](std::string_view chunk) -> Status {
-    while (!chunk.empty()) {
-      ssize_t n = ::write(fd, chunk.data(), chunk.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::Error(Errno("writing " + tmp->path()));
-      }
-      chunk.remove_prefix(static_cast<size_t>(n));
-    }
+    if (Status w = fs::WriteAllAt(tmp->fd(), off, chunk, tmp->path()); !w.ok()) return w;
+    off += static_cast<int64_t>(chunk.size());
     return Status::Ok();
   });
-  if (::close(fd) != 0 && s.ok()) s = Status::Error(Errno("writing " + tmp->path()));
   if (!s.ok()) return s;
-  if (before_replace) {
-    if (Status k = before_replace(nullptr, nullptr); !k.ok()) return k;
-  }
-  return fs::AtomicCopyFile(tmp->path(), fs::JoinRootfs(ctx.rootfs, dst_url));
+  auto staged = tmp->Reopen();
+  if (!staged.ok()) return staged.status();
+  staged->st.st_mode = (staged->st.st_mode & ~07777) | 0644;  // the target's mode, not 0600
+  return copy_to_host(*staged);
 }
 
 Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url) {

@@ -48,14 +48,23 @@ struct SampleFile {
   std::string index_prefix;
 };
 
-// Writes the sample file and its dataIndex.txt. Host paths: parent directories created, each file
-// replaced atomically. S3: each file is built in staging_dir and uploaded with one PUT, the index
-// first, so a visible data file always has its index; staging files are removed. Memory use does
-// not depend on the number or size of the samples.
+// Writes the sample file and its dataIndex.txt. Host paths must lie beneath ctx.job_root (else an
+// error naming the URL): the root is opened once (Dir::OpenHost, created if missing), the
+// directories between it and the file are made or opened with no link followed (a link there,
+// e.g. a worker's "data/train/3 -> /etc", is an error naming it), and each file is replaced
+// within its directory's fd (Dir::Replace). S3: each file is built in an O_EXCL staging file of
+// staging_dir and uploaded with one PUT, the index first, so a visible data file always has its
+// index; staging files are removed. Memory use does not depend on the number or size of the
+// samples.
 Status WriteSampleFile(const Context& ctx, const SampleFile& file);
 
 // Copies a model file from `src_url` to `dst_url`: host -> host atomic copy (B13), S3 -> S3
 // server-side COPY, host -> S3 upload, S3 -> host download into staging_dir then an atomic copy.
+// A host source must lie beneath ctx.job_root: it is opened once (the root with Dir::OpenHost,
+// the file with Dir::OpenFile: no link followed, a regular file), and only that fd is read, so
+// swapping the name for a link at any time cannot make the LC read another file. A host target's
+// directory is opened with Dir::OpenHost (created if missing) and its entry replaced within it
+// (fs::CopyInto; a link at the target's name is replaced, never followed).
 Status CopyModel(const Context& ctx, const std::string& src_url, const std::string& dst_url);
 
 // CopyModel, calling `before_replace` (if set) right before the target is written: with the S3

@@ -3,8 +3,11 @@
 #include "adapters/storage/storage.h"
 #include "adapters/storage/model_versions.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -55,6 +59,8 @@ class StorageTest : public ::testing::Test {
     dir_ = tmpl;
     ctx_.rootfs = dir_ + "/rootfs";
     ctx_.staging_dir = dir_ + "/staging";
+    ctx_.job_root = "/out";
+    stdfs::create_directories(ctx_.rootfs);  // the host's "/", there before the LC starts
     ctx_.s3_options.timeout = 30s;
     ctx_.s3_options.retries = 1;
     ctx_.s3_options.backoff = 10ms;
@@ -63,6 +69,7 @@ class StorageTest : public ::testing::Test {
     WriteFile(spool_, "skip this 0\nimg/a.jpg 1 2\nimg/b.jpg\nimg/c d.jpg x\n");
   }
   void TearDown() override {
+    fs::SetResolver(fs::Resolver::kAuto);
     std::error_code ec;
     stdfs::remove_all(dir_, ec);
   }
@@ -159,7 +166,7 @@ TEST_F(StorageTest, S3WithoutCredentialsIsAClearError) {
   EXPECT_NE(s.message().find("s3://b/out/data/train/1/data.txt is on S3 but"), std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("sedna.io/credential"), std::string::npos) << s.message();
-  s = CopyModel(ctx_, "/m.pb", "s3://b/deploy/m.pb");
+  s = CopyModel(ctx_, "/out/m.pb", "s3://b/deploy/m.pb");
   EXPECT_NE(s.message().find("s3://b/deploy/m.pb is on S3 but"), std::string::npos) << s.message();
 }
 
@@ -209,6 +216,182 @@ TEST_F(StorageTest, S3ErrorsNameTheObjectAndTheS3CodeNeverTheSecret) {
   EXPECT_NE(s.message().find("SignatureDoesNotMatch"), std::string::npos) << s.message();
   EXPECT_EQ(s.message().find("wrong-secret-value"), std::string::npos) << s.message();
   EXPECT_TRUE(StagingEmpty());
+}
+
+// --- Confinement (issue 21): a worker may write anything into its job's output directory; the
+// LC's writes and model reads beneath it follow no link it plants, with either resolver. ---
+
+// Runs `body(tag)` once per resolver ("walk", "openat2"; the latter only where the kernel has
+// it), each with its own tag for fresh paths.
+void ForEachResolver(const std::function<void(const std::string& tag)>& body) {
+  for (fs::Resolver r : {fs::Resolver::kWalk, fs::Resolver::kOpenat2}) {
+    if (r == fs::Resolver::kOpenat2 && !fs::KernelHasOpenat2()) continue;
+    fs::SetResolver(r);
+    const std::string tag = r == fs::Resolver::kWalk ? "walk" : "openat2";
+    SCOPED_TRACE(tag);
+    body(tag);
+  }
+  fs::SetResolver(fs::Resolver::kAuto);
+}
+
+TEST_F(StorageTest, SampleDirReplacedByALinkIsAnErrorAndTheForeignFileIsUntouched) {
+  WriteFile(ctx_.rootfs + "/foreign/data.txt", "FOREIGN");
+  WriteFile(ctx_.rootfs + "/foreign/dataIndex.txt", "FOREIGN-INDEX");
+  ForEachResolver([&](const std::string& tag) {
+    // An absolute link (the host's /foreign), a relative one, and a link one level up.
+    const std::vector<std::pair<std::string, std::string>> links = {
+        {"/out/data/train/" + tag + "-abs", "/foreign"},
+        {"/out/data/eval/" + tag + "-rel", "../../../foreign"},
+        {"/out/data/" + tag + "-up", "/foreign"},
+    };
+    for (const auto& [link, target] : links) {
+      SCOPED_TRACE(link);
+      stdfs::create_directories(stdfs::path(ctx_.rootfs + link).parent_path());
+      stdfs::create_symlink(target, ctx_.rootfs + link);
+      const std::string url = link + (link.find("-up") != std::string::npos ? "/7" : "");
+      Status s = WriteSampleFile(ctx_, Samples(url + "/data.txt", url + "/dataIndex.txt"));
+      ASSERT_FALSE(s.ok());
+      EXPECT_NE(s.message().find(link), std::string::npos) << s.message();
+      EXPECT_NE(s.message().find("symbolic link"), std::string::npos) << s.message();
+      EXPECT_EQ(ReadFile(ctx_.rootfs + "/foreign/data.txt"), "FOREIGN");
+      EXPECT_EQ(ReadFile(ctx_.rootfs + "/foreign/dataIndex.txt"), "FOREIGN-INDEX");
+    }
+  });
+  EXPECT_EQ(std::distance(stdfs::directory_iterator(ctx_.rootfs + "/foreign"),
+                          stdfs::directory_iterator()),
+            2);
+  EXPECT_TRUE(StagingEmpty());
+}
+
+TEST_F(StorageTest, ALinkAtTheSampleFilesNameIsReplacedNotFollowed) {
+  WriteFile(ctx_.rootfs + "/foreign/data.txt", "FOREIGN");
+  ForEachResolver([&](const std::string& tag) {
+    const std::string dir = "/out/data/train/" + tag;
+    stdfs::create_directories(ctx_.rootfs + dir);
+    stdfs::create_symlink("/foreign/data.txt", ctx_.rootfs + dir + "/data.txt");
+    Status s = WriteSampleFile(ctx_, Samples(dir + "/data.txt"));
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_FALSE(stdfs::is_symlink(ctx_.rootfs + dir + "/data.txt"));
+    EXPECT_EQ(ReadFile(ctx_.rootfs + dir + "/data.txt"), kSamples);
+    EXPECT_EQ(ReadFile(ctx_.rootfs + "/foreign/data.txt"), "FOREIGN");
+  });
+}
+
+TEST_F(StorageTest, AHostSampleFileOrModelSourceOutsideTheJobRootIsRefused) {
+  WriteFile(ctx_.rootfs + "/etc/shadow", "SECRET");
+  for (const std::string url : {"/elsewhere/data.txt", "/out/../elsewhere/data.txt", "/outx/d"}) {
+    Status s = WriteSampleFile(ctx_, Samples(url));
+    ASSERT_FALSE(s.ok()) << url;
+    EXPECT_NE(s.message().find("not beneath the job's output directory /out"), std::string::npos)
+        << s.message();
+  }
+  EXPECT_FALSE(stdfs::exists(ctx_.rootfs + "/elsewhere"));
+  Status s = CopyModel(ctx_, "/etc/shadow", "/models/deploy/model.pb");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("model source /etc/shadow"), std::string::npos) << s.message();
+  EXPECT_FALSE(stdfs::exists(ctx_.rootfs + "/models/deploy/model.pb"));
+  ctx_.job_root.clear();
+  s = CopyModel(ctx_, "/out/train/1/model.pb", "/models/deploy/model.pb");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("not set"), std::string::npos) << s.message();
+}
+
+TEST_F(StorageTest, AModelSourceThatIsALinkOrBeneathOneIsRefusedAndTheTargetKept) {
+  WriteFile(ctx_.rootfs + "/etc/shadow", "SECRET");
+  WriteFile(ctx_.rootfs + "/models/deploy/model.pb", "OLD");
+  ForEachResolver([&](const std::string& tag) {
+    const std::string round = "/out/train/" + tag;
+    stdfs::create_directories(ctx_.rootfs + round);
+    stdfs::create_symlink("/etc/shadow", ctx_.rootfs + round + "/model.pb");
+    stdfs::create_symlink("/etc", ctx_.rootfs + round + "/sub");
+    ASSERT_EQ(::mkfifo((ctx_.rootfs + round + "/fifo").c_str(), 0644), 0);
+    for (const std::string name : {"model.pb", "sub/shadow", "fifo", "missing"}) {
+      SCOPED_TRACE(name);
+      bool called = false;
+      Status s = CopyModelWith(ctx_, round + "/" + name, "/models/deploy/model.pb",
+                               [&](s3::Client*, const fs::Dir*) {
+                                 called = true;
+                                 return Status::Ok();
+                               });
+      ASSERT_FALSE(s.ok());
+      EXPECT_NE(s.message().find(round), std::string::npos) << s.message();
+      EXPECT_FALSE(called) << "the hook ran for a source that was refused";
+      EXPECT_EQ(ReadFile(ctx_.rootfs + "/models/deploy/model.pb"), "OLD");
+    }
+  });
+}
+
+TEST_F(StorageTest, AHostTargetIsWrittenInItsOpenedDirectoryAndALinkThereIsReplaced) {
+  WriteFile(ctx_.rootfs + "/out/train/1/model.pb", "NEW");
+  WriteFile(ctx_.rootfs + "/foreign/model.pb", "FOREIGN");
+  ForEachResolver([&](const std::string& tag) {
+    const std::string dst = "/models/" + tag + "/model.pb";
+    stdfs::create_directories(ctx_.rootfs + "/models/" + tag);
+    stdfs::create_symlink("/foreign/model.pb", ctx_.rootfs + dst);
+    std::string hook_dir;
+    Status s =
+        CopyModelWith(ctx_, "/out/train/1/model.pb", dst, [&](s3::Client* c, const fs::Dir* d) {
+          EXPECT_EQ(c, nullptr);
+          if (d) hook_dir = d->path();
+          return Status::Ok();
+        });
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(hook_dir, ctx_.rootfs + "/models/" + tag);
+    EXPECT_FALSE(stdfs::is_symlink(ctx_.rootfs + dst));
+    EXPECT_EQ(ReadFile(ctx_.rootfs + dst), "NEW");
+    EXPECT_EQ(ReadFile(ctx_.rootfs + "/foreign/model.pb"), "FOREIGN");
+  });
+}
+
+// LL deploys to <out>/deploy/index.pkl, beneath the job's root: a worker's link there is not
+// followed (a Model's URL elsewhere is the operator's and is opened as the host would).
+TEST_F(StorageTest, ATargetBeneathTheJobRootFollowsNoLinkBeneathIt) {
+  WriteFile(ctx_.rootfs + "/out/train/1/model.pb", "NEW");
+  WriteFile(ctx_.rootfs + "/foreign/index.pkl", "FOREIGN");
+  ForEachResolver([&](const std::string& tag) {
+    stdfs::create_symlink("/foreign", ctx_.rootfs + "/out/deploy-" + tag);
+    Status s = CopyModel(ctx_, "/out/train/1/model.pb", "/out/deploy-" + tag + "/index.pkl");
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("/out/deploy-" + tag), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("symbolic link"), std::string::npos) << s.message();
+    EXPECT_EQ(ReadFile(ctx_.rootfs + "/foreign/index.pkl"), "FOREIGN");
+    s = CopyModel(ctx_, "/out/train/1/model.pb", "/out/deploy/" + tag + "/index.pkl");
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/deploy/" + tag + "/index.pkl"), "NEW");
+  });
+}
+
+// The source is opened once: swapping its name for a link to a host file while copies run never
+// makes the LC copy the host file (each copy is the model, or an error).
+TEST_F(StorageTest, SwappingTheModelSourceWithALinkNeverCopiesTheLinksTarget) {
+  WriteFile(ctx_.rootfs + "/etc/shadow", "SECRET");
+  WriteFile(ctx_.rootfs + "/out/train/1/model.pb", "MODEL");
+  const std::string real = ctx_.rootfs + "/out/train/1/model.pb";
+  const std::string alt = ctx_.rootfs + "/out/train/1/alt";
+  stdfs::create_symlink("/etc/shadow", alt);
+  ForEachResolver([&](const std::string&) {
+    std::atomic<bool> stop{false};
+    auto exchange = [&] {
+      return ::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, alt.c_str(),
+                       RENAME_EXCHANGE) == 0;
+    };
+    std::thread swapper([&] {
+      while (!stop) exchange();
+    });
+    int copied = 0;
+    for (int i = 0; i < 300; ++i) {
+      Status s = CopyModel(ctx_, "/out/train/1/model.pb", "/models/deploy/model.pb");
+      if (!s.ok()) continue;
+      ++copied;
+      ASSERT_EQ(ReadFile(ctx_.rootfs + "/models/deploy/model.pb"), "MODEL");
+    }
+    stop = true;
+    swapper.join();
+    if (stdfs::is_symlink(real)) {
+      ASSERT_TRUE(exchange());  // as it was, for the next resolver
+    }
+    EXPECT_GT(copied, 0);
+  });
 }
 
 // --- Model versions (design.md §4: earlier deployed models are kept so a deploy can be rolled

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <memory>
 
+#include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/job_entry.h"
@@ -58,13 +59,15 @@ Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) co
     const std::string& url = r.results[i].url;
     const std::string field = "results[" + std::to_string(i) + "].url";
     if (url.empty()) return Status::Error(field + ": empty");
+    // On the loop: lexical and bounded only, no filesystem access (a 2,000-component URL is a
+    // 400, not a deep resolution). The pool opens a model confined beneath the job's root when it
+    // copies it (storage::CopyModelWith), so a link planted in the output is refused there.
+    if (Status s = fs::CheckPathBounds(url, field); !s.ok()) return s;
     bool ok = false;
     for (const std::string& x : scope.exact) ok |= fs::CleanPath(x) == fs::CleanPath(url);
     for (const std::string& dir : scope.dirs) {
       if (ok) break;
-      auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, url, dir);
-      if (!inside.ok()) return Status::Error(field + ": " + inside.message());
-      ok = *inside;
+      ok = LexicallyInside(url, dir, field).ok();
     }
     if (!ok) {
       std::string allowed;

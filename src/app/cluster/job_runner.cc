@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/s3/s3_client.h"
 #include "adapters/storage/hot_update.h"
@@ -129,14 +130,25 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
 // spec.outputDir; S3 has no directories. A failure is tried again at the next update.
 void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   if (e.dirs_made_for == e.output_dir()) return;
-  const std::string out = fs::JoinRootfs(ctx_.cfg.rootfs, core::il::OutputRoot(e.output_dir()));
-  std::vector<std::string> subs;
-  if (!fs::IsS3Url(e.output_dir())) subs = {"", "/data/train", "/data/eval", "/train", "/eval"};
-  if (!subs.empty() && !e.is_il()) subs.push_back("/deploy");
+  if (fs::IsS3Url(e.output_dir())) {
+    e.dirs_made_for = e.output_dir();
+    return;
+  }
+  // The root opened once (host links resolved as the host would, never above the rootfs); the
+  // subdirectories beneath it made with no link followed: a link a worker planted there is an
+  // error for this job, logged, never followed.
+  const std::string out = core::il::OutputRoot(e.output_dir());
+  auto root = fs::Dir::OpenHost(ctx_.cfg.rootfs, out, true);
+  if (!root.ok()) {
+    spdlog::error("{}: spec.outputDir: {}", who, root.message());
+    return;
+  }
+  std::vector<std::string> subs = {"data/train", "data/eval", "train", "eval"};
+  if (!e.is_il()) subs.push_back("deploy");
   bool made = true;
   for (const auto& sub : subs) {
-    if (Status s = fs::MakeDirs(out + sub); !s.ok()) {
-      spdlog::error("{}: spec.outputDir: {}", who, s.message());
+    if (auto d = root->Sub(sub, true); !d.ok()) {
+      spdlog::error("{}: spec.outputDir: {}", who, d.message());
       made = false;
     }
   }

@@ -146,4 +146,10 @@ class JobRunner {
   RoundHistory history_{ctx_};
 };
 
+// Whether `url` is `dir` or beneath it, lexically (no filesystem access: it runs on the loop):
+// fs::CheckPathBounds, then host paths by fs::RelativeBeneath, S3 URLs by bucket and cleaned key;
+// a host path never lies in an S3 dir nor the reverse. The error names `what` and both paths.
+// The confined open on the pool (storage::CopyModelWith) is the check that counts for symlinks.
+Status LexicallyInside(const std::string& url, const std::string& dir, const std::string& what);
+
 }  // namespace sedna::app

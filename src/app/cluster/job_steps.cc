@@ -53,12 +53,36 @@ storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   c.rootfs = ctx.cfg.rootfs;
   c.staging_dir = ctx.cfg.spool_dir + "/staging";
   c.hot_update_dir = ctx.cfg.hot_update_dir;
+  c.job_root = core::il::OutputRoot(e.output_dir());
   c.credentials = e.creds;
   c.s3_options = ctx.S3Options();
   return c;
 }
 
 }  // namespace
+
+Status LexicallyInside(const std::string& url, const std::string& dir, const std::string& what) {
+  if (Status s = fs::CheckPathBounds(url, what); !s.ok()) return s;
+  bool inside = false;
+  if (fs::IsS3Url(url) || fs::IsS3Url(dir)) {
+    // "s3://bucket/key": the same bucket, and the key beneath dir's key.
+    auto split = [](const std::string& u, std::string* bucket, std::string* key) {
+      if (!fs::IsS3Url(u)) return false;
+      const std::string rest = u.substr(5);
+      const size_t slash = rest.find('/');
+      *bucket = rest.substr(0, slash);
+      *key = "/" + (slash == std::string::npos ? std::string() : rest.substr(slash + 1));
+      return !bucket->empty();
+    };
+    std::string ub, uk, db, dk;
+    inside = split(url, &ub, &uk) && split(dir, &db, &dk) && ub == db &&
+             fs::RelativeBeneath(dk, uk).has_value();
+  } else {
+    inside = fs::RelativeBeneath(dir, url).has_value();
+  }
+  if (!inside) return Status::Error(what + " " + url + " is not inside spec.outputDir " + dir);
+  return Status::Ok();
+}
 
 std::string JobRunner::JobFrame(const JobEntry& e, const std::string& content) const {
   return json::EncodeFrame({e.meta().ns, e.object_kind(), e.meta().name, "status"}, content);
@@ -275,13 +299,13 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       });
     });
   } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    // Whatever the conditions said, a deploy copies only a model inside the job's own output
-    // (resolved: symlinks, ".."), so a forged train output cannot put a host file in its place.
+    // Whatever the conditions said, a deploy copies only a model inside the job's own output, so
+    // a forged train output cannot put a host file in its place. Here, on the loop, the check is
+    // lexical only; the pool opens the source once beneath the job's root, following no link
+    // (storage::CopyModelWith), and copies from that fd.
     const std::string out = core::il::OutputRoot(e.output_dir());
-    auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, c->src_url, out);
-    if (!inside.ok() || !*inside) {
-      const std::string why = "deploy source " + c->src_url + " is not inside spec.outputDir " +
-                              out + (inside.ok() ? "" : ": " + inside.message());
+    if (Status inside = LexicallyInside(c->src_url, out, "deploy source"); !inside.ok()) {
+      const std::string why = inside.message();
       asio::post(ctx_.io, [this, key, inc, why] {
         if (JobEntry* j = Find(key, inc)) Step(*j, core::il::ModelCopied{false, why});
       });
@@ -303,16 +327,13 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       });
     });
   } else if (auto* h = std::get_if<core::il::WriteHotUpdate>(&a)) {
-    // As for a deploy, every model copied comes from the job's own output; the config path is
-    // checked by the writer.
+    // As for a deploy, every model copied comes from the job's own output (lexically here; the
+    // copy opens it confined); the config path is checked by the writer.
     const std::string out = core::il::OutputRoot(e.output_dir());
     const int64_t condition = h->condition;
     for (const core::il::CopyModel& c : h->copies) {
-      auto inside = fs::ResolvesInside(ctx_.cfg.rootfs, c.src_url, out);
-      if (!inside.ok() || !*inside) {
-        const std::string why = "hot-update source " + c.src_url +
-                                " is not inside spec.outputDir " + out +
-                                (inside.ok() ? "" : ": " + inside.message());
+      if (Status inside = LexicallyInside(c.src_url, out, "hot-update source"); !inside.ok()) {
+        const std::string why = inside.message();
         asio::post(ctx_.io, [this, key, inc, condition, why] {
           if (JobEntry* j = Find(key, inc)) {
             Step(*j, core::il::HotUpdateWritten{condition, false, why});
