@@ -109,6 +109,7 @@ class HotUpdateTest : public ::testing::Test {
     dir_ = tmpl;
     ctx_.rootfs = dir_ + "/rootfs";
     ctx_.staging_dir = dir_ + "/staging";
+    ctx_.job_root = "/output";  // model sources are read beneath the job's root (#21)
     ctx_.s3_options.timeout = 30s;
     ctx_.s3_options.retries = 1;
     ctx_.s3_options.backoff = 10ms;
