@@ -49,7 +49,14 @@ class StagingFile {
     }
     return Status::Error("creating a staging file in " + ctx.staging_dir + ": names taken");
   }
-  StagingFile(StagingFile&& o) noexcept = default;
+  StagingFile(StagingFile&& o) noexcept
+      : dir_(std::move(o.dir_)),
+        fd_(std::move(o.fd_)),
+        id_(o.id_),
+        path_(std::move(o.path_)),
+        name_(std::move(o.name_)) {
+    o.name_.clear();
+  }
   StagingFile& operator=(StagingFile&&) = delete;
   ~StagingFile() {
     if (!name_.empty()) (void)dir_.RemoveFileIf(name_, id_);
