@@ -38,11 +38,12 @@ const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before)
 
 // Base model for the next training round: the latest completed train's output model matching
 // the initialModel CR (§4.3; the 2021 rule models[1], or models[0] for one-model reports, when
-// none matches or the CR is unknown), else the recorded train report, else the initial model (B5:
-// a failed first round falls back to the initial model instead of stalling).
+// none matches or the CR is unknown, and always under a 2021 GM: Spec::g1_rules), else the
+// recorded train report, else the initial model (B5: a failed first round falls back to the
+// initial model instead of stalling).
 std::optional<ModelRef> Stepper::BaseModel() const {
   if (const auto* out = TrainOutputBefore(*spec.job, LastIndex() + 1)) {
-    if (spec.initial_model) {
+    if (spec.initial_model && !spec.g1_rules) {
       ModelChoice c = SelectModel(*out, *spec.initial_model, 1);
       if (c.model) return WithoutMetrics(*c.model);
     }

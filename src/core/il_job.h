@@ -122,6 +122,11 @@ struct Spec {
   // whose eval report was refused waits for a valid one. 0: no timer (pure v0.7.0, --gm-protocol
   // g2 with --deploy-wait 0).
   int64_t deploy_wait_ms = 30000;
+  // The GM is the 2021 generation (--gm-protocol g1, or auto once the GM evidence says G1;
+  // docs/design-notes.md, "GM generations"): round N > 1 trains from models[1] of the latest
+  // (Train, Completed) output (models[0] for a one-model report), as the 2021 LC's
+  // getTrainOrEvalModel does, instead of the v0.5+ format rule against the initialModel CR.
+  bool g1_rules = false;
   // The job object was received from the GM on the current connection (not only reloaded from
   // the store): a (Deploy, Running) is acted on only then (§3.2 hot update).
   bool conditions_fresh = true;

@@ -62,10 +62,11 @@ class IlJobTest : public ::testing::Test {
     s.job = &job;
     s.train_trigger = &train;
     s.deploy_trigger = &deploy;
-    s.initial_model = kInitial;
+    s.initial_model = initial;
     s.deploy_model = kDeploy;
     s.dataset_known = true;
     s.dataset_s3 = dataset_s3;
+    s.g1_rules = g1_rules;
     return s;
   }
 
@@ -112,6 +113,8 @@ class IlJobTest : public ::testing::Test {
   State state;
   Now now;
   bool dataset_s3 = false;
+  bool g1_rules = false;
+  ModelRef initial = kInitial;
 };
 
 // ---- (Train, Waiting) rows ------------------------------------------------------------------
@@ -238,6 +241,40 @@ TEST_F(IlJobTest, SecondRound_UsesRetrainCheckpointOfLatestTrainCompleted) {
   EXPECT_EQ(r.data_url, "/output/data/train/2/data.txt");
   EXPECT_EQ(r.output_dir, "/output/train/2");
   EXPECT_EQ(state.round, 3);
+}
+
+// A job whose initial model has the deploy model's format (pb, pb): v0.5+ retrains from the
+// output model of that format (models[0], the deploy candidate); the 2021 LC's
+// getTrainOrEvalModel always takes models[1], the retrain checkpoint (issue 23 item 3).
+TEST_F(IlJobTest, SecondRound_InitialModelOfTheDeployFormat_G2FormatRuleG1IndexRule) {
+  const ModelRef initial_pb{"pb", "/models/base_model.pb", {}};
+  const ModelRef ckpt_pb{"pb", "/output/train/1/ckpt.pb", {}};
+  for (bool g1 : {false, true}) {
+    SCOPED_TRACE(g1 ? "g1" : "g2");
+    state = State{};
+    job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
+    g1_rules = g1;
+    initial = initial_pb;
+    DispatchTrain();
+    job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+    job.conditions.push_back(TrainCompleted({kTrainedPb, ckpt_pb}));
+    job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
+    job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kCompleted));
+    job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+    StatusReport r = DispatchTrain();
+    EXPECT_EQ(r.input_models, std::vector<ModelRef>{g1 ? ckpt_pb : kTrainedPb});
+  }
+}
+
+TEST_F(IlJobTest, SecondRound_G1OneModelReportRetrainsFromIt) {
+  g1_rules = true;
+  DispatchTrain();
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kReady));
+  job.conditions.push_back(TrainCompleted({kTrainedPb}));
+  job.conditions.push_back(Cond(Stage::kEval, ConditionType::kWaiting));
+  job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kCompleted));
+  job.conditions.push_back(Cond(Stage::kTrain, ConditionType::kWaiting));
+  EXPECT_EQ(DispatchTrain().input_models, std::vector<ModelRef>{kTrainedPb});
 }
 
 // §3.3 IL-1s: s3 dataset + s3 outputDir, round 2 — the sample file gets a dataIndex.txt beside it

@@ -168,6 +168,59 @@ TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) 
                                       "Deploy/Starting", "Deploy/Completed", "Train/Waiting"}));
 }
 
+// Issue 23 item 3: a 2021 GM, shown as such on this connection (S5: an LL job with no
+// conditions), under --gm-protocol auto. The deploy decision follows --deploy-report-delay, not
+// the 30 s --deploy-wait kept for a (Deploy, Waiting) such a GM never sends; round 2 retrains from
+// models[1] of round 1's (Train, Completed), as the 2021 LC's getTrainOrEvalModel does, although
+// the initial model has the format of models[0] (the v0.5+ format rule would take that one).
+TEST_F(IlGenerationsTest, G1_EvidentUnderAuto_DecidedAfterTheReportDelayAndRetrainsFromModels1) {
+  World(false, {"--deploy-wait", "30", "--deploy-report-delay", "1"});
+  ASSERT_TRUE(gm->SendTo(kDefaultNode, "insert", LlJobObject()));  // S5: G1
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
+  SetIlModels(job);
+  job.SetModel(core::gm::EdgeSend::What::kInitialModel,
+               ModelObject("initial-model", kBaseModelUrl, "pb"));
+  gm->Sync(job);
+  for (int round = 1; round <= 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, round, "NEW-" + std::to_string(round), true));
+    // On a LC that waits for --deploy-wait the round closes 30 s after the eval report.
+    ASSERT_TRUE(Run(job, Closed(round), 15s)) << job.LastCondition();
+    auto eval = FramesOf("eval", "completed");
+    auto ready = FramesOf("deploy", "ready");
+    ASSERT_EQ(eval.size(), static_cast<size_t>(round));
+    ASSERT_EQ(ready.size(), static_cast<size_t>(round));
+    const auto took = ready.back().received - eval.back().received;
+    EXPECT_GE(took, 1000ms) << "decided before --deploy-report-delay";
+    EXPECT_LT(took, 10s) << "waited for a (Deploy, Waiting) a 2021 GM never sends";
+    std::printf("round %d: deploy decision %lld ms after the eval report was forwarded\n", round,
+                static_cast<long long>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  }
+  auto train = FramesOf("train", "ready");
+  ASSERT_EQ(train.size(), 2u);
+  EXPECT_EQ(train[1].body["input"]["models"][0].value("url", ""), "/output/train/1");
+  EXPECT_EQ(train[1].body["input"]["models"][0].value("format", ""), "ckpt");
+}
+
+// The same job on a GM whose generation is not evident (no LL job): the v0.5+ format rule
+// retrains from models[0] (pb, the initial model's format).
+TEST_F(IlGenerationsTest, GenerationUnknownUnderAuto_RetrainsByTheFormatRule) {
+  World(false, {"--deploy-wait", "1.5"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
+  SetIlModels(job);
+  job.SetModel(core::gm::EdgeSend::What::kInitialModel,
+               ModelObject("initial-model", kBaseModelUrl, "pb"));
+  gm->Sync(job);
+  ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, 1, "NEW-1", true));
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
+  AppendFile(rootfs + kIlIndexUrl, IndexLines(1001, 1700));
+  ASSERT_TRUE(Run(job, At("Train/Running"))) << job.LastCondition();
+  auto train = FramesOf("train", "ready");
+  ASSERT_EQ(train.size(), 2u);
+  EXPECT_EQ(train[1].body["input"]["models"][0].value("url", ""), "/output/train/1/model.pb");
+}
+
 // §3.4 test 2: G2 publishes (Deploy, Waiting); the LC answers it (long before a 30 s wait could
 // fire), for two rounds (deploy, then keep); with R1 on nothing the LC sent is erased.
 TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {

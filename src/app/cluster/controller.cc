@@ -84,6 +84,7 @@ struct Controller::Impl {
         status(ctx, jobs, intake, outbox) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
     status.set_gm_evidence(&frames.evidence());
+    jobs.set_gm_is_g1([this] { return frames.evidence().generation() == GmGeneration::kG1; });
   }
 
   Status Start();

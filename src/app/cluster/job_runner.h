@@ -61,6 +61,11 @@ class JobRunner {
   void set_reloading(bool reloading) { reloading_ = reloading; }
   void CatchUpReloaded();
 
+  // Whether the GM on the current connection has shown itself to be the 2021 generation (the
+  // GM frames' evidence, wired by the root). Under --gm-protocol auto that turns on the 2021
+  // rules (core::il::Spec::g1_rules) and the --deploy-report-delay decision. Unset: never.
+  void set_gm_is_g1(std::function<bool()> f) { gm_is_g1_ = std::move(f); }
+
   // The registries' hooks.
   void OnDatasetChanged(const std::string& ns, const std::string& name);
   void OnDatasetRead(const DatasetSource& src, bool take_unterminated);
@@ -142,6 +147,7 @@ class JobRunner {
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;
   uint64_t next_incarnation_ = 1;
   bool reloading_ = false;
+  std::function<bool()> gm_is_g1_;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
   RoundHistory history_{ctx_};
 };

@@ -103,11 +103,15 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
       e.il.object.spec.initial_eval_model_name.empty()
           ? std::nullopt
           : models_.RefFor(e.meta().ns, e.il.object.spec.initial_eval_model_name);
-  // g1: the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as
-  // soon as the forward is written; the core reads a 0 wait as "no timer").
-  spec.deploy_wait_ms = ctx_.cfg.gm_protocol == "g1"
-                            ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1)
-                            : ctx_.cfg.deploy_wait_ms;
+  // A 2021 GM (g1, or auto once this connection's evidence says G1): the 2021 retrain rule, and
+  // the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as soon as
+  // the forward is written; the core reads a 0 wait as "no timer"): such a GM never sends the
+  // (Deploy, Waiting) the 30 s --deploy-wait leaves room for.
+  const bool g1 =
+      ctx_.cfg.gm_protocol == "g1" || (ctx_.cfg.gm_protocol == "auto" && gm_is_g1_ && gm_is_g1_());
+  spec.g1_rules = g1;
+  spec.deploy_wait_ms =
+      g1 ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1) : ctx_.cfg.deploy_wait_ms;
   spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
   spec.job_received_ms = e.received_ms;
   return spec;
