@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "adapters/json/envelope.h"
 #include "adapters/json/test_util.h"
 
 namespace sedna::json {

@@ -337,7 +337,10 @@ TEST(StoreTest, OutboxCountsInformationalEntries) {
   EXPECT_EQ(seen_at_open[1], "count");
   EXPECT_EQ(seen_at_open[2], content.substr(0, content.find("\"content\":\"") + 11 + 684));
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 7 + 5 + long_size, 1, 7}));
-  s->OutboxAck(ids.back(), long_size);
+  s->OutboxAck(ids[2], 7);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 5 + long_size, 0, 0}));
+  s->OutboxAck(ids[3], 5);
+  s->OutboxAck(ids[4], long_size);
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0, 0, 0}));
 }
 
