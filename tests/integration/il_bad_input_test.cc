@@ -238,11 +238,11 @@ TEST_F(IlBadInputTest, EveryKindMeetsTheFrameLimits) {
   Barrier();
   ExpectAlive();
   ExpectLog({"GM object default/federatedlearningjob/wide-fl rejected",
-             "FederatedLearningJob default/wide-fl: invalid JSON: more than 32768 values"});
+             "FederatedLearningJob: invalid JSON: more than 32768 values"});
   ExpectLog({"GM object default/jointinferenceservice/deep-ji rejected",
-             "JointInferenceService default/deep-ji: invalid JSON: exceeded max depth 10000"});
+             "JointInferenceService: invalid JSON: exceeded max depth 10000"});
   ExpectLog({"GM object default/federatedlearningjob/deep-fl rejected",
-             "FederatedLearningJob default/deep-fl: invalid JSON: exceeded max depth 10000"});
+             "FederatedLearningJob: invalid JSON: exceeded max depth 10000"});
   ExpectLog(
       {"GM object default/reidjob/deep-reid rejected", "invalid JSON: exceeded max depth 10000"});
   ExpectLog({"GM object default/someotherkind/wide-other rejected",

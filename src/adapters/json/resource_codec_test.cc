@@ -679,7 +679,7 @@ TEST(ResourceCodec, PassThroughObjectsKeepTheirPartsWithoutTheCredential) {
             R"({"kind":"JointInferenceService","apiVersion":"sedna.io/v1alpha1"})");
   EXPECT_EQ(d->object_meta_json, R"({"name":"ji","namespace":"default","annotations":{"a":"b"}})");
   EXPECT_EQ(d->spec_json, R"({"edgeWorker":{"model":{"name":"little"}},"x":[1.50,{"z":null}]})");
-  EXPECT_EQ(d->credential_json, std::optional<std::string>("\"s\""));
+  EXPECT_EQ(d->credential_json, std::optional<std::string>("s"));
 
   auto no_spec = DecodeFl(R"({"metadata":{"name":"fl"}})");
   ASSERT_TRUE(no_spec.ok()) << no_spec.message();
