@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "cluster_fixture.h"
 #include "gm_emulator.h"
@@ -18,8 +19,12 @@
 namespace sedna::testing {
 namespace {
 
-std::string Report(int i) {
-  return R"({"name": "ji-worker", "namespace": "default", "ownerName": "ji", "ownerKind": "jointinferenceservice", "kind": "inference", "status": "completed", "results": [{"format": "pb", "url": "/models/m.pb", "metrics": {"seq": )" +
+// A worker message for the joint-inference service: informational unless kind is train or eval
+// and status completed or failed.
+std::string Report(int i, const std::string& kind = "inference") {
+  return R"({"name": "ji-worker", "namespace": "default", "ownerName": "ji", "ownerKind": "jointinferenceservice", "kind": ")" +
+         kind +
+         R"(", "status": "completed", "results": [{"format": "pb", "url": "/models/m.pb", "metrics": {"seq": )" +
          std::to_string(i) + R"(, "precision": 0.70}}]})";
 }
 
@@ -69,6 +74,28 @@ TEST(OutboxLimitTest, W1_OutageQueuesInOrderAndLimitRefusesWith503) {
   EXPECT_GT(accepted, 2) << "the outbox took messages while the GM was away";
   EXPECT_GT(refused, 0) << "the informational quota (1000 of the 4000 bytes) was reached";
   EXPECT_NE(lc.Log().find("outbox full for informational frames"), std::string::npos);
+  std::vector<int> queued;
+  for (int i = 1; i < accepted; ++i) queued.push_back(i);
+
+  // Completions still get in, up to the bound, which the informational frames do not count
+  // against; then they too are refused.
+  int completions = 0;
+  refused = 0;
+  for (int i = 41; i <= 80; ++i) {
+    HttpResult r = HttpRequest(port, "POST", "/sedna/workers/ji-worker/info", Report(i, "train"));
+    if (r.status == 200) {
+      ASSERT_EQ(refused, 0) << "accepted after a refusal at " << i;
+      ++completions;
+      queued.push_back(i);
+    } else {
+      EXPECT_EQ(r.status, 503) << r.raw;
+      EXPECT_NE(r.body.find("the LC's outbox is full; retry later"), std::string::npos) << r.body;
+      ++refused;
+    }
+  }
+  EXPECT_GT(completions, 2) << "completions were refused because of informational frames";
+  EXPECT_GT(refused, 0) << "the 4000-byte limit was reached";
+  EXPECT_NE(lc.Log().find("outbox full ("), std::string::npos);
 
   // The GM is back on the same address (retry while the old server socket drains).
   for (int attempt = 0; !gm && attempt < 100; ++attempt) {
@@ -80,7 +107,7 @@ TEST(OutboxLimitTest, W1_OutageQueuesInOrderAndLimitRefusesWith503) {
   }
   ASSERT_TRUE(gm) << "port " << gm_port << " never became free";
   ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc.Log();
-  for (int i = 1; i < accepted; ++i) {
+  for (int i : queued) {
     auto f = gm->Next("jointinferenceservice");
     ASSERT_TRUE(f) << "message " << i << " missing\n" << lc.Log();
     EXPECT_NE(f->content.find("\"seq\":" + std::to_string(i) + "}"), std::string::npos)
