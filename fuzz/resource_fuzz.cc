@@ -1,5 +1,6 @@
-// The Kubernetes objects the GM sends (json::DecodeDataset/DecodeModel/DecodeIlJob/DecodeLlJob)
-// on arbitrary bytes, each input through all four decoders. Invariants: an object that decodes
+// The Kubernetes objects the GM sends (json::DecodeDataset/DecodeModel/DecodeIlJob/DecodeLlJob,
+// and DecodeOpaqueObject for the pass-through kinds) on arbitrary bytes, each input through every
+// decoder and CheckObjectLimits (the ignored kinds). Invariants: an object that decodes
 // has a Kubernetes name and namespace (no '/'), and it survives the store's round trip:
 // AssembleObject of its parts decodes again, to the same parts (the LC persists the parts and
 // reassembles them at start-up). AssembleObject is also fed
@@ -50,6 +51,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RoundTrip<sedna::core::Model>(text, sedna::json::DecodeModel);
   RoundTrip<sedna::core::IlJob>(text, sedna::json::DecodeIlJob);
   RoundTrip<sedna::core::LlJob>(text, sedna::json::DecodeLlJob);
+  RoundTrip<sedna::json::OpaqueObject>(text, [](std::string_view t) {
+    return sedna::json::DecodeOpaqueObject(t, "JointInferenceService");
+  });
+  RoundTrip<sedna::json::OpaqueObject>(text, [](std::string_view t) {
+    return sedna::json::DecodeOpaqueObject(t, "FederatedLearningJob");
+  });
+  // Every decoder parses under the same limits: what passes them is what CheckObjectLimits passes.
+  const sedna::Status limits = sedna::json::CheckObjectLimits(text);
+  FUZZ_CHECK(limits.ok() || !limits.message().empty(), "an error without a message");
+  if (!limits.ok()) {
+    FUZZ_CHECK(!sedna::json::DecodeOpaqueObject(text, "FederatedLearningJob").ok(),
+               "a pass-through object decoded past the limits: " + limits.message());
+  }
 
   std::vector<std::string_view> parts;
   size_t start = 0;

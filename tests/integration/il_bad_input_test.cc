@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "adapters/json/base64.h"
@@ -186,6 +188,69 @@ class IlBadInputTest : public IlJobFixture {
 };
 
 // ---------------------------------------------------------------- frames
+
+// The peak resident set of process `pid` so far (VmHWM), in KiB; -1 when unreadable.
+long PeakRssKib(pid_t pid) {
+  const std::string st = ReadFile("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = st.find("VmHWM:");
+  return at == std::string::npos ? -1 : std::atol(st.c_str() + at + 6);
+}
+
+// `kind` object `name` whose spec.x is `x`, as text (too deep for nlohmann::json to build).
+std::string ObjectWithSpecX(const std::string& kind, const std::string& name,
+                            const std::string& x) {
+  return R"({"kind":")" + kind + R"(","apiVersion":"sedna.io/v1alpha1","metadata":{"name":")" +
+         name + R"(","namespace":"default"},"spec":{"x":)" + x + "}}";
+}
+
+std::string Nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// 800,000 JSON values in 1.6 MB.
+std::string ManyValues() {
+  std::string v = "[0";
+  while (v.size() < 1600000) v += ",0";
+  return v + "]";
+}
+
+// Issue 21 item 4: a joint-inference service nesting 100,000 deep, or a federated-learning job
+// nesting 600,000 deep, crashed the LC (SIGSEGV); 800,000 values in a 1.6 MB frame took 53 MB.
+// Every kind, pass-through and ignored ones included, now meets the limits the others have: each
+// object is refused with a line naming it and the limit, and nothing else stops.
+TEST_F(IlBadInputTest, EveryKindMeetsTheFrameLimits) {
+  const long rss_before = PeakRssKib(lc->pid());
+  SendRaw("federatedlearningjob", "wide-fl", "insert",
+          ObjectWithSpecX("FederatedLearningJob", "wide-fl", ManyValues()));
+  Barrier();
+  const long rss_after = PeakRssKib(lc->pid());
+  std::cout << "peak RSS " << rss_before << " KiB before the 800,000-value frame, " << rss_after
+            << " KiB after\n";
+  EXPECT_LT(rss_after - rss_before, 24 * 1024) << "the frame cost more than 24 MiB";
+  SendRaw("jointinferenceservice", "deep-ji", "insert",
+          ObjectWithSpecX("JointInferenceService", "deep-ji", Nested(100000)));
+  SendRaw("federatedlearningjob", "deep-fl", "update",
+          ObjectWithSpecX("FederatedLearningJob", "deep-fl", Nested(600000)));
+  SendRaw("reidjob", "deep-reid", "insert",
+          ObjectWithSpecX("ReidJob", "deep-reid", Nested(100000)));
+  SendRaw("someotherkind", "wide-other", "insert",
+          ObjectWithSpecX("SomeOtherKind", "wide-other", ManyValues()));
+  SendRaw("jointinferenceservice", "fine-ji", "insert",
+          ObjectWithSpecX("JointInferenceService", "fine-ji", Nested(100)));
+  Barrier();
+  ExpectAlive();
+  ExpectLog({"GM object default/federatedlearningjob/wide-fl rejected",
+             "FederatedLearningJob: invalid JSON: more than 32768 values"});
+  ExpectLog({"GM object default/jointinferenceservice/deep-ji rejected",
+             "JointInferenceService: invalid JSON: exceeded max depth 10000"});
+  ExpectLog({"GM object default/federatedlearningjob/deep-fl rejected",
+             "FederatedLearningJob: invalid JSON: exceeded max depth 10000"});
+  ExpectLog(
+      {"GM object default/reidjob/deep-reid rejected", "invalid JSON: exceeded max depth 10000"});
+  ExpectLog({"GM object default/someotherkind/wide-other rejected",
+             "invalid JSON: more than 32768 values"});
+  ExpectLog({"default/jointinferenceservice/fine-ji: stored"});
+  EXPECT_EQ(HttpRequest(status_port, "GET", "/healthz", "", {}).status, 200);
+  ExpectGoodJobDispatches();
+}
 
 TEST_F(IlBadInputTest, FrameThatIsNotJson) {
   ASSERT_TRUE(gm->server().Send("{\"header\": {\"namespace\": \"default\", this is not json"));

@@ -1137,6 +1137,55 @@ TEST_F(StandaloneTest, ShutdownKillsWorkers) {
   EXPECT_NE(log.find("stopping workers and shutting down"), std::string::npos) << log;
 }
 
+// Issue 21 item 8b: SIGHUP, SIGUSR1/2, SIGQUIT and SIGALRM killed the daemon with no log line and
+// left the workers running. Now SIGTERM, SIGINT, SIGQUIT and SIGHUP each stop it cleanly (a line
+// naming the signal, the workers stopped, exit 0) and the default-fatal signals that are no
+// error are logged and ignored (SIGPIPE silently), with the daemon and its worker still running.
+TEST_F(StandaloneTest, StopSignalsStopTheWorkersAndTheOthersAreIgnored) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "sig"}));
+  const std::pair<int, const char*> kStop[] = {
+      {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"}, {SIGQUIT, "SIGQUIT"}, {SIGHUP, "SIGHUP"}};
+  const std::pair<int, const char*> kIgnored[] = {
+      {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGALRM, "SIGALRM"}, {SIGVTALRM, "SIGVTALRM"},
+      {SIGPROF, "SIGPROF"}, {SIGPOLL, "SIGPOLL"}, {SIGPWR, "SIGPWR"}};
+  size_t started = 0;
+  for (const auto& [sig, name] : kStop) {
+    SCOPED_TRACE(name);
+    ASSERT_NO_FATAL_FAILURE(StartLc());
+    auto infer = WaitMarks("sig", "infer", ++started);
+    ASSERT_EQ(infer.size(), started);
+    const pid_t worker = infer.back()["pid"].get<pid_t>();
+    ASSERT_TRUE(Alive(worker));
+    if (sig == SIGTERM) {
+      for (const auto& [ignored, ignored_name] : kIgnored) ASSERT_EQ(::kill(lc->pid(), ignored), 0);
+      ASSERT_EQ(::kill(lc->pid(), SIGPIPE), 0);
+      ASSERT_TRUE(WaitFor("the ignored signals logged", [&] {
+        return CountOccurrences(Log(), " ignored (SIGTERM, SIGINT, SIGQUIT or SIGHUP stop") ==
+               static_cast<int>(std::size(kIgnored));
+      }));
+      for (const auto& [ignored, ignored_name] : kIgnored) {
+        EXPECT_NE(Log().find(std::string("signal ") + ignored_name + " (" +
+                             std::to_string(ignored) + ") ignored"),
+                  std::string::npos)
+            << ignored_name;
+      }
+      EXPECT_TRUE(Alive(lc->pid()));
+      EXPECT_TRUE(Status()) << "the daemon answers after the ignored signals";
+      EXPECT_TRUE(Alive(worker));
+    }
+    ASSERT_EQ(::kill(lc->pid(), sig), 0);
+    EXPECT_EQ(WaitExit(seconds(20)), 0);
+    const std::string log = Log();
+    EXPECT_NE(
+        log.find(std::string("signal ") + name + " (" + std::to_string(sig) + "): shutting down"),
+        std::string::npos)
+        << log;
+    EXPECT_NE(log.find("stopping workers and shutting down"), std::string::npos) << log;
+    EXPECT_TRUE(WaitGone(worker, seconds(5))) << "worker " << worker << " outlived the daemon";
+  }
+}
+
 // Stop after round 1 is deployed, restart on the same --db: /status shows the same round and
 // decisions, the inference worker serves again, and round 2 proceeds from round 1's model.
 TEST_F(StandaloneTest, RestartResumes) {

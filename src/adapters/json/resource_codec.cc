@@ -143,9 +143,18 @@ Status DecodeParts(const RawJson& root, Decoded<T>* d) {
 
 // Parses `json` as a `kind` object, decodes metadata and the stored parts, then calls
 // decode(root, &object) for the kind-specific fields; errors get the object's identity.
+// The bounded parse every GM object goes through (resource_codec.h: bytes, values, depth).
+Result<RawJson> ParseObject(std::string_view json) {
+  if (json.size() > kMaxObjectBytes) {
+    return Result<RawJson>::Error(std::to_string(json.size()) + " bytes, more than the " +
+                                  std::to_string(kMaxObjectBytes) + " a GM frame can carry");
+  }
+  return RawJson::Parse(json, kMaxObjectValues);
+}
+
 template <class T, class Fn>
 Result<Decoded<T>> DecodeObject(std::string_view json, const std::string& kind, Fn decode) {
-  auto parsed = RawJson::Parse(json, kMaxObjectValues);
+  auto parsed = ParseObject(json);
   if (!parsed.ok()) return parsed.status().With(kind);
   const RawJson& root = *parsed;
   if (!root.is_object()) return TypeError(kind, "an object", root);
@@ -569,6 +578,17 @@ Result<Decoded<core::IlJob>> DecodeIlJob(std::string_view json) {
 
 Result<Decoded<core::LlJob>> DecodeLlJob(std::string_view json) {
   return DecodeObject<core::LlJob>(json, "LifelongLearningJob", DecodeLlFields);
+}
+
+Result<Decoded<OpaqueObject>> DecodeOpaqueObject(std::string_view json, const std::string& kind) {
+  return DecodeObject<OpaqueObject>(
+      json, kind,
+      [](const RawJson&, OpaqueObject*, std::vector<std::string>*) { return Status::Ok(); });
+}
+
+Status CheckObjectLimits(std::string_view json) {
+  auto parsed = ParseObject(json);
+  return parsed.ok() ? Status::Ok() : parsed.status();
 }
 
 Result<core::ConditionData> DecodeConditionData(std::string_view data_json) {

@@ -52,10 +52,32 @@ struct Decoded {
 // most ~5 MB and ~15 ms to decode whatever its size; real Sedna objects have a few hundred (a Go
 // LC accepts any count: this is a deliberate deviation).
 inline constexpr size_t kMaxObjectValues = size_t{1} << 15;
+// An object of more bytes than this is refused before it is parsed ("Dataset: 1769473 bytes,
+// more than the 1769472 a GM frame can carry"): the most a frame of GmLinkOptions'
+// default max_frame_bytes (2.25 MiB of base64) decodes to, so the limit holds for objects that
+// reach GmFrames by another way than the GM link (the local GM, start-up reload) too. Nesting is
+// bounded by RawJson::kMaxDepth (10000, Go's limit: "invalid JSON: exceeded max depth 10000").
+inline constexpr size_t kMaxObjectBytes = size_t{1728} * 1024;
 Result<Decoded<core::Dataset>> DecodeDataset(std::string_view json);
 Result<Decoded<core::Model>> DecodeModel(std::string_view json);
 Result<Decoded<core::IlJob>> DecodeIlJob(std::string_view json);
 Result<Decoded<core::LlJob>> DecodeLlJob(std::string_view json);
+
+// An object the LC stores without interpreting its spec: a joint-inference service or a
+// federated-learning job (pass-through, §3.5).
+struct OpaqueObject {
+  core::ObjectMeta meta;
+};
+// Decodes a pass-through object of kind `kind` ("JointInferenceService", "FederatedLearningJob",
+// used in errors) under the same limits and metadata rules as the Decode* functions above (bytes,
+// values, depth; metadata.name, namespace), without reading its spec: the parts are what the LC
+// stores. The parse is iterative and bounded, so no nesting or size reaches recursive code.
+Result<Decoded<OpaqueObject>> DecodeOpaqueObject(std::string_view json, const std::string& kind);
+
+// Checks that `json` is a JSON document within the limits every GM object has (kMaxObjectBytes,
+// kMaxObjectValues, RawJson::kMaxDepth), e.g. for the kinds the LC ignores; the error names the
+// limit ("invalid JSON: exceeded max depth 10000").
+Status CheckObjectLimits(std::string_view json);
 
 // Rebuilds a full object {<type meta members>,"metadata":..,"spec":..,"status":..} from the
 // parts of a Decoded (as loaded from the store); empty parts are left out. When credential_json

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "adapters/json/go_json.h"
@@ -604,12 +605,11 @@ TEST(ResourceCodec, ConditionDataErrorsNameThePath) {
   }
 }
 
-// Decodes a Dataset whose unknown member is 4 MB of "0," in a forked child under RLIMIT_AS (+256
-// MiB) and returns "<result> rss<=16MiB" or "<result> rss+<n>KiB"; "" when the child died.
-std::string DecodeManySmallValuesInChild() {
-  std::string obj = R"({"kind":"Dataset","metadata":{"name":"big"},"spec":{"x":[0)";
-  while (obj.size() < (4u << 20)) obj += ",0";
-  obj += "]}}";
+// Runs decode(obj) in a forked child under RLIMIT_AS (+256 MiB) and returns "<result>
+// rss<=16MiB" or "<result> rss+<n>KiB", <result> being "decoded" or the error; "" when the child
+// died (a crash or the address-space cap).
+template <class Fn>
+std::string DecodeInChild(const std::string& obj, Fn decode) {
   int fds[2];
   if (::pipe(fds) != 0) return "";
   const pid_t pid = ::fork();
@@ -625,7 +625,7 @@ std::string DecodeManySmallValuesInChild() {
 #endif
     rusage before{}, after{};
     ::getrusage(RUSAGE_SELF, &before);
-    auto d = DecodeDataset(obj);
+    auto d = decode(obj);
     ::getrusage(RUSAGE_SELF, &after);
     const long grew_kib = after.ru_maxrss - before.ru_maxrss;
     std::string out = d.ok() ? "decoded" : d.message();
@@ -643,9 +643,84 @@ std::string DecodeManySmallValuesInChild() {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "";
 }
 
+// `kind` object whose spec member x is `bytes` of "0,".
+std::string ManySmallValues(const std::string& kind, size_t bytes) {
+  std::string obj = R"({"kind":")" + kind + R"(","metadata":{"name":"big"},"spec":{"x":[0)";
+  while (obj.size() < bytes) obj += ",0";
+  return obj + "]}}";
+}
+
 TEST(ResourceCodec, AnObjectOfManySmallValuesIsRefusedWithinAMemoryBound) {
-  EXPECT_EQ(DecodeManySmallValuesInChild(),
+  EXPECT_EQ(DecodeInChild(ManySmallValues("Dataset", 4u << 20), DecodeDataset),
+            "Dataset: 4194307 bytes, more than the 1769472 a GM frame can carry rss<=16MiB");
+  EXPECT_EQ(DecodeInChild(ManySmallValues("Dataset", 1u << 20), DecodeDataset),
             "Dataset: invalid JSON: more than 32768 values rss<=16MiB");
+}
+
+// ---- pass-through and ignored kinds ----------------------------------------------------------
+
+Result<Decoded<OpaqueObject>> DecodeJi(std::string_view json) {
+  return DecodeOpaqueObject(json, "JointInferenceService");
+}
+Result<Decoded<OpaqueObject>> DecodeFl(std::string_view json) {
+  return DecodeOpaqueObject(json, "FederatedLearningJob");
+}
+
+TEST(ResourceCodec, PassThroughObjectsKeepTheirPartsWithoutTheCredential) {
+  const std::string obj =
+      R"({"kind":"JointInferenceService","apiVersion":"sedna.io/v1alpha1","metadata":)"
+      R"({"name":"ji","namespace":"default","annotations":{"a":"b","sedna.io/credential":"s"}},)"
+      R"("spec":{"edgeWorker":{"model":{"name":"little"}},"x":[1.50,{"z":null}]},"status":{}})";
+  auto d = DecodeJi(obj);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d->object.meta.name, "ji");
+  EXPECT_EQ(d->object.meta.ns, "default");
+  EXPECT_EQ(d->type_meta_json,
+            R"({"kind":"JointInferenceService","apiVersion":"sedna.io/v1alpha1"})");
+  EXPECT_EQ(d->object_meta_json, R"({"name":"ji","namespace":"default","annotations":{"a":"b"}})");
+  EXPECT_EQ(d->spec_json, R"({"edgeWorker":{"model":{"name":"little"}},"x":[1.50,{"z":null}]})");
+  EXPECT_EQ(d->credential_json, std::optional<std::string>("s"));
+
+  auto no_spec = DecodeFl(R"({"metadata":{"name":"fl"}})");
+  ASSERT_TRUE(no_spec.ok()) << no_spec.message();
+  EXPECT_EQ(no_spec->spec_json, "{}");
+  EXPECT_EQ(DecodeFl(R"({"metadata":{"name":"a/b"}})").message(),
+            R"(FederatedLearningJob: metadata.name: "a/b" must not contain '/')");
+  EXPECT_EQ(DecodeFl(R"({"spec":{}})").message(), "FederatedLearningJob: metadata.name: missing");
+  EXPECT_EQ(DecodeJi("[1]").message(), "JointInferenceService: expected an object, got array");
+}
+
+// Issue 21 item 4: a pass-through object nesting 100,000 (JI) or 600,000 (FL) deep crashed the LC
+// (a recursive parse and destruction); 800,000 values in a 1.6 MB object took 53 MB. Now every
+// kind has the limits of the others, before any recursive code sees the content.
+TEST(ResourceCodec, PassThroughObjectsHaveTheLimitsOfEveryObject) {
+  const std::string head = R"({"kind":"X","metadata":{"name":"deep"},"spec":{"x":)";
+  EXPECT_EQ(DecodeInChild(head + NestedArrays(100000) + "}}", DecodeJi),
+            "JointInferenceService: invalid JSON: exceeded max depth 10000 rss<=16MiB");
+  EXPECT_EQ(DecodeInChild(head + NestedArrays(600000) + "}}", DecodeFl),
+            "FederatedLearningJob: invalid JSON: exceeded max depth 10000 rss<=16MiB");
+  // 800,000 values in 1.6 MB: refused at the 32769th, within the bound the other kinds have.
+  EXPECT_EQ(DecodeInChild(ManySmallValues("FederatedLearningJob", 1600000), DecodeFl),
+            "FederatedLearningJob: invalid JSON: more than 32768 values rss<=16MiB");
+  EXPECT_EQ(DecodeInChild(ManySmallValues("JointInferenceService", kMaxObjectBytes + 1), DecodeJi),
+            "JointInferenceService: 1769477 bytes, more than the 1769472 a GM frame can carry "
+            "rss<=16MiB");
+  // Up to Go's nesting limit the object is kept whole.
+  auto ok = DecodeJi(head + NestedArrays(9990) + "}}");
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(ok->spec_json, R"({"x":)" + NestedArrays(9990) + "}");
+}
+
+TEST(ResourceCodec, IgnoredKindsAreCheckedAgainstTheSameLimits) {
+  EXPECT_TRUE(CheckObjectLimits(R"({"kind":"ReidJob","spec":"anything"})").ok());
+  EXPECT_TRUE(CheckObjectLimits("null").ok());
+  EXPECT_EQ(CheckObjectLimits(NestedArrays(100000)).message(),
+            "invalid JSON: exceeded max depth 10000");
+  EXPECT_EQ(CheckObjectLimits(ManySmallValues("ReidJob", 1600000)).message(),
+            "invalid JSON: more than 32768 values");
+  EXPECT_EQ(CheckObjectLimits(std::string(kMaxObjectBytes + 1, ' ')).message(),
+            "1769473 bytes, more than the 1769472 a GM frame can carry");
+  EXPECT_NE(CheckObjectLimits("{").message().find("invalid JSON: parse error"), std::string::npos);
 }
 
 TEST(ResourceCodec, AJobsConditionDataShareOneValueBudget) {

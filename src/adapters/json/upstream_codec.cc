@@ -1,7 +1,10 @@
 #include "adapters/json/upstream_codec.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "adapters/json/base64.h"
 #include "adapters/json/field_reader.h"
 #include "adapters/json/go_json_internal.h"
 #include "adapters/json/k8s_names.h"
@@ -130,7 +133,68 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
   return problem;
 }
 
+bool EqualsAsciiLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// Reads the JSON string at `*pos` of `text` as its raw (escaped) text, for the names
+// IsInformationalFrame compares: a string with an escape is none of them, which "\\" says.
+// nullopt when `text` ends before the string does.
+std::optional<std::string_view> RawStringAt(std::string_view text, size_t* pos) {
+  if (*pos >= text.size() || text[*pos] != '"') return std::nullopt;
+  const size_t begin = *pos + 1;
+  bool escaped = false;
+  for (size_t i = begin; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      escaped = true;
+      ++i;  // the escaped character (\uXXXX: its hex digits are no quotes)
+    } else if (text[i] == '"') {
+      *pos = i + 1;
+      return escaped ? std::string_view("\\") : text.substr(begin, i - begin);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+bool IsInformationalReport(std::string_view kind, std::string_view status) {
+  const bool stage = EqualsAsciiLower(kind, "train") || EqualsAsciiLower(kind, "eval");
+  const bool done = EqualsAsciiLower(status, "completed") || EqualsAsciiLower(status, "failed");
+  return !(stage && done);
+}
+
+bool IsInformationalFrame(std::string_view frame) {
+  constexpr std::string_view kContentKey = "\"content\":\"";
+  constexpr size_t kPrefixChars = 684;  // 513 bytes of content
+  const size_t at = frame.find(kContentKey);
+  if (at == std::string_view::npos) return false;
+  std::string_view b64 = frame.substr(at + kContentKey.size());
+  b64 = b64.substr(0, std::min(b64.size(), b64.find('"')));
+  const bool cut = b64.size() > kPrefixChars;
+  auto content = Base64Decode(b64.substr(0, std::min(b64.size(), kPrefixChars)));
+  if (!content.ok()) return false;
+  // {"phase":<string>,"status":<string>,"output":{ : both encoders start so; only the forward
+  // has an object there (EncodeStatusReport has "input" or "output":null).
+  const std::string_view text = *content;
+  constexpr std::string_view kPhase = "{\"phase\":", kStatus = ",\"status\":",
+                             kOutput = ",\"output\":{";
+  if (text.substr(0, kPhase.size()) != kPhase) return false;
+  size_t pos = kPhase.size();
+  auto phase = RawStringAt(text, &pos);
+  if (!phase) return cut;  // a phase longer than the prefix: a forward, of no stage
+  if (text.substr(pos, kStatus.size()) != kStatus) return false;
+  pos += kStatus.size();
+  auto status = RawStringAt(text, &pos);
+  if (!status) return cut;
+  if (text.substr(pos, kOutput.size()) != kOutput) return false;
+  return IsInformationalReport(*phase, *status);
+}
 
 std::string EncodeStatusReport(const core::StatusReport& report) {
   std::string out = "{\"phase\":";

@@ -57,6 +57,20 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
 // every field it can); after a syntax error it fills nothing. "" past kMaxWorkerBodyValues.
 std::string WorkerNameIn(std::string_view body);
 
+// Whether a worker report only informs (issue 21: it may not fill the outbox space that
+// completions need): everything but a train or eval completion, i.e. unless `kind` is "train" or
+// "eval" and `status` "completed" or "failed" (ASCII case-insensitive, as the LC compares kinds).
+bool IsInformationalReport(std::string_view kind, std::string_view status);
+
+// Whether an upstream frame (as EncodeFrame wrote it) is informational: a forwarded worker
+// message (EncodeForwardedWorkerMessage: its `output` is an object) whose phase and status make
+// IsInformationalReport true. The LC's own frames (condition answers, EncodeStatusReport, whose
+// `output` is null; Dataset counts, which have no phase) and frames it cannot read are not.
+// Decides from the frame up to its `"content":"` and the next 684 base64 characters (the first
+// 513 bytes of the content), so it costs the same for any frame size; a phase or status string
+// that does not end within them is none of the four names, hence informational.
+bool IsInformationalFrame(std::string_view frame);
+
 // The forwarded message (§3.5): {"phase":kind,"status":status,"output":{"models":<results>,
 // "ownerInfo":<ownerInfo>}}, results/ownerInfo as Go re-marshals them (map keys sorted, number
 // text preserved), null when absent.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "adapters/json/envelope.h"
 #include "adapters/json/test_util.h"
 
 namespace sedna::json {
@@ -427,6 +428,88 @@ TEST(UpstreamCodec, AWorkerBodyOfManySmallValuesIsRefused) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), "invalid JSON: more than 32768 values");
   EXPECT_EQ(WorkerNameIn(body), "");
+}
+
+// ---- the outbox quotas: which reports and frames only inform --------------------------------
+
+TEST(UpstreamCodec, InformationalReportsAreAllButTrainAndEvalCompletions) {
+  struct Case {
+    const char* kind;
+    const char* status;
+    bool informational;
+  };
+  const Case kCases[] = {
+      {"train", "completed", false},    {"train", "failed", false},
+      {"eval", "completed", false},     {"eval", "failed", false},
+      {"Train", "Completed", false},    {"EVAL", "FAILED", false},
+      {"inference", "completed", true}, {"inference", "running", true},
+      {"train", "running", true},       {"train", "ready", true},
+      {"deploy", "completed", true},    {"", "", true},
+      {"trains", "completed", true},    {"train", "completed ", true},
+      {"hardexample", "", true},
+  };
+  for (const Case& c : kCases) {
+    EXPECT_EQ(IsInformationalReport(c.kind, c.status), c.informational)
+        << c.kind << "/" << c.status;
+  }
+}
+
+WorkerMessage Message(const std::string& kind, const std::string& status,
+                      const std::string& pad = "") {
+  WorkerMessage m;
+  m.report.kind = kind;
+  m.report.status = status;
+  m.results = RawJson::Array({});
+  if (!pad.empty()) m.owner_info = RawJson::Object({{"pad", RawJson::String(pad)}});
+  return m;
+}
+
+std::string Framed(const std::string& content) {
+  return EncodeFrame({"default", "incrementallearningjob", "j", "status"}, content);
+}
+
+TEST(UpstreamCodec, InformationalFramesAreForwardedReportsThatOnlyInform) {
+  // Forwarded worker messages: as their report.
+  EXPECT_TRUE(IsInformationalFrame(
+      Framed(EncodeForwardedWorkerMessage(Message("inference", "completed")))));
+  EXPECT_FALSE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("train", "completed")))));
+  EXPECT_FALSE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("Eval", "failed")))));
+  EXPECT_TRUE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("train", "ready")))));
+  // Large ones cost the same: only the head is read.
+  EXPECT_TRUE(IsInformationalFrame(Framed(
+      EncodeForwardedWorkerMessage(Message("inference", "completed", std::string(1 << 20, 'x'))))));
+  EXPECT_FALSE(IsInformationalFrame(Framed(
+      EncodeForwardedWorkerMessage(Message("train", "completed", std::string(1 << 20, 'x'))))));
+  // A phase or status too long for the head, or escaped, is none of the names.
+  EXPECT_TRUE(IsInformationalFrame(
+      Framed(EncodeForwardedWorkerMessage(Message(std::string(600, 't'), "completed")))));
+  EXPECT_TRUE(IsInformationalFrame(
+      Framed(EncodeForwardedWorkerMessage(Message("train", std::string(600, 'c'))))));
+  EXPECT_TRUE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("tr\"ain", "completed")))));
+  EXPECT_TRUE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("train\\", "completed")))));
+  EXPECT_TRUE(
+      IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("<train>", "completed")))));
+
+  // The LC's own frames: condition answers (output null) and Dataset counts are not.
+  StatusReport ready;
+  ready.phase = "Inference";  // even a phase no completion has: an answer of the LC's
+  ready.status = "Ready";
+  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready))));
+  ready.phase = "Train";
+  ready.has_input = true;
+  ready.data_url = "/output/data/train/1/data.txt";
+  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready))));
+  EXPECT_FALSE(IsInformationalFrame(
+      EncodeFrame({"default", "dataset", "d", "status"}, R"({"numberOfSamples":12})")));
+  // Frames it cannot read are counted against the bound, as before the quotas.
+  EXPECT_FALSE(IsInformationalFrame(""));
+  EXPECT_FALSE(IsInformationalFrame(R"({"header":{},"content":"!!!!"})"));
+  EXPECT_FALSE(IsInformationalFrame(Framed("")));
 }
 
 }  // namespace

@@ -158,7 +158,11 @@ struct Store::Impl {
   int64_t tail_floor = 0;
   int64_t tail_bytes = 0;
   std::vector<OutboxEntry> appended;  // by the open transaction; joins `tail` at its commit
-  int64_t deleted_through = 0;        // acked entries <= this are deleted (committed)
+  // The unsent entries StoreOptions::outbox_informational says are informational, in id order:
+  // (id, bytes); they leave at their OutboxAck.
+  std::deque<std::pair<int64_t, int64_t>> informational;
+  int64_t informational_bytes = 0;
+  int64_t deleted_through = 0;  // acked entries <= this are deleted (committed)
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
   std::unique_ptr<WalCheckpointer> checkpointer;  // null when read-only
 
@@ -257,6 +261,31 @@ struct Store::Impl {
 
   Status Migrate(bool read_only);
   Status OpenSentMark();
+  // Fills `informational` from the unsent entries, each cut as StoreOptions says.
+  Status LoadInformational(const std::function<bool(std::string_view)>& is_informational) {
+    constexpr const char* kSqlInformational =
+        "SELECT id, length(CAST(frame AS BLOB)), "
+        "substr(frame, 1, instr(frame, '\"content\":\"') + 10 + 684) "
+        "FROM lc_outbox WHERE id > ?1 ORDER BY id";
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, kSqlInformational, -1, &s, nullptr);
+    if (rc != SQLITE_OK) return Err("read outbox", rc);
+    sqlite3_bind_int64(s, 1, acked_through);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      if (!is_informational(ColumnText(s, 2))) continue;
+      informational.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+      informational_bytes += informational.back().second;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? Status::Ok() : Err("read outbox", rc);
+  }
+  // Pops the informational entries with an id <= `id`.
+  void AckInformational(int64_t id) {
+    while (!informational.empty() && informational.front().first <= id) {
+      informational_bytes -= informational.front().second;
+      informational.pop_front();
+    }
+  }
 
   // After a commit: the transaction's appends join the tail. TrimTail (also after each
   // acknowledgement): acknowledged entries leave it, and the oldest leave it (raising tail_floor)
@@ -423,6 +452,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions
     if (Status s = im.OpenSentMark(); !s.ok()) return s;
     if (Status s = store->OutboxFlushAcks(); !s.ok()) return s;
   }
+  if (options.outbox_informational && im.stats.count > 0) {
+    if (Status s = im.LoadInformational(options.outbox_informational); !s.ok()) return s;
+  }
   return store;
 }
 
@@ -501,6 +533,13 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   }
   im.stats.count += tx.added_count_ - removed.count;
   im.stats.bytes += tx.added_bytes_ - removed.bytes;
+  if (options_.outbox_informational) {
+    for (const OutboxEntry& e : im.appended) {
+      if (e.id <= im.acked_through || !options_.outbox_informational(e.frame)) continue;
+      im.informational.emplace_back(e.id, static_cast<int64_t>(e.frame.size()));
+      im.informational_bytes += im.informational.back().second;
+    }
+  }
   im.KeepTail();
   if (trim) {
     im.deleted_through = std::max(im.deleted_through, ack);
@@ -686,6 +725,7 @@ void Store::OutboxAck(int64_t id, int64_t bytes) {
   if (im.sent) im.sent->Set(id);
   im.acked.count += 1;
   im.acked.bytes += bytes;
+  im.AckInformational(id);
   im.TrimTail();  // sent entries leave the in-memory tail at once
 }
 
@@ -699,7 +739,8 @@ Status Store::OutboxFlushAcks() {
 Result<OutboxStats> Store::GetOutboxStats() const {
   const Impl& im = *impl_;
   return OutboxStats{std::max<int64_t>(0, im.stats.count - im.acked.count),
-                     std::max<int64_t>(0, im.stats.bytes - im.acked.bytes)};
+                     std::max<int64_t>(0, im.stats.bytes - im.acked.bytes),
+                     static_cast<int64_t>(im.informational.size()), im.informational_bytes};
 }
 
 }  // namespace sedna::store

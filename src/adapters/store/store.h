@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct OutboxEntry {
 struct OutboxStats {
   int64_t count = 0;
   int64_t bytes = 0;
+  // Of those, the ones StoreOptions::outbox_informational says are informational.
+  int64_t informational_count = 0;
+  int64_t informational_bytes = 0;
 
   friend bool operator==(const OutboxStats&, const OutboxStats&) = default;
 };
@@ -66,6 +70,12 @@ struct StoreOptions {
   // Called on the caller's thread at the end of every Transact() with its outcome (for health:
   // the LC's /readyz is 503 while commits fail).
   std::function<void(const Status&)> on_transact;
+  // Which outbox frames count as informational (GetOutboxStats' informational_*, the outbox
+  // quotas of docs/durability.md). Called on the committing thread for each frame appended, and at
+  // Open for each unsent entry with the entry cut after its `"content":"` and 684 more
+  // characters, so it must decide from the frame up to there (json::IsInformationalFrame does).
+  // Unset: nothing is informational.
+  std::function<bool(std::string_view frame)> outbox_informational;
 };
 
 class Store {

@@ -286,6 +286,64 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   EXPECT_GT(after_reopen, next);
 }
 
+// The informational counts (the outbox quotas): what StoreOptions::outbox_informational says, for
+// committed and unacknowledged entries, reloaded at Open from the entries cut as documented.
+TEST(StoreTest, OutboxCountsInformationalEntries) {
+  TempDir t;
+  std::vector<std::string> seen_at_open;
+  bool opening = false;
+  StoreOptions o;
+  o.outbox_informational = [&](std::string_view frame) {
+    if (opening) seen_at_open.emplace_back(frame);
+    return frame.find("info") != std::string_view::npos;
+  };
+  auto s = MustOpen(t.path() / "db.sqlite", o);
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids;
+  auto append = [&](const std::vector<std::string>& frames, bool fail = false) {
+    return s->Transact([&](Store::Tx& tx) -> Status {
+      for (const auto& f : frames) {
+        auto id = tx.OutboxAppend(f);
+        if (!id.ok()) return id.status();
+        ids.push_back(*id);
+      }
+      return fail ? Status::Error("rolled back") : Status::Ok();
+    });
+  };
+  ASSERT_TRUE(append({"info-1", "ready", "info-22"}).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 6 + 5 + 7, 2, 6 + 7}));
+  // A rolled-back transaction counts nothing.
+  EXPECT_FALSE(append({"info-333"}, true).ok());
+  ids.pop_back();
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 18, 2, 13}));
+  s->OutboxAck(ids[0], 6);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 12, 1, 7}));
+  s->OutboxAck(ids[1], 5);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 7, 1, 7}));
+  const std::string content = "{\"header\":{},\"content\":\"" + std::string(700, 'A') + "\"}";
+  const int64_t long_size = static_cast<int64_t>(content.size()) + 4;
+  ASSERT_TRUE(append({"count", content + "info"}).ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 7 + 5 + long_size, 2, 7 + long_size}));
+  s.reset();
+
+  // Reopened: the unacknowledged entries are classified again, cut after the content key and 684
+  // more characters (so the long one's "info" tail is not seen: it is not informational now).
+  opening = true;
+  s = MustOpen(t.path() / "db.sqlite", o);
+  opening = false;
+  ASSERT_TRUE(s);
+  ASSERT_EQ(seen_at_open.size(), 3u);
+  EXPECT_EQ(seen_at_open[0], "info-22");
+  EXPECT_EQ(seen_at_open[1], "count");
+  EXPECT_EQ(seen_at_open[2], content.substr(0, content.find("\"content\":\"") + 11 + 684));
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 7 + 5 + long_size, 1, 7}));
+  s->OutboxAck(ids[2], 7);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 5 + long_size, 0, 0}));
+  s->OutboxAck(ids[3], 5);
+  s->OutboxAck(ids[4], long_size);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0, 0, 0}));
+}
+
 // Written frames are acknowledged in the sent mark and deleted in batches by a later transaction
 // (or by OutboxFlushAcks), so a busy LC does not pay a DELETE, let alone a commit, per frame sent.
 TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {

@@ -152,7 +152,9 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
       "S3: connect / no-progress limit per attempt (whole seconds are used, at least 1)");
   app.add_option("--s3-retries", c.s3_retries, "S3: extra attempts on 5xx and connection errors");
   app.add_option("--outbox-max-bytes", c.outbox_max_bytes,
-                 "unsent upstream bytes above which ingestion pauses and workers get 503");
+                 "unsent upstream bytes above which ingestion pauses and workers get 503; "
+                 "informational reports (not train/eval completions) get 503 above a quarter of "
+                 "it, which they hold on top of it");
   app.add_option("--report-batch-ms", c.report_batch_ms,
                  "commit acknowledged worker reports in batches at most this old (0: each one "
                  "before its reply)");

@@ -8,9 +8,11 @@
 
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "adapters/log/logging.h"
 #include "app/cli/commands.h"
@@ -37,6 +39,63 @@ std::map<std::string, std::string> Environment() {
   return env;
 }
 
+// The signals of a daemon (cluster and standalone mode; docs/security.md): SIGTERM, SIGINT,
+// SIGQUIT and SIGHUP stop it cleanly (one log line naming the signal, then `stop`, which stops
+// the workers and commits the state; exit status 0); SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+// SIGPROF, SIGIO, SIGPWR, SIGSTKFLT and the real-time signals, which would kill it silently by
+// default and mean nothing to it, are logged and ignored. SIGPIPE is ignored (a write to a closed
+// socket or pipe is an EPIPE error for the writer; workers start with default dispositions).
+// Installed before the daemon starts, so a signal during start-up is taken when the loop runs.
+class DaemonSignals {
+ public:
+  DaemonSignals(boost::asio::io_context& io, std::function<void()> stop)
+      : stop_signals_(io, SIGTERM, SIGINT, SIGQUIT),
+        ignored_(io, SIGUSR1, SIGUSR2, SIGALRM),
+        stop_(std::move(stop)) {
+    ::signal(SIGPIPE, SIG_IGN);
+    stop_signals_.add(SIGHUP);
+    for (int sig : {SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT}) ignored_.add(sig);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) ignored_.add(sig);
+    WaitStop();
+    WaitIgnored();
+  }
+
+ private:
+  void WaitStop() {
+    stop_signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (stopping_) {
+        spdlog::info("signal {}: already shutting down", SignalName(sig));
+        return WaitStop();
+      }
+      stopping_ = true;
+      spdlog::info("signal {}: shutting down", SignalName(sig));
+      stop_();
+    });
+  }
+  void WaitIgnored() {
+    ignored_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      spdlog::warn("signal {} ignored (SIGTERM, SIGINT, SIGQUIT or SIGHUP stop sedna-lc)",
+                   SignalName(sig));
+      WaitIgnored();
+    });
+  }
+  static std::string SignalName(int sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    std::string name = abbrev ? std::string("SIG") + abbrev : "unknown";
+    if (!abbrev && sig >= SIGRTMIN && sig <= SIGRTMAX) {
+      name = "SIGRTMIN+" + std::to_string(sig - SIGRTMIN);
+    }
+    return name + " (" + std::to_string(sig) + ")";
+  }
+
+  boost::asio::signal_set stop_signals_;
+  boost::asio::signal_set ignored_;
+  std::function<void()> stop_;
+  bool stopping_ = false;
+};
+
 int RunDaemon(const sedna::app::Config& cfg) {
   // The database defaulted onto the host (the rootfs is mounted): adopt the old one first.
   auto adopted = sedna::app::AdoptOldDatabase(cfg);
@@ -47,6 +106,10 @@ int RunDaemon(const sedna::app::Config& cfg) {
   if (!adopted->empty()) spdlog::warn("{}", *adopted);
   boost::asio::io_context io(1);
   sedna::app::Controller controller(io, cfg);
+  DaemonSignals signals(io, [&] {
+    controller.Stop();
+    io.stop();
+  });
   controller.SetGmDiagnosis([address = cfg.gm_address, node = cfg.node_name] {
     return sedna::app::DiagnoseGmForLog(address, node, std::chrono::seconds(2));
   });
@@ -55,13 +118,6 @@ int RunDaemon(const sedna::app::Config& cfg) {
     controller.Stop();
     return 2;
   }
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    spdlog::info("signal {}: shutting down", sig);
-    controller.Stop();
-    io.stop();
-  });
   io.run();
   return 0;
 }
@@ -120,6 +176,12 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   // The GM's /var/lib/sedna/model-hot-update: standalone has no rootfs, and the LC writes there.
   o.hot_update_dir = cfg.hot_update_dir;
   sedna::app::LocalGm local(io, controller, o);
+  DaemonSignals signals(io, [&] {
+    spdlog::info("stopping workers and shutting down");
+    local.Stop();
+    controller.Stop();
+    io.stop();
+  });
   controller.SetUpstreamSink(&local);
   controller.SetReportGate(
       [&local](const sedna::core::WorkerReport& r) { return local.MayReport(r); });
@@ -139,14 +201,6 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   }
   spdlog::info("standalone: manifests {}, worker logs in {}", flags.manifests, o.log_dir);
   controller.PumpOutbox();
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    spdlog::info("signal {}: stopping workers and shutting down", sig);
-    local.Stop();
-    controller.Stop();
-    io.stop();
-  });
   io.run();
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
+#include "app/cluster/shell_quote.h"
 
 namespace sedna::app {
 namespace {
@@ -126,8 +127,7 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
   out << "restored " << args.target << " from version " << args.version << "\n";
   if (r->kept_version > 0) {
     out << "the model it replaced is kept as version " << r->kept_version
-        << " (undo: sedna-lc rollback-model " << args.target << " --version " << r->kept_version
-        << ")\n";
+        << " (undo: " << RollbackCommand(args.target, r->kept_version) << ")\n";
   }
   if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
   // A hot-update model (§4.1): the running inference worker reloads only when model_config.json

@@ -121,6 +121,22 @@ TEST_F(RollbackCommandTest, ListsTheCurrentModelAndTheKeptVersions) {
       << out_.str();
 }
 
+// Issue 21 item 8c: the undo hint is a command to paste; a deploy target from a GM object stays
+// one quoted word in it.
+TEST_F(RollbackCommandTest, TheUndoHintQuotesTheTarget) {
+  const std::string target = "/models/a;touch${IFS}x;#/deploy.pb";
+  storage::Context ctx;
+  ctx.rootfs = cfg_.rootfs;
+  ctx.staging_dir = dir_ + "/staging";
+  WriteFile(cfg_.rootfs + target, "model-0");
+  ASSERT_TRUE(storage::DeployModel(ctx, "/out/1/m.pb", target).ok());
+  ASSERT_EQ(Run(target, 1), 0) << err_.str();
+  EXPECT_NE(out_.str().find("(undo: sedna-lc rollback-model '/models/a;touch${IFS}x;#/deploy.pb' "
+                            "--version 2)"),
+            std::string::npos)
+      << out_.str();
+}
+
 TEST_F(RollbackCommandTest, RestoresAVersionAndKeepsTheCurrentOneToUndo) {
   ASSERT_EQ(Run("/models/deploy/m.pb", 1), 0) << err_.str();
   EXPECT_EQ(Target(), "model-0");

@@ -24,6 +24,7 @@
 #include "adapters/fs/files.h"
 #include "adapters/gm/gm_link.h"
 #include "adapters/json/envelope.h"
+#include "adapters/json/upstream_codec.h"
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
 #include "app/cluster/gm_frames.h"
@@ -132,6 +133,7 @@ Status Controller::Impl::LockDatabase() {
 
 Status Controller::Impl::OpenStore() {
   store::StoreOptions so;
+  so.outbox_informational = json::IsInformationalFrame;  // the outbox quotas (outbox.h)
   so.synchronous_full = ctx.cfg.db_sync_full;
   // Called on the Store's checkpoint thread (spdlog is thread-safe); a failure that repeats is
   // logged once, and again when it changes or clears.

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/cluster/shell_quote.h"
+
 namespace sedna::app {
 
 using nlohmann::json;
@@ -103,8 +105,7 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
           versions.push_back(json{{"number", mv.number},
                                   {"size", mv.size},
                                   {"mtime", mv.mtime},
-                                  {"command", "sedna-lc rollback-model " + h->deploy_target +
-                                                  " --version " + std::to_string(mv.number)}});
+                                  {"command", RollbackCommand(h->deploy_target, mv.number)}});
         }
       }
       auto e = in.files->version_errors.find(h->deploy_target);

@@ -100,10 +100,18 @@ void GmFrames::OnFrame(const std::string& text) {
     if (auto line = evidence_.OnLlJob(*d); !line.empty()) spdlog::info("{}", line);
     jobs_.UpsertLl(std::move(*d), true);
   } else if (kind == core::kKindJointInference || kind == core::kKindFederated) {
-    passthrough_.Upsert(key, f->content);
-  } else if (warned_kinds_.insert(kind).second) {
-    spdlog::warn("resource kind \"{}\" {}; ignored", kind,
-                 IsKindWithoutLcPart(kind) ? "has no LC part" : "is unknown");
+    auto d = json::DecodeOpaqueObject(f->content, kind == core::kKindJointInference
+                                                      ? "JointInferenceService"
+                                                      : "FederatedLearningJob");
+    if (!d.ok()) return Reject(key, d.message());
+    passthrough_.Upsert(key, *d);
+  } else {
+    // Ignored, but under the same limits as every object: a hostile one is named in the log.
+    if (Status s = json::CheckObjectLimits(f->content); !s.ok()) return Reject(key, s.message());
+    if (warned_kinds_.insert(kind).second) {
+      spdlog::warn("resource kind \"{}\" {}; ignored", kind,
+                   IsKindWithoutLcPart(kind) ? "has no LC part" : "is unknown");
+    }
   }
 }
 

@@ -37,20 +37,42 @@ void Outbox::WhenWritten(int64_t id, std::function<void()> f) {
 
 bool Outbox::Full() {
   auto st = ctx_.store->GetOutboxStats();
-  const bool full = st.ok() && st->bytes > ctx_.cfg.outbox_max_bytes;
+  const int64_t bytes = st.ok() ? st->bytes - st->informational_bytes : 0;
+  const bool full = st.ok() && bytes > ctx_.cfg.outbox_max_bytes;
   if (full != full_) {
     full_ = full;
     if (full) {
       spdlog::warn(
-          "outbox full ({} bytes > --outbox-max-bytes {}): sample ingestion paused, "
-          "worker reports answered 503 until the GM link drains it",
-          st->bytes, ctx_.cfg.outbox_max_bytes);
+          "outbox full ({} bytes > --outbox-max-bytes {}, informational frames not counted): "
+          "sample ingestion paused, worker reports answered 503 until the GM link drains it",
+          bytes, ctx_.cfg.outbox_max_bytes);
     } else {
       spdlog::info("outbox below its limit again: ingestion resumed");
       if (on_below_limit_) on_below_limit_();
     }
   }
   return full;
+}
+
+bool Outbox::InformationalFull() {
+  const bool full = Full();
+  auto st = ctx_.store->GetOutboxStats();
+  const int64_t share = ctx_.cfg.outbox_max_bytes / kInformationalShareDivisor;
+  const bool over = st.ok() && st->informational_bytes > share;
+  if (over != informational_full_) {
+    informational_full_ = over;
+    if (over) {
+      spdlog::warn(
+          "outbox full for informational frames ({} bytes in {} > {}, a quarter of "
+          "--outbox-max-bytes): inference results and other informational worker reports "
+          "answered 503 until the GM link drains them; train and eval completions are still "
+          "accepted",
+          st->informational_bytes, st->informational_count, share);
+    } else {
+      spdlog::info("outbox: informational frames below their share again");
+    }
+  }
+  return full || over;
 }
 
 void Outbox::PostPump() {
@@ -110,6 +132,7 @@ void Outbox::Requeue() {
 
 void Outbox::ScheduleAckFlush() {
   if (full_) Full();  // sent frames no longer count: ingestion may resume now
+  if (informational_full_) InformationalFull();
   if (!ack_flush_timer_) ack_flush_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
   if (ack_flush_timer_->expiry() > std::chrono::steady_clock::now()) return;  // already armed
   ack_flush_timer_->expires_after(kAckFlushDelay);

@@ -51,9 +51,16 @@ class Outbox {
   bool connected() const { return sink_ && sink_->connected(); }
   void set_on_below_limit(std::function<void()> f) { on_below_limit_ = std::move(f); }
 
-  // The outbox bound (docs/durability.md): above it, sources that can wait are paused. Logs when
-  // the answer changes.
+  // The outbox bound (docs/durability.md): above it, sources that can wait are paused. Counts the
+  // frames that are not informational (json::IsInformationalFrame), so that informational frames
+  // never pause ingestion or refuse a train/eval completion. Logs when the answer changes.
   bool Full();
+  // The informational quota: informational frames over a quarter of --outbox-max-bytes (their
+  // share, on top of the bound), or Full(). Informational worker reports are refused (503) while
+  // this holds. Logs when the answer changes.
+  bool InformationalFull();
+  // The informational share of --outbox-max-bytes.
+  static constexpr int64_t kInformationalShareDivisor = 4;
   // Sends the outbox in id order, one frame in flight.
   void Pump();
   // Pump after the current handler (a worker's HTTP reply goes out first); coalesced.
@@ -75,6 +82,7 @@ class Outbox {
   bool inflight_ = false;
   bool pump_posted_ = false;
   bool full_ = false;
+  bool informational_full_ = false;
   std::unique_ptr<boost::asio::steady_timer> ack_flush_timer_;  // armed while acks wait deletion
   std::multimap<int64_t, std::function<void()>> written_watchers_;
   std::deque<store::OutboxEntry> queue_;  // read ahead from SQLite, not yet written

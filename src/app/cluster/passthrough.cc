@@ -2,29 +2,16 @@
 #include "app/cluster/passthrough.h"
 
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include "adapters/json/envelope.h"
 #include "core/resources.h"
 
 namespace sedna::app {
 
-void Passthrough::Upsert(const std::string& key, const std::string& content) {
-  auto j = nlohmann::json::parse(content, nullptr, false);
-  if (!j.is_object() || !j.contains("metadata") || !j["metadata"].is_object()) {
-    spdlog::error("GM object {} rejected: {}", key, "expected an object with metadata");
-    ctx_.metrics.rejected_objects++;
-    return;
-  }
-  nlohmann::json type_meta{{"kind", j.value("kind", "")},
-                           {"apiVersion", j.value("apiVersion", "")}};
-  nlohmann::json meta = j["metadata"];
-  if (meta.contains("annotations") && meta["annotations"].is_object()) {
-    meta["annotations"].erase(core::kCredentialAnnotation);  // B23: never persisted
-  }
-  const std::string spec = j.contains("spec") ? j["spec"].dump() : "{}";
+void Passthrough::Upsert(const std::string& key, const json::Decoded<json::OpaqueObject>& object) {
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) {
-    return tx.UpsertResource({key, type_meta.dump(), meta.dump(), spec});
+    return tx.UpsertResource(
+        {key, object.type_meta_json, object.object_meta_json, object.spec_json});
   });
   if (!s.ok()) spdlog::error("{}: persisting: {}", key, s.message());
   if (keys_.insert(key).second) spdlog::info("{}: stored (worker messages forwarded)", key);

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "adapters/json/resource_codec.h"
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/context.h"
 #include "app/cluster/outbox.h"
@@ -24,8 +25,9 @@ class Passthrough {
 
   // A stored object, at start-up.
   void Reloaded(const std::string& key) { keys_.insert(key); }
-  // From the GM. A content without metadata is rejected (logged naming the object).
-  void Upsert(const std::string& key, const std::string& content);
+  // From the GM, decoded under the limits every GM object has (json::DecodeOpaqueObject; GmFrames
+  // rejects the others): the parts are stored as they are, the key is the frame's.
+  void Upsert(const std::string& key, const json::Decoded<json::OpaqueObject>& object);
   void Delete(const std::string& key);
 
   enum class Forward { kForwarded, kUnknown, kFailed };

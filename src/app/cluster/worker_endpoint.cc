@@ -88,7 +88,17 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
     return Reply(400, msg);
   }
   const auto& rep = m->report;
-  if (outbox_.Full()) {
+  // Quotas by kind (docs/durability.md, "The outbox bound"): a report that only informs may not
+  // fill the space that train and eval completions need.
+  if (json::IsInformationalReport(rep.kind, rep.status)) {
+    if (outbox_.InformationalFull()) {
+      spdlog::warn(
+          "worker {}: {} {} report refused with 503: the outbox is full for informational "
+          "reports (GM unreachable?)",
+          rep.worker_name, rep.kind, rep.status);
+      return Reply(503, "the LC's outbox is full for informational reports; retry later");
+    }
+  } else if (outbox_.Full()) {
     spdlog::warn("worker {}: report refused with 503: the outbox is full (GM unreachable?)",
                  rep.worker_name);
     return Reply(503, "the LC's outbox is full; retry later");

@@ -1,0 +1,5 @@
+add_executable(signals_test ${CMAKE_CURRENT_LIST_DIR}/signals_test.cc)
+target_link_libraries(signals_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)
+target_compile_definitions(signals_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
+add_dependencies(signals_test sedna-lc)
+gtest_discover_tests(signals_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
