@@ -56,4 +56,13 @@ Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx, const st
 Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
                                          int64_t number);
 
+namespace internal {
+// DeployModel with the host target's directory already opened (`target_dir`, e.g. beneath a
+// job's hot-update directory with no link followed); null: opened here with fs::Dir::OpenHost.
+// The copy's own target directory (CopyModelWith's hook) must be that directory, else the deploy
+// fails with the target untouched.
+Result<DeployResult> DeployModelIn(const Context& ctx, const std::string& src_url,
+                                   const std::string& dst_url, const fs::Dir* target_dir);
+}  // namespace internal
+
 }  // namespace sedna::storage
