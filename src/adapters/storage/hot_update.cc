@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <algorithm>
 #include <optional>
 
 #include "adapters/fs/files.h"
@@ -84,8 +84,9 @@ std::string AnnotationWhat() {
 // The directory of `rel` beneath the job's directory, no link followed; made when `create`.
 Result<fs::Dir> DirOf(const fs::Dir& job, const std::string& rel, bool create) {
   const size_t slash = rel.rfind('/');
-  return job.Sub(slash == std::string::npos ? std::string_view() : std::string_view(rel).substr(0, slash),
-                 create);
+  return job.Sub(
+      slash == std::string::npos ? std::string_view() : std::string_view(rel).substr(0, slash),
+      create);
 }
 
 std::string NameOf(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
@@ -206,7 +207,8 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
       result.copies.push_back(std::move(*r));
       continue;
     }
-    if (rel->empty()) return Status::Error("hot-update copy target " + c.dst_url + " is a directory");
+    if (rel->empty())
+      return Status::Error("hot-update copy target " + c.dst_url + " is a directory");
     auto d = DirOf(*job, *rel, true);
     if (!d.ok()) return d.status().With("hot update");
     auto r = internal::DeployModelIn(ctx, c.src_url, c.dst_url, &*d);
@@ -283,7 +285,8 @@ Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::
     // The directories, deepest first, each only when empty; then the job's directory itself.
     std::vector<std::string> all;
     for (const std::string& d : dirs) {
-      for (std::string p = d; !p.empty(); p = p.rfind('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'))) {
+      for (std::string p = d; !p.empty();
+           p = p.rfind('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'))) {
         if (std::find(all.begin(), all.end(), p) == all.end()) all.push_back(p);
       }
     }

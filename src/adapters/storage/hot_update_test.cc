@@ -245,8 +245,7 @@ std::vector<std::string> RefusedConfigPaths() {
   };
 }
 
-class HotUpdatePathTest : public HotUpdateTest,
-                          public ::testing::WithParamInterface<fs::Resolver> {
+class HotUpdatePathTest : public HotUpdateTest, public ::testing::WithParamInterface<fs::Resolver> {
  protected:
   void SetUp() override {
     if (GetParam() == fs::Resolver::kOpenat2 && !fs::KernelHasOpenat2()) {

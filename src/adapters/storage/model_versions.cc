@@ -110,7 +110,7 @@ Result<std::optional<fs::Dir>> OpenVersionDir(const fs::Dir& dir, bool create) {
 struct Kept {
   int64_t number = 0;  // 0: nothing kept
   bool created = false;
-  fs::FileId id;       // the version's file
+  fs::FileId id;        // the version's file
   std::string warning;  // the target was not kept, and why
 };
 
@@ -172,7 +172,14 @@ Result<Kept> KeepHostVersion(const Context& ctx, const HostTarget& t, const fs::
     });
     if (!s.ok()) return s.With(what);
     auto linked = vd.LinkFrom(dir, t.name, vname);
-    if (linked.ok() && !*linked) continue;  // taken meanwhile; the record matches no file
+    if (linked.ok() && !*linked) {  // the name was taken meanwhile: forget it, try the next
+      s = ledger.Update([&](std::vector<internal::Recorded>& r) -> Status {
+        std::erase_if(r, [&](const internal::Recorded& e) { return e.name == vname; });
+        return Status::Ok();
+      });
+      if (!s.ok()) return s.With(what);
+      continue;
+    }
     fs::FileId id = cur_id;
     bool same = false;
     if (linked.ok()) {
@@ -268,7 +275,9 @@ void AddWarning(std::string* to, const std::string& w) {
   *to += w;
 }
 
-bool IsMissing(const Status& s) { return s.message().find(std::strerror(ENOENT)) != std::string::npos; }
+bool IsMissing(const Status& s) {
+  return s.message().find(std::strerror(ENOENT)) != std::string::npos;
+}
 
 // An S3 deploy target and its version keys.
 struct S3Target {
@@ -381,20 +390,22 @@ Result<DeployResult> DeployModelIn(const Context& ctx, const std::string& src_ur
   if (!lock.ok()) return lock.status().With("deploying " + dst_url);
   Kept kept;
   bool keep_tried = false;
-  Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client*, const fs::Dir* written) -> Status {
-    // The directory the copy writes (its own open of the target's directory) must be the one
-    // locked and kept in: else the target's directory changed under the deploy (a link swapped).
-    if (written != nullptr && !SameDir(*written, dir)) {
-      return Status::Error("deploying " + dst_url + ": " + written->path() +
-                           " is not the directory opened for the deploy (" + dir.path() +
-                           "); it changed meanwhile (a link?)");
-    }
-    keep_tried = true;
-    auto k = KeepHostVersion(ctx, *t, dir);
-    if (!k.ok()) return k.status();
-    kept = std::move(*k);
-    return Status::Ok();
-  });
+  Status s =
+      CopyModelWith(ctx, src_url, dst_url, [&](s3::Client*, const fs::Dir* written) -> Status {
+        // The directory the copy writes (its own open of the target's directory) must be the one
+        // locked and kept in: else the target's directory changed under the deploy (a link
+        // swapped).
+        if (written != nullptr && !SameDir(*written, dir)) {
+          return Status::Error("deploying " + dst_url + ": " + written->path() +
+                               " is not the directory opened for the deploy (" + dir.path() +
+                               "); it changed meanwhile (a link?)");
+        }
+        keep_tried = true;
+        auto k = KeepHostVersion(ctx, *t, dir);
+        if (!k.ok()) return k.status();
+        kept = std::move(*k);
+        return Status::Ok();
+      });
   if (!s.ok()) {
     if (keep_tried) DropUnneededVersion(ctx, *t, dir, kept);
     return s;
@@ -468,8 +479,7 @@ Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& 
   auto not_kept = [&](const std::vector<KeptVersion>& kept) -> Status {
     std::string list;
     for (const KeptVersion& k : kept) list += (list.empty() ? "" : ", ") + std::to_string(k.number);
-    return Status::Error("version " + std::to_string(number) + " of " + dst_url +
-                         " is not kept (" +
+    return Status::Error("version " + std::to_string(number) + " of " + dst_url + " is not kept (" +
                          (list.empty() ? "no versions in " + fs::JoinRootfs(ctx.rootfs, t->dir) +
                                              "/" + kVersionDirName
                                        : "kept: " + list) +

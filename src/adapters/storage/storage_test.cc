@@ -1,8 +1,8 @@
 // Sample files and model copies on the disk and on a real S3 server (moto_server with signature
 // checking on, from tests/support).
 #include "adapters/storage/storage.h"
-#include "adapters/storage/model_versions.h"
 #include "adapters/storage/ledger.h"
+#include "adapters/storage/model_versions.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

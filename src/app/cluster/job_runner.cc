@@ -286,6 +286,8 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
       boost::asio::post(ctx_.pool, [sc, ns = e.meta().ns, name = e.meta().name, key] {
         if (Status s = storage::RemoveHotUpdateDir(sc, ns, name); !s.ok()) {
           spdlog::warn("{}: removing the hot-update files: {}", key, s.message());
+        } else {
+          spdlog::info("{}: removed the hot-update files this LC wrote (if any)", key);
         }
       });
     }
