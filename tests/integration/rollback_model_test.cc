@@ -23,6 +23,9 @@ class RollbackModelTest : public ::testing::Test {
     storage::Context ctx;
     ctx.rootfs = rootfs_;
     ctx.staging_dir = tmp_ + "/spool/staging";
+    std::filesystem::create_directories(rootfs_ + "/models/deploy");
+    std::filesystem::create_directories(rootfs_ + "/out/1");
+    std::filesystem::create_directories(rootfs_ + "/out/2");
     WriteFile(rootfs_ + "/models/deploy/model.pkl", "model-0");
     WriteFile(rootfs_ + "/out/1/model.pkl", "model-1!");
     WriteFile(rootfs_ + "/out/2/model.pkl", "model-2");
