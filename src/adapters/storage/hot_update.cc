@@ -225,11 +225,30 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
   result.config_file = fs::JoinRootfs(ctx.rootfs, fs::CleanPath(action.config_path));
   result.update_time = GoTimeNow();
   const std::string content = ModelConfigJson(action.model_path, result.update_time);
-  auto id = cd->Replace(NameOf(*config_rel), 0644, [&](int fd, const std::string& path) -> Status {
-    return fs::WriteAllAt(fd, 0, content, path);
+  // The config is recorded before it becomes visible (its temp file's dev/ino is what the rename
+  // puts in place), so that the worker never sees a config the LC has not recorded, and its
+  // completion is not delayed by the ledger; a failed replace puts the old record back.
+  const std::string name = NameOf(*config_rel);
+  auto before = internal::Ledger::ForHotUpdate(ctx, action.job_namespace, action.job_name).Read();
+  if (!before.ok()) return before.status();
+  std::optional<fs::FileId> old;
+  for (const internal::Recorded& r : *before) {
+    if (r.name == *config_rel) old = r.id;
+  }
+  bool recorded = false;
+  auto id = cd->Replace(name, 0644, [&](int fd, const std::string& path) -> Status {
+    if (Status s = fs::WriteAllAt(fd, 0, content, path); !s.ok()) return s;
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+      return Status::Error("writing " + path + ": " + std::strerror(errno));
+    if (Status s = Record(ctx, action, *config_rel, fs::IdOf(st)); !s.ok()) return s;
+    recorded = true;
+    return Status::Ok();
   });
-  if (!id.ok()) return id.status();
-  if (Status s = Record(ctx, action, *config_rel, *id); !s.ok()) return s;
+  if (!id.ok()) {
+    if (recorded && old) (void)Record(ctx, action, *config_rel, *old);
+    return id.status();
+  }
   return result;
 }
 
