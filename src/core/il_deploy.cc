@@ -343,6 +343,8 @@ void Stepper::MaybeHotUpdate(int64_t idx) {
   const std::string name = BaseName(trained->url);
   WriteHotUpdate w;
   w.condition = idx;
+  w.job_namespace = job.meta.ns;
+  w.job_name = job.meta.name;
   w.config_path = cfg->second;
   w.model_path = std::string(kHotUpdateContainerPrefix) + "/" + name;
   w.copies.push_back(CopyModel{trained->url, dir + "/" + name});

@@ -212,6 +212,11 @@ struct CopyModel {
 // written. Completion comes back as HotUpdateWritten{condition}.
 struct WriteHotUpdate {
   int64_t condition = -1;
+  // The job's namespace and name: its hot-update directory is derived from them
+  // (<hot-update dir>/<ns>/incrementallearningjob/<name>, lower-cased as the GM does), and
+  // config_path and the copies into that directory must lie beneath it.
+  std::string job_namespace;
+  std::string job_name;
   std::string config_path;  // the kHotUpdateConfigAnnotation value (a host path)
   std::vector<CopyModel> copies;
   std::string model_path;  // "/model-hot-update/<basename of the trained model url>"

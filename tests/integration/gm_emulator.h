@@ -145,6 +145,14 @@ class GmJob {
   std::vector<core::gm::GmAction> Settle();
   // Where pods of `stage`'s worker type run from now on (the inference pod for kDeploy).
   void Place(core::Stage stage, const std::string& node);
+  // The hot-update annotation the GM sets (a hot job's own path unless a test names another).
+  // Also replaces the annotation already set at the job's start.
+  void SetHotUpdateConfig(const std::string& path) {
+    spec_.hot_update_config = path;
+    if (state_.annotations.count(core::kHotUpdateConfigAnnotation)) {
+      state_.annotations[core::kHotUpdateConfigAnnotation] = path;
+    }
+  }
 
   // The GM generation; switching mid-job models a GM upgrade/downgrade (§3.3; reconnect the LCs
   // with WsTestServer::DropConnection/DropNode to complete the picture).

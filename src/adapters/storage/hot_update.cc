@@ -4,16 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
-#include <system_error>
+#include <optional>
 
 #include "adapters/fs/files.h"
 #include "adapters/json/go_json.h"
+#include "adapters/storage/ledger.h"
+#include "core/resources.h"
 
 namespace sedna::storage {
 
@@ -35,52 +37,73 @@ void AppendInt(std::string& out, int64_t x, int width) {
 // Floor division and modulo (the wall time may be before 1970).
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
-// The config, written where `path` names it (under the rootfs), mode 0644 exactly: built in a
-// staging file whose mode is set with fchmod (so the umask does not apply), then copied over the
-// target atomically (AtomicCopyFile keeps the mode, fsyncs, renames and fsyncs the directory).
-Status WriteConfigFile(const Context& ctx, const std::string& path, const std::string& content) {
-  if (Status s = fs::MakeDirs(ctx.staging_dir); !s.ok()) return s;
-  static std::atomic<uint64_t> counter{0};
-  const std::string staging = ctx.staging_dir + "/hot-update-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter++) + "-model_config.json";
-  int fd = ::open(staging.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Error("writing " + staging + ": " + std::strerror(errno));
-  Status s = fs::WriteAllAt(fd, 0, content, staging);
-  if (s.ok() && ::fchmod(fd, 0644) != 0) {
-    s = Status::Error("writing " + staging + ": setting mode: " + std::strerror(errno));
+std::string Lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
-  if (::close(fd) != 0 && s.ok())
-    s = Status::Error("writing " + staging + ": " + std::strerror(errno));
-  if (s.ok()) s = fs::AtomicCopyFile(staging, path);
-  ::unlink(staging.c_str());
   return s;
 }
 
-// config_path must name a file in a job's own directory, <base>/<namespace>/<kind>/<name>/, as
-// the GM sets it (lower(<base>/<ns>/<Kind>/<name>/model_config.json)), and resolve (symlinks)
-// inside <base>: the LC removes that directory when the job is deleted (§4.1), which must never
-// be a namespace's or the whole tree.
-Status CheckConfigPath(const Context& ctx, const std::string& config_path) {
+// A job's own hot-update directory, opened, and its host path.
+struct JobDir {
+  std::string host;  // <base>/<ns>/incrementallearningjob/<name>, lower-cased
+  fs::Dir dir;
+};
+
+Result<std::string> JobDirPath(const Context& ctx, const std::string& ns, const std::string& name) {
+  if (ns.empty() || name.empty() || ns.find('/') != std::string::npos ||
+      name.find('/') != std::string::npos || ns == "." || ns == ".." || name == "." ||
+      name == "..") {
+    return Status::Error("hot update: the job's namespace and name (\"" + ns + "\", \"" + name +
+                         "\") do not name a hot-update directory");
+  }
   const std::string base = fs::CleanPath(ctx.hot_update_dir.empty() ? std::string(kHotUpdateHostDir)
                                                                     : ctx.hot_update_dir);
-  const std::string refused = "hot-update config path " + config_path + " is not inside " + base;
-  const std::string shape = refused + "/<namespace>/<kind>/<name>/";
-  const std::string clean = fs::CleanPath(config_path);
-  if (config_path.empty() || config_path[0] != '/' || clean.rfind(base + "/", 0) != 0) {
-    return Status::Error(shape);
+  return base + "/" + Lower(ns + "/" + core::kKindIlJob + "/" + name);
+}
+
+// `path` (the annotation's config path, or a copy's target) relative to the job's directory: a
+// file strictly beneath it, lexically; else an error naming the annotation and the directory.
+Result<std::string> BeneathJobDir(const std::string& job_dir, const std::string& path,
+                                  const std::string& what) {
+  if (Status s = fs::CheckPathBounds(path, what); !s.ok()) return s;
+  auto rel = fs::RelativeBeneath(job_dir, path);
+  if (!rel || rel->empty()) {
+    return Status::Error(what + " " + path + " is not inside the job's hot-update directory " +
+                         job_dir + "/");
   }
-  int parts = 0;  // below base: namespace, kind, name, file
-  for (size_t pos = base.size(); pos != std::string::npos; pos = clean.find('/', pos + 1)) ++parts;
-  if (parts != 4) return Status::Error(shape);
-  const std::string dir = fs::Dirname(clean);
-  auto file_inside = fs::ResolvesInside(ctx.rootfs, clean, base);
-  if (!file_inside.ok()) return Status::Error(refused + ": " + file_inside.message());
-  auto dir_inside = fs::ResolvesInside(ctx.rootfs, dir, base);
-  if (!dir_inside.ok()) return Status::Error(refused + ": " + dir_inside.message());
-  auto dir_is_base = fs::ResolvesInside(ctx.rootfs, base, dir);
-  if (!dir_is_base.ok()) return Status::Error(refused + ": " + dir_is_base.message());
-  if (!*file_inside || !*dir_inside || *dir_is_base) return Status::Error(shape);
-  return Status::Ok();
+  return *rel;
+}
+
+constexpr char kAnnotationWhat[] = "hot-update config path (annotation ";
+
+std::string AnnotationWhat() {
+  return std::string(kAnnotationWhat) + core::kHotUpdateConfigAnnotation + ")";
+}
+
+// The directory of `rel` beneath the job's directory, no link followed; made when `create`.
+Result<fs::Dir> DirOf(const fs::Dir& job, const std::string& rel, bool create) {
+  const size_t slash = rel.rfind('/');
+  return job.Sub(
+      slash == std::string::npos ? std::string_view() : std::string_view(rel).substr(0, slash),
+      create);
+}
+
+std::string NameOf(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
+
+bool IsMissing(const Status& s) {
+  return s.message().find(std::strerror(ENOENT)) != std::string::npos;
+}
+
+// Records `rel` (a file the LC just wrote beneath the job's directory) with its identity.
+Status Record(const Context& ctx, const core::il::WriteHotUpdate& a, const std::string& rel,
+              const fs::FileId& id) {
+  return internal::Ledger::ForHotUpdate(ctx, a.job_namespace, a.job_name)
+      .Update([&](std::vector<internal::Recorded>& recs) -> Status {
+        std::erase_if(recs, [&](const internal::Recorded& r) { return r.name == rel; });
+        recs.push_back({rel, id});
+        return Status::Ok();
+      });
 }
 
 }  // namespace
@@ -160,30 +183,159 @@ std::string GoTimeNow() {
                       local.tm_zone != nullptr ? local.tm_zone : "", mono_nanos);
 }
 
+Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
+                                    const std::string& name) {
+  return JobDirPath(ctx, ns, name);
+}
+
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action) {
-  if (Status s = CheckConfigPath(ctx, action.config_path); !s.ok()) return s;
+  auto job_path = JobDirPath(ctx, action.job_namespace, action.job_name);
+  if (!job_path.ok()) return job_path.status();
+  auto config_rel = BeneathJobDir(*job_path, action.config_path, AnnotationWhat());
+  if (!config_rel.ok()) return config_rel.status();
+  auto job = fs::Dir::OpenHost(ctx.rootfs, *job_path, true);
+  if (!job.ok()) return job.status().With("hot update");
   HotUpdateResult result;
   for (const core::il::CopyModel& c : action.copies) {
-    auto r = DeployModel(ctx, c.src_url, c.dst_url);
+    // A copy into the job's directory goes beneath the directory opened here (no link followed
+    // below it); the deploy model and the eval model lie elsewhere (their own targets).
+    std::optional<std::string> rel;
+    if (!fs::IsS3Url(c.dst_url)) rel = fs::RelativeBeneath(*job_path, c.dst_url);
+    if (!rel) {
+      auto r = DeployModel(ctx, c.src_url, c.dst_url);
+      if (!r.ok()) return r.status();
+      result.copies.push_back(std::move(*r));
+      continue;
+    }
+    if (rel->empty())
+      return Status::Error("hot-update copy target " + c.dst_url + " is a directory");
+    auto d = DirOf(*job, *rel, true);
+    if (!d.ok()) return d.status().With("hot update");
+    auto r = internal::DeployModelIn(ctx, c.src_url, c.dst_url, &*d);
     if (!r.ok()) return r.status();
     result.copies.push_back(std::move(*r));
+    auto st = d->Lstat(NameOf(*rel));
+    if (!st.ok()) return st.status();
+    if (*st && S_ISREG((*st)->st_mode)) {
+      if (Status s = Record(ctx, action, *rel, fs::IdOf(**st)); !s.ok()) return s;
+    }
   }
-  result.config_file = fs::JoinRootfs(ctx.rootfs, action.config_path);
+  auto cd = DirOf(*job, *config_rel, true);
+  if (!cd.ok()) return cd.status().With("hot update");
+  result.config_file = fs::JoinRootfs(ctx.rootfs, fs::CleanPath(action.config_path));
   result.update_time = GoTimeNow();
-  if (Status s = WriteConfigFile(ctx, result.config_file,
-                                 ModelConfigJson(action.model_path, result.update_time));
-      !s.ok()) {
-    return s;
+  const std::string content = ModelConfigJson(action.model_path, result.update_time);
+  // The config is recorded before it becomes visible (its temp file's dev/ino is what the rename
+  // puts in place), so that the worker never sees a config the LC has not recorded, and its
+  // completion is not delayed by the ledger; a failed replace puts the old record back.
+  const std::string name = NameOf(*config_rel);
+  auto before = internal::Ledger::ForHotUpdate(ctx, action.job_namespace, action.job_name).Read();
+  if (!before.ok()) return before.status();
+  std::optional<fs::FileId> old;
+  for (const internal::Recorded& r : *before) {
+    if (r.name == *config_rel) old = r.id;
+  }
+  bool recorded = false;
+  auto id = cd->Replace(name, 0644, [&](int fd, const std::string& path) -> Status {
+    if (Status s = fs::WriteAllAt(fd, 0, content, path); !s.ok()) return s;
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+      return Status::Error("writing " + path + ": " + std::strerror(errno));
+    if (Status s = Record(ctx, action, *config_rel, fs::IdOf(st)); !s.ok()) return s;
+    recorded = true;
+    return Status::Ok();
+  });
+  if (!id.ok()) {
+    if (recorded && old) (void)Record(ctx, action, *config_rel, *old);
+    return id.status();
   }
   return result;
 }
 
-Status RemoveHotUpdateDir(const Context& ctx, const std::string& config_path) {
-  if (Status s = CheckConfigPath(ctx, config_path); !s.ok()) return s;
-  const std::string dir = fs::JoinRootfs(ctx.rootfs, fs::Dirname(fs::CleanPath(config_path)));
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  if (ec) return Status::Error("removing " + dir + ": " + ec.message());
+Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::string& name) {
+  auto job_path = JobDirPath(ctx, ns, name);
+  if (!job_path.ok()) return job_path.status();
+  const internal::Ledger ledger = internal::Ledger::ForHotUpdate(ctx, ns, name);
+  auto recs = ledger.Read();
+  if (!recs.ok()) return recs.status();
+  if (recs->empty()) return Status::Ok();  // this LC wrote nothing there
+  Status first = Status::Ok();
+  auto note = [&](Status s) {
+    if (!s.ok() && first.ok()) first = s;
+  };
+  auto job = fs::Dir::OpenHost(ctx.rootfs, *job_path, false);
+  if (job.ok()) {
+    std::vector<std::string> dirs;  // relative directories holding recorded files
+    for (const internal::Recorded& r : *recs) {
+      const size_t slash = r.name.rfind('/');
+      const std::string parent = slash == std::string::npos ? "" : r.name.substr(0, slash);
+      auto d = job->Sub(parent, false);
+      if (!d.ok()) {
+        if (!IsMissing(d.status())) note(d.status());
+        continue;
+      }
+      // The versions the LC kept of this file, then the file itself.
+      const std::string target = *job_path + "/" + r.name;
+      const internal::Ledger vledger = internal::Ledger::ForVersions(ctx, target);
+      auto vs = vledger.Read();
+      if (!vs.ok()) {
+        note(vs.status());
+      } else if (!vs->empty()) {
+        auto vst = d->Lstat(kVersionDirName);
+        if (vst.ok() && *vst && S_ISDIR((*vst)->st_mode)) {
+          auto vd = d->Sub(kVersionDirName, false);
+          if (vd.ok()) {
+            for (const internal::Recorded& v : *vs) note(vd->RemoveFileIf(v.name, v.id));
+            note(vd->Sync());
+          } else {
+            note(vd.status());
+          }
+          note(d->RemoveDirIfEmpty(kVersionDirName));
+        }
+        note(vledger.Update([](std::vector<internal::Recorded>& all) -> Status {
+          all.clear();
+          return Status::Ok();
+        }));
+      }
+      note(d->RemoveFileIf(NameOf(r.name), r.id));
+      note(d->Sync());
+      if (std::find(dirs.begin(), dirs.end(), parent) == dirs.end()) dirs.push_back(parent);
+    }
+    // The directories, deepest first, each only when empty; then the job's directory itself.
+    std::vector<std::string> all;
+    for (const std::string& d : dirs) {
+      for (std::string p = d; !p.empty();
+           p = p.rfind('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'))) {
+        if (std::find(all.begin(), all.end(), p) == all.end()) all.push_back(p);
+      }
+    }
+    std::sort(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+      return std::count(a.begin(), a.end(), '/') > std::count(b.begin(), b.end(), '/');
+    });
+    for (const std::string& p : all) {
+      const size_t slash = p.rfind('/');
+      auto parent = job->Sub(slash == std::string::npos ? "" : p.substr(0, slash), false);
+      if (parent.ok()) note(parent->RemoveDirIfEmpty(NameOf(p)));
+    }
+    const fs::DirAndName dn = fs::SplitDirName(*job_path);
+    auto up = fs::Dir::OpenHost(ctx.rootfs, dn.dir, false);
+    if (up.ok()) {
+      // Only the directory the files were removed from (not another one swapped in its place).
+      struct stat x;
+      auto here = up->Lstat(dn.name);
+      if (here.ok() && *here && ::fstat(job->fd(), &x) == 0 && fs::IdOf(x) == fs::IdOf(**here)) {
+        note(up->RemoveDirIfEmpty(dn.name));
+      }
+    }
+  } else if (!IsMissing(job.status())) {
+    return job.status().With("removing the hot-update files of " + ns + "/" + name);
+  }
+  // Records are dropped either way: a file that is not as recorded is not the LC's any more.
+  note(ledger.Update([](std::vector<internal::Recorded>& all) -> Status {
+    all.clear();
+    return Status::Ok();
+  }));
+  if (!first.ok()) return first.With("removing the hot-update files of " + ns + "/" + name);
   return Status::Ok();
 }
 

@@ -39,20 +39,33 @@ struct HotUpdateResult {
   std::string update_time;           // the model_update_time written
 };
 
-// Executes a core::il::WriteHotUpdate (contract in core/il_job.h): first refuses a config_path
-// that does not resolve (symlinks, "..") strictly inside <rootfs>/var/lib/sedna/model-hot-update/
-// ("hot-update config path /etc/x is not inside /var/lib/sedna/model-hot-update"), then runs each
-// copy as DeployModel does (the replaced model kept as a version; host paths under the rootfs,
-// S3 sources downloaded; every file replaced by temp + fsync + rename), then replaces
-// <rootfs><config_path> with ModelConfigJson(model_path, GoTimeNow()), mode 0644 whatever the
-// umask. Any error stops there: the config is written only after every model file, so a failed
-// copy leaves the old config (and so the worker's model) in place. Blocking: run on the pool.
+// The job <ns>/<name>'s own hot-update directory (a host path):
+// <hot_update_dir>/<ns>/incrementallearningjob/<name>, lower-cased as Sedna's GM builds it.
+// Everything WriteHotUpdate writes for the job lies beneath it.
+Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
+                                    const std::string& name);
+
+// Executes a core::il::WriteHotUpdate (contract in core/il_job.h). The job's directory is derived
+// from action.job_namespace/job_name (HotUpdateJobDir), never from the annotation, and opened
+// once (fs::Dir::OpenHost, created when missing); config_path (the annotation) must lie
+// lexically strictly beneath it, else nothing is done and the error names the annotation and the
+// directory. Then each copy runs as DeployModel does (the replaced model kept as a version; a
+// copy into the job's directory goes into a directory opened beneath it with no link followed,
+// so a link a worker planted there is never followed: a linked target is replaced, not kept, a
+// linked .sedna-versions fails the copy), then the config is written beneath the job's directory
+// (fs::Dir::Replace, mode 0644 whatever the umask) with ModelConfigJson(model_path, GoTimeNow()).
+// Every file written beneath the job's directory is recorded (with its dev/ino) in the LC's
+// ledger (ledger.h) for RemoveHotUpdateDir. Any error stops there: the config is written only
+// after every model file, so a failed copy leaves the old config (and so the worker's model) in
+// place. Blocking: run on the pool.
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action);
 
-// What the v0.7.0 LC does on a job delete (§4.1, RemoveAll(<rootfs>/dirname(config))): removes
-// the directory of `config_path` (the job's hot-update annotation) and everything in it, after the
-// same check as WriteHotUpdate, so that no annotation can remove anything outside a job's own
-// directory below kHotUpdateHostDir. A directory that does not exist is not an error. Blocking.
-Status RemoveHotUpdateDir(const Context& ctx, const std::string& config_path);
+// On a job delete (v0.7.0 removes the whole directory of the annotation, §4.1): removes only what
+// this LC wrote in job <ns>/<name>'s hot-update directory, as recorded in its ledger: each file
+// and the versions kept of it, only while it still is the file recorded (RemoveFileIf by
+// dev/ino), then each directory that held them and the job's directory if they are empty.
+// Anything else (a worker's files, another job's directory) stays. Nothing recorded, or no
+// directory: ok. Blocking.
+Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::string& name);
 
 }  // namespace sedna::storage

@@ -127,6 +127,8 @@ class HotUpdateTest : public ::testing::Test {
   core::il::WriteHotUpdate Action(const std::string& src) const {
     core::il::WriteHotUpdate a;
     a.condition = 13;
+    a.job_namespace = "default";
+    a.job_name = "hot";
     a.config_path = kConfig;
     a.copies = {{src, std::string(kJobDir) + "/model.pb"}, {src, "/models/deploy.pb"}};
     a.model_path = "/model-hot-update/model.pb";
@@ -224,50 +226,78 @@ TEST_F(HotUpdateTest, AFailedCopyLeavesTheOldConfig) {
   EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
 }
 
-// Config paths that WriteHotUpdate and RemoveHotUpdateDir refuse: anything but a file in a job's
-// own directory <base>/<namespace>/<kind>/<name>/, lexically and with symlinks resolved.
+// Config paths that WriteHotUpdate refuses: anything not strictly beneath the job's own
+// directory <base>/default/incrementallearningjob/hot/ (derived from the job, not the annotation).
 std::vector<std::string> RefusedConfigPaths() {
   return {
       "/etc/model_config.json",
       "/var/lib/sedna/model-hot-update/../x/a/b/model_config.json",
       "/var/lib/sedna/model-hot-update-x/default/incrementallearningjob/hot/model_config.json",
-      "/var/lib/sedna/model-hot-update/model_config.json",  // its directory would be the base
-      "/var/lib/sedna/model-hot-update/default/model_config.json",  // a namespace's directory
+      "/var/lib/sedna/model-hot-update/model_config.json",
+      "/var/lib/sedna/model-hot-update/default/model_config.json",
       "/var/lib/sedna/model-hot-update/default/incrementallearningjob/model_config.json",
-      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/x/model_config.json",
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot",
+      "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/../hot2/m.json",
+      "/var/lib/sedna/model-hot-update/tenant-b/incrementallearningjob/hot/model_config.json",
       "/var/lib/sedna/model-hot-update",
-      "/var/lib/sedna/model-hot-update/evil/kind/name/model_config.json",     // evil -> /etc
-      "/var/lib/sedna/model-hot-update/default/kind/evil/model_config.json",  // evil -> /etc
+      "/var/lib/sedna/model-hot-update/evil/kind/name/model_config.json",
       "var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/model_config.json",
       "",
   };
 }
 
-class HotUpdatePathTest : public HotUpdateTest {
+class HotUpdatePathTest : public HotUpdateTest, public ::testing::WithParamInterface<fs::Resolver> {
  protected:
   void SetUp() override {
+    if (GetParam() == fs::Resolver::kOpenat2 && !fs::KernelHasOpenat2()) {
+      GTEST_SKIP() << "no openat2 on this kernel";
+    }
+    fs::SetResolver(GetParam());
     HotUpdateTest::SetUp();
     WriteFile(Host("/etc/kind/name/keep"), "host file");
+    WriteFile(Host(kTenantB), "tenant-b's config");
+    ::chmod(Host("/etc/kind/name/keep").c_str(), 0600);
     stdfs::create_directories(Host("/var/lib/sedna/model-hot-update/default/kind"));
     stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/evil"));
     stdfs::create_symlink(Host("/etc"), Host("/var/lib/sedna/model-hot-update/default/kind/evil"));
+  }
+  void TearDown() override {
+    HotUpdateTest::TearDown();
+    fs::SetResolver(fs::Resolver::kAuto);
   }
   void ExpectHostFilesUntouched() {
     EXPECT_EQ(ReadFile(Host("/etc/kind/name/keep")), "host file");
     EXPECT_EQ(Entries(Host("/etc")), (std::vector<std::string>{"kind"}));
     EXPECT_EQ(Entries(Host("/etc/kind/name")), (std::vector<std::string>{"keep"}));
+    EXPECT_EQ(ReadFile(Host(kTenantB)), "tenant-b's config");
+    EXPECT_EQ(Entries(Host(kTenantBDir)), (std::vector<std::string>{"model_config.json"}));
   }
+  static constexpr const char* kTenantBDir =
+      "/var/lib/sedna/model-hot-update/tenant-b/incrementallearningjob/hot";
+  static constexpr const char* kTenantB =
+      "/var/lib/sedna/model-hot-update/tenant-b/incrementallearningjob/hot/model_config.json";
 };
 
-TEST_F(HotUpdatePathTest, AConfigPathOutsideAJobsDirectoryIsRefused) {
+INSTANTIATE_TEST_SUITE_P(Resolvers, HotUpdatePathTest,
+                         ::testing::Values(fs::Resolver::kWalk, fs::Resolver::kOpenat2),
+                         [](const auto& info) {
+                           return info.param == fs::Resolver::kWalk ? "Walk" : "Openat2";
+                         });
+
+// Issue 21 item 7: the annotation names another job's (another namespace's) directory, or
+// anything else outside this job's own; refused before anything is copied or written.
+TEST_P(HotUpdatePathTest, AConfigPathOutsideTheJobsOwnDirectoryIsRefused) {
   for (const auto& path : RefusedConfigPaths()) {
     core::il::WriteHotUpdate a = Action("/output/train/1/model.pb");
     a.config_path = path;
     auto r = WriteHotUpdate(ctx_, a);
     ASSERT_FALSE(r.ok()) << path;
-    EXPECT_EQ(r.message(), "hot-update config path " + path +
-                               " is not inside /var/lib/sedna/model-hot-update/<namespace>/<kind>/"
-                               "<name>/");
+    EXPECT_NE(r.message().find("sedna.io/model-hot-update-config"), std::string::npos)
+        << r.message();
+    EXPECT_NE(r.message().find("is not inside the job's hot-update directory " +
+                               std::string(kJobDir) + "/"),
+              std::string::npos)
+        << r.message();
   }
   // Nothing was copied or written.
   EXPECT_EQ(ReadFile(Host("/models/deploy.pb")), "initial deploy model");
@@ -275,28 +305,102 @@ TEST_F(HotUpdatePathTest, AConfigPathOutsideAJobsDirectoryIsRefused) {
   ExpectHostFilesUntouched();
 }
 
-TEST_F(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyTheJobsDirectory) {
+// The directory is the job's own, lower-cased as the GM builds it; the annotation may place the
+// config in a subdirectory of it.
+TEST_P(HotUpdatePathTest, TheDirectoryIsDerivedFromTheJobAndTheConfigMayLieBelowIt) {
+  auto dir = HotUpdateJobDir(ctx_, "Default", "Hot");
+  ASSERT_TRUE(dir.ok()) << dir.message();
+  EXPECT_EQ(*dir, kJobDir);
+  core::il::WriteHotUpdate a = Action("/output/train/1/model.pb");
+  a.config_path = std::string(kJobDir) + "/conf/model_config.json";
+  auto r = WriteHotUpdate(ctx_, a);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(ReadFile(Host(a.config_path)),
+            ModelConfigJson("/model-hot-update/model.pb", r->update_time));
+  ExpectHostFilesUntouched();
+}
+
+// A worker planted a link below the job's directory where the config goes: not followed.
+TEST_P(HotUpdatePathTest, ALinkedConfigDirectoryIsNotFollowed) {
+  stdfs::create_directories(Host(kJobDir));
+  stdfs::create_symlink(Host("/etc/kind/name"), Host(std::string(kJobDir) + "/conf"));
+  core::il::WriteHotUpdate a = Action("/output/train/1/model.pb");
+  a.config_path = std::string(kJobDir) + "/conf/keep";
+  auto r = WriteHotUpdate(ctx_, a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("symbolic link"), std::string::npos) << r.message();
+  ExpectHostFilesUntouched();
+  // The config itself replaced by a link to a host file: the link is replaced, never followed.
+  stdfs::create_symlink(Host("/etc/kind/name/keep"), Host(kConfig));
+  auto w = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_TRUE(w.ok()) << w.message();
+  EXPECT_FALSE(stdfs::is_symlink(Host(kConfig)));
+  ExpectHostFilesUntouched();
+}
+
+// Issue 21 item 2, in the hot-update directory (writable by the inference pod): the versions
+// directory replaced by a link to another directory, the model replaced by a link to a 0600 file.
+TEST_P(HotUpdatePathTest, LinksPlantedInTheJobsDirectoryAreNeverFollowed) {
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  // The model replaced by a link to a host file: it is not kept as a version, the link replaced.
+  const std::string model = Host(std::string(kJobDir) + "/model.pb");
+  stdfs::remove(model);
+  stdfs::create_symlink(Host("/etc/kind/name/keep"), model);
+  auto r = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->copies[0].kept_version, 0);
+  EXPECT_NE(r->copies[0].warning.find("symbolic link"), std::string::npos) << r->copies[0].warning;
+  EXPECT_EQ(ReadFile(model), "trained round 1");
+  EXPECT_FALSE(stdfs::is_symlink(model));
+  auto versions = ListModelVersions(ctx_, std::string(kJobDir) + "/model.pb");
+  ASSERT_TRUE(versions.ok()) << versions.message();
+  for (const auto& v : *versions) EXPECT_NE(ReadFile(v.path), "host file") << v.path;
+  ExpectHostFilesUntouched();
+
+  // The versions directory replaced by a link to a directory with another's versions in it.
+  for (int i = 1; i <= 5; ++i) {
+    WriteFile(Host("/etc/kind/name/model.pb." + std::to_string(i)), "foreign " + std::to_string(i));
+  }
+  const std::string vdir = Host(std::string(kJobDir) + "/.sedna-versions");
+  stdfs::remove_all(vdir);
+  stdfs::create_symlink(Host("/etc/kind/name"), vdir);
+  auto linked = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.message().find(".sedna-versions"), std::string::npos) << linked.message();
+  EXPECT_EQ(Entries(Host("/etc/kind/name")),
+            (std::vector<std::string>{"keep", "model.pb.1", "model.pb.2", "model.pb.3",
+                                      "model.pb.4", "model.pb.5"}));
+  EXPECT_EQ(ReadFile(Host("/etc/kind/name/model.pb.1")), "foreign 1");
+  EXPECT_EQ(ReadFile(Host("/etc/kind/name/keep")), "host file");
+}
+
+// Deleting the job removes what this LC wrote there, nothing else: not a worker's file, not
+// another namespace's directory whatever the annotation named.
+TEST_P(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyWhatThisLcWrote) {
   ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
   ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());  // a version too
   const std::string other =
       Host("/var/lib/sedna/model-hot-update/default/incrementallearningjob/other/model.pb");
   WriteFile(other, "another job's model");
 
-  Status s = RemoveHotUpdateDir(ctx_, kConfig);
+  Status s = RemoveHotUpdateDir(ctx_, "default", "hot");
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_FALSE(stdfs::exists(Host(kJobDir)));
   EXPECT_EQ(ReadFile(other), "another job's model");
   // Again (the GM sends deletes to every node): nothing there is fine.
-  s = RemoveHotUpdateDir(ctx_, kConfig);
+  s = RemoveHotUpdateDir(ctx_, "default", "hot");
   EXPECT_TRUE(s.ok()) << s.message();
-  for (const auto& path : RefusedConfigPaths()) {
-    s = RemoveHotUpdateDir(ctx_, path);
-    ASSERT_FALSE(s.ok()) << path;
-    EXPECT_EQ(s.message().rfind("hot-update config path " + path + " is not inside", 0), 0u)
-        << s.message();
-  }
+  // tenant-b's job of the same name: this LC wrote nothing there, so nothing is removed.
+  s = RemoveHotUpdateDir(ctx_, "tenant-b", "hot");
+  EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(ReadFile(other), "another job's model");
   ExpectHostFilesUntouched();
+
+  // A worker's file in the job's directory stays, and so does the directory.
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  WriteFile(Host(std::string(kJobDir) + "/worker.log"), "the worker's");
+  ASSERT_TRUE(RemoveHotUpdateDir(ctx_, "default", "hot").ok());
+  EXPECT_EQ(Entries(Host(kJobDir)), (std::vector<std::string>{"worker.log"}));
 }
 
 TEST_F(HotUpdateTest, ACopyFromS3) {

@@ -13,13 +13,11 @@
 #include <memory>
 #include <optional>
 
+#include "adapters/storage/ledger.h"
+
 namespace sedna::storage {
 
 namespace {
-
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-std::string Basename(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
 // "12" -> 12; anything but a positive decimal number without leading zeros -> nullopt.
 std::optional<int64_t> ParseVersionNumber(std::string_view s) {
@@ -30,142 +28,255 @@ std::optional<int64_t> ParseVersionNumber(std::string_view s) {
   return n;
 }
 
-// A host deploy target and its version directory.
+// A host deploy target: its directory (a host path, opened with fs::Dir::OpenHost or beneath a
+// job's hot-update directory) and its entry there.
 struct HostTarget {
-  std::string path;  // the target under the rootfs
-  std::string dir;   // <dir of path>/.sedna-versions
-  std::string name;  // the target's file name
-  std::string Version(int64_t n) const { return dir + "/" + name + "." + std::to_string(n); }
+  std::string url;  // the target's clean host path
+  std::string dir;  // its directory's host path
+  std::string name;
+  std::string shown;  // the target as this process sees it (under the rootfs), for messages
+  std::string VersionName(int64_t n) const { return name + "." + std::to_string(n); }
+  std::string VersionPath(const Context& ctx, int64_t n) const {
+    return fs::JoinRootfs(ctx.rootfs, dir + "/" + kVersionDirName + "/" + VersionName(n));
+  }
 };
 
-HostTarget HostTargetOf(const Context& ctx, const std::string& url) {
+Result<HostTarget> HostTargetOf(const Context& ctx, const std::string& url) {
+  if (Status s = fs::CheckPathBounds(url, "deploy target"); !s.ok()) return s;
   HostTarget t;
-  t.path = fs::JoinRootfs(ctx.rootfs, url);
-  t.dir = fs::CleanPath(fs::Dirname(t.path) + "/" + kVersionDirName);
-  t.name = Basename(t.path);
+  t.url = fs::CleanPath(url);
+  const fs::DirAndName dn = fs::SplitDirName(t.url);
+  if (url.empty() || url[0] != '/' || dn.name.empty() || dn.name == "." || dn.name == "..") {
+    return Status::Error(url + ": not a host file path");
+  }
+  t.dir = dn.dir.empty() ? "/" : dn.dir;
+  t.name = dn.name;
+  t.shown = fs::JoinRootfs(ctx.rootfs, t.url);
   return t;
 }
 
-// The numbers of the kept versions, ascending; no version directory: none.
-Result<std::vector<int64_t>> HostVersionNumbers(const HostTarget& t) {
-  std::vector<int64_t> out;
-  DIR* d = ::opendir(t.dir.c_str());
-  if (d == nullptr) {
-    if (errno == ENOENT) return out;
-    return Status::Error(Errno("reading directory " + t.dir));
-  }
+// The version number in a version's file name "<target name>.<n>"; nullopt if it is not one.
+std::optional<int64_t> NumberOf(const HostTarget& t, std::string_view version_name) {
   const std::string prefix = t.name + ".";
-  while (dirent* e = ::readdir(d)) {
-    std::string_view name = e->d_name;
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    if (auto n = ParseVersionNumber(name.substr(prefix.size()))) out.push_back(*n);
+  if (version_name.size() <= prefix.size() || version_name.compare(0, prefix.size(), prefix) != 0) {
+    return std::nullopt;
   }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
+  return ParseVersionNumber(version_name.substr(prefix.size()));
+}
+
+struct KeptVersion {
+  int64_t number;
+  internal::Recorded rec;
+};
+
+// The recorded versions that are still there as this LC made them (a regular file with the
+// recorded dev/ino in `versions`), ascending. Nothing else in the directory is a version: a file
+// or link a worker put there is neither listed, nor restored, nor pruned.
+Result<std::vector<KeptVersion>> KeptVersions(const HostTarget& t,
+                                              const std::vector<internal::Recorded>& recs,
+                                              const fs::Dir* versions) {
+  std::vector<KeptVersion> out;
+  if (versions == nullptr) return out;
+  for (const internal::Recorded& r : recs) {
+    auto n = NumberOf(t, r.name);
+    if (!n) continue;
+    auto st = versions->Lstat(r.name);
+    if (!st.ok()) return st.status();
+    if (!*st || !S_ISREG((*st)->st_mode) || !(fs::IdOf(**st) == r.id)) continue;
+    out.push_back({*n, r});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const KeptVersion& a, const KeptVersion& b) { return a.number < b.number; });
   return out;
 }
 
-// Keeps the current target as the next version; 0 when there is no target file. *created: a new
-// version entry was made (not when the target already is the newest version).
-Result<int64_t> KeepHostVersion(const HostTarget& t, bool* created) {
-  *created = false;
-  const std::string what = "keeping " + t.path + " as a version";
-  struct stat st;
-  if (::lstat(t.path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return int64_t{0};
-    return Status::Error(Errno(what));
+// The version directory beneath the target's directory: opened with Sub, so a link there (to
+// another directory) is refused and nothing is written through it. nullopt: none yet (!create).
+Result<std::optional<fs::Dir>> OpenVersionDir(const fs::Dir& dir, bool create) {
+  if (!create) {
+    auto st = dir.Lstat(kVersionDirName);
+    if (!st.ok()) return st.status();
+    if (!*st) return std::optional<fs::Dir>();
   }
-  // A directory or device is not a model file: the copy over it fails and says so.
-  if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return int64_t{0};
-  // A symlink that points nowhere holds no model; the rename replaces the link itself.
-  struct stat pointed;
-  if (S_ISLNK(st.st_mode) && ::stat(t.path.c_str(), &pointed) != 0) return int64_t{0};
-  const bool regular = S_ISREG(st.st_mode);
-  if (Status s = fs::MakeDirs(t.dir); !s.ok()) return s.With(what);
-  auto nums = HostVersionNumbers(t);
-  if (!nums.ok()) return nums.status().With(what);
-  if (regular && !nums->empty()) {
-    struct stat v;
-    if (::stat(t.Version(nums->back()).c_str(), &v) == 0 && v.st_dev == st.st_dev &&
-        v.st_ino == st.st_ino) {
-      return nums->back();
-    }
+  auto v = dir.Sub(kVersionDirName, create);
+  if (!v.ok()) {
+    return Status::Error(v.message() + "; the deploy keeps the replaced model there and writes " +
+                         "nothing through a link: remove it");
   }
-  int64_t n = nums->empty() ? 1 : nums->back() + 1;
-  for (int attempt = 0;; ++attempt, ++n) {
-    if (attempt == 1000) return Status::Error(what + ": no free version number");
-    const std::string v = t.Version(n);
-    int e = 0;
-    if (regular) {
-      if (::link(t.path.c_str(), v.c_str()) == 0) break;
-      e = errno;
-      if (e == EEXIST) continue;  // a concurrent keeper took n
-    }
-    // A symlink target (keep what it points to) or a filesystem without hard links: copy.
-    if (!regular || e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EXDEV || e == EMLINK) {
-      if (::access(v.c_str(), F_OK) == 0) continue;
-      if (Status s = fs::AtomicCopyFile(t.path, v); !s.ok()) return s.With(what);
-      break;
-    }
-    return Status::Error(what + " " + v + ": " + std::strerror(e));
-  }
-  *created = true;
-  if (Status s = fs::SyncDir(t.dir); !s.ok()) return s.With(what);
-  return n;
+  return std::optional<fs::Dir>(std::move(*v));
 }
 
-// Removes all but the newest `keep` versions.
-Status PruneHostVersions(const HostTarget& t, int keep) {
-  auto nums = HostVersionNumbers(t);
-  if (!nums.ok()) return nums.status();
-  if (nums->size() <= static_cast<size_t>(keep)) return Status::Ok();
-  for (size_t i = 0; i + keep < nums->size(); ++i) {
-    const std::string v = t.Version((*nums)[i]);
-    if (::unlink(v.c_str()) != 0 && errno != ENOENT) {
-      return Status::Error(Errno("removing old model version " + v));
-    }
-  }
-  return fs::SyncDir(t.dir);
-}
-
-// True when both paths name the same file (a version still linked to the unreplaced target).
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat x, y;
-  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev &&
-         x.st_ino == y.st_ino;
-}
-
-// An exclusive flock on the target's directory (created if missing), held from keeping the old
-// model to renaming the new one over it, so that a deploy by the daemon and a `rollback-model`
-// run meanwhile do not interleave (one would silently undo the other, or keep no version).
-class DirLock {
- public:
-  static Result<std::unique_ptr<DirLock>> Take(const std::string& dir) {
-    if (Status s = fs::MakeDirs(dir); !s.ok()) return s;
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return Status::Error(Errno("locking directory " + dir));
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const Status s = Status::Error(Errno("locking directory " + dir));
-      ::close(fd);
-      return s;
-    }
-    return std::unique_ptr<DirLock>(new DirLock(fd));
-  }
-  ~DirLock() { ::close(fd_); }  // releases the lock
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-
- private:
-  explicit DirLock(int fd) : fd_(fd) {}
-  int fd_;
+// What KeepHostVersion made.
+struct Kept {
+  int64_t number = 0;  // 0: nothing kept
+  bool created = false;
+  fs::FileId id;        // the version's file
+  std::string warning;  // the target was not kept, and why
 };
 
-// After a failed copy: the version just made is removed only while it is still the target's own
-// file, i.e. the new model never replaced it. A failure after the rename (the directory's fsync)
-// keeps it: it is then the only copy of the old model.
-void DropUnneededVersion(const HostTarget& t, int64_t n) {
-  if (SameFile(t.path, t.Version(n))) ::unlink(t.Version(n).c_str());
+// Keeps the current target (the entry t.name of `dir`) as the next version: opened with OpenFile
+// (a link or anything but a regular file is not kept, only warned about: the deploy replaces it,
+// never following it), then hard-linked into the version directory (copied from the opened fd
+// when the filesystem refuses a link, or when the entry changed since it was opened), recorded
+// in the ledger before the link is made, and the version directory fsynced. A target that
+// already is the newest recorded version (same dev/ino: a deploy re-run) is not kept twice.
+// Called with the target directory locked.
+Result<Kept> KeepHostVersion(const Context& ctx, const HostTarget& t, const fs::Dir& dir) {
+  Kept k;
+  const std::string what = "keeping " + t.shown + " as a version";
+  auto st = dir.Lstat(t.name);
+  if (!st.ok()) return st.status().With(what);
+  if (!*st) return k;
+  if (S_ISLNK((*st)->st_mode)) {
+    k.warning = t.shown + " is a symbolic link: not kept as a version (links are not followed); " +
+                "the deploy replaces the link itself";
+    return k;
+  }
+  if (!S_ISREG((*st)->st_mode)) {
+    k.warning = t.shown + " is not a regular file: not kept as a version";
+    return k;
+  }
+  auto cur = dir.OpenFile(t.name);
+  if (!cur.ok()) {
+    k.warning = cur.message() + ": not kept as a version";
+    return k;
+  }
+  const fs::FileId cur_id = fs::IdOf(cur->st);
+  auto versions = OpenVersionDir(dir, true);
+  if (!versions.ok()) return versions.status().With(what);
+  const fs::Dir& vd = **versions;
+  const internal::Ledger ledger = internal::Ledger::ForVersions(ctx, t.url);
+  auto recs = ledger.Read();
+  if (!recs.ok()) return recs.status().With(what);
+  auto kept = KeptVersions(t, *recs, &vd);
+  if (!kept.ok()) return kept.status().With(what);
+  if (!kept->empty() && kept->back().rec.id == cur_id) {
+    k.number = kept->back().number;
+    k.id = cur_id;
+    return k;
+  }
+  int64_t n = 1;
+  for (const internal::Recorded& r : *recs) {
+    if (auto m = NumberOf(t, r.name)) n = std::max(n, *m + 1);
+  }
+  for (int attempt = 0;; ++attempt, ++n) {
+    if (attempt == 1000) return Status::Error(what + ": no free version number");
+    const std::string vname = t.VersionName(n);
+    auto there = vd.Lstat(vname);
+    if (!there.ok()) return there.status().With(what);
+    if (*there) continue;  // not this LC's (or a concurrent keeper's): another number
+    // Recorded first, so that a crash right after the link leaves a version the LC knows.
+    Status s = ledger.Update([&](std::vector<internal::Recorded>& r) -> Status {
+      r.push_back({vname, cur_id});
+      return Status::Ok();
+    });
+    if (!s.ok()) return s.With(what);
+    auto linked = vd.LinkFrom(dir, t.name, vname);
+    if (linked.ok() && !*linked) {  // the name was taken meanwhile: forget it, try the next
+      s = ledger.Update([&](std::vector<internal::Recorded>& r) -> Status {
+        std::erase_if(r, [&](const internal::Recorded& e) { return e.name == vname; });
+        return Status::Ok();
+      });
+      if (!s.ok()) return s.With(what);
+      continue;
+    }
+    fs::FileId id = cur_id;
+    bool same = false;
+    if (linked.ok()) {
+      auto v = vd.Lstat(vname);
+      same = v.ok() && *v && S_ISREG((**v).st_mode) && fs::IdOf(**v) == cur_id;
+    }
+    if (!same) {
+      // No hard link here, or the entry linked was no longer the file opened: the version is a
+      // copy of the opened file (renamed over whatever the link made).
+      auto copied = fs::CopyInto(*cur, vd, vname);
+      if (!copied.ok()) return copied.status().With(what);
+      id = *copied;
+      s = ledger.Update([&](std::vector<internal::Recorded>& r) -> Status {
+        for (internal::Recorded& e : r) {
+          if (e.name == vname) e.id = id;
+        }
+        return Status::Ok();
+      });
+      if (!s.ok()) return s.With(what);
+    }
+    k.number = n;
+    k.created = true;
+    k.id = id;
+    break;
+  }
+  if (Status s = vd.Sync(); !s.ok()) return s.With(what);
+  return k;
+}
+
+// Removes all but the newest `keep` recorded versions (each only if it still is the file this
+// LC made: RemoveFileIf) and forgets records that match no file. Called with the target
+// directory locked.
+Status PruneHostVersions(const Context& ctx, const HostTarget& t, const fs::Dir& dir, int keep) {
+  auto versions = OpenVersionDir(dir, false);
+  if (!versions.ok()) return versions.status();
+  const internal::Ledger ledger = internal::Ledger::ForVersions(ctx, t.url);
+  Status removed = Status::Ok();
+  Status s = ledger.Update([&](std::vector<internal::Recorded>& recs) -> Status {
+    auto kept = KeptVersions(t, recs, versions->has_value() ? &**versions : nullptr);
+    if (!kept.ok()) return kept.status();
+    std::vector<internal::Recorded> stay;
+    for (size_t i = 0; i < kept->size(); ++i) {
+      const KeptVersion& v = (*kept)[i];
+      if (i + keep >= kept->size()) {
+        stay.push_back(v.rec);
+        continue;
+      }
+      Status r = (**versions).RemoveFileIf(v.rec.name, v.rec.id);
+      if (!r.ok() && removed.ok()) removed = r.With("removing old model version");
+    }
+    recs = std::move(stay);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (!removed.ok()) return removed;
+  return versions->has_value() ? (**versions).Sync() : Status::Ok();
+}
+
+// After a failed copy: the version just made is removed only while the target still is that
+// file, i.e. the new model never replaced it. A failure after the rename (the directory's
+// fsync) keeps it: it is then the only copy of the old model.
+void DropUnneededVersion(const Context& ctx, const HostTarget& t, const fs::Dir& dir,
+                         const Kept& k) {
+  if (!k.created) return;
+  auto st = dir.Lstat(t.name);
+  if (!st.ok() || !*st || !(fs::IdOf(**st) == k.id)) return;
+  auto versions = OpenVersionDir(dir, false);
+  if (!versions.ok() || !versions->has_value()) return;
+  const std::string vname = t.VersionName(k.number);
+  if (!(**versions).RemoveFileIf(vname, k.id).ok()) return;
+  (void)internal::Ledger::ForVersions(ctx, t.url)
+      .Update([&](std::vector<internal::Recorded>& recs) -> Status {
+        std::erase_if(recs, [&](const internal::Recorded& r) { return r.name == vname; });
+        return Status::Ok();
+      });
+}
+
+// The two directory fds name the same directory.
+bool SameDir(const fs::Dir& a, const fs::Dir& b) {
+  struct stat x, y;
+  return ::fstat(a.fd(), &x) == 0 && ::fstat(b.fd(), &y) == 0 && fs::IdOf(x) == fs::IdOf(y);
+}
+
+// "keeping at most 5 versions of <url>: <why>" (pruning failed; the deploy stands).
+std::string PruneWarning(const std::string& url, const Status& s) {
+  return "keeping at most " + std::to_string(kKeptModelVersions) + " versions of " + url + ": " +
+         s.message();
+}
+
+void AddWarning(std::string* to, const std::string& w) {
+  if (w.empty()) return;
+  if (!to->empty()) *to += "; ";
+  *to += w;
+}
+
+bool IsMissing(const Status& s) {
+  return s.message().find(std::strerror(ENOENT)) != std::string::npos;
 }
 
 // An S3 deploy target and its version keys.
@@ -238,72 +349,109 @@ std::string ModelVersionUrl(const std::string& dst_url, int64_t n) {
   return dir + kVersionDirName + "/" + dst_url.substr(slash + 1) + "." + std::to_string(n);
 }
 
-Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
-                                 const std::string& dst_url) {
+namespace internal {
+
+Result<DeployResult> DeployModelIn(const Context& ctx, const std::string& src_url,
+                                   const std::string& dst_url, const fs::Dir* target_dir) {
   DeployResult r;
-  bool created = false;
-  const bool dst_s3 = fs::IsS3Url(dst_url);
-  const HostTarget host = HostTargetOf(ctx, dst_url);
-  std::optional<S3Target> remote;
-  std::unique_ptr<DirLock> lock;
-  if (!dst_s3) {
-    auto l = DirLock::Take(fs::Dirname(host.path));
-    if (!l.ok()) return l.status().With("deploying " + dst_url);
-    lock = std::move(*l);
-  }
-  Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c, const fs::Dir*) -> Status {
-    Result<int64_t> kept = int64_t{0};
-    if (c == nullptr) {
-      kept = KeepHostVersion(host, &created);
-    } else {
+  if (fs::IsS3Url(dst_url)) {
+    std::optional<S3Target> remote;
+    bool created = false;
+    Status s = CopyModelWith(ctx, src_url, dst_url, [&](s3::Client* c, const fs::Dir*) -> Status {
+      if (c == nullptr) return Status::Error(dst_url + ": an S3 target without an S3 client");
       remote = S3TargetOf(*s3::ParseS3Url(dst_url));
-      kept = KeepS3Version(*c, *remote, &created);
-    }
-    if (!kept.ok()) return kept.status();
-    r.kept_version = *kept;
-    return Status::Ok();
-  });
-  if (!s.ok()) {
-    // On S3 a failed PUT or COPY may still have landed (a timeout after the server stored it):
-    // the version made is kept, as an extra one at worst.
-    if (created && !dst_s3) DropUnneededVersion(host, r.kept_version);
-    return s;
-  }
-  lock.reset();
-  Status pruned = Status::Ok();
-  if (dst_s3) {
+      auto kept = KeepS3Version(*c, *remote, &created);
+      if (!kept.ok()) return kept.status();
+      r.kept_version = *kept;
+      return Status::Ok();
+    });
+    // A failed PUT or COPY may still have landed (a timeout after the server stored it): the
+    // version made is kept, as an extra one at worst.
+    if (!s.ok()) return s;
     if (remote && r.kept_version > kKeptModelVersions) {  // a version fell out of the window
       s3::Client c(*ctx.credentials, ctx.s3_options);
-      pruned = PruneS3Versions(c, *remote, r.kept_version, kKeptModelVersions);
+      if (Status p = PruneS3Versions(c, *remote, r.kept_version, kKeptModelVersions); !p.ok()) {
+        r.warning = PruneWarning(dst_url, p);
+      }
     }
-  } else {
-    pruned = PruneHostVersions(host, kKeptModelVersions);
+    return r;
   }
-  if (!pruned.ok()) {
-    r.warning = "keeping at most " + std::to_string(kKeptModelVersions) + " versions of " +
-                dst_url + ": " + pruned.message();
+  auto t = HostTargetOf(ctx, dst_url);
+  if (!t.ok()) return t.status().With("deploying " + dst_url);
+  std::optional<fs::Dir> opened;
+  if (target_dir == nullptr) {
+    auto d = fs::Dir::OpenHost(ctx.rootfs, t->dir, true);
+    if (!d.ok()) return d.status().With("deploying " + dst_url);
+    opened = std::move(*d);
+    target_dir = &*opened;
+  }
+  const fs::Dir& dir = *target_dir;
+  auto lock = dir.Lock();
+  if (!lock.ok()) return lock.status().With("deploying " + dst_url);
+  Kept kept;
+  bool keep_tried = false;
+  Status s =
+      CopyModelWith(ctx, src_url, dst_url, [&](s3::Client*, const fs::Dir* written) -> Status {
+        // The directory the copy writes (its own open of the target's directory) must be the one
+        // locked and kept in: else the target's directory changed under the deploy (a link
+        // swapped).
+        if (written != nullptr && !SameDir(*written, dir)) {
+          return Status::Error("deploying " + dst_url + ": " + written->path() +
+                               " is not the directory opened for the deploy (" + dir.path() +
+                               "); it changed meanwhile (a link?)");
+        }
+        keep_tried = true;
+        auto k = KeepHostVersion(ctx, *t, dir);
+        if (!k.ok()) return k.status();
+        kept = std::move(*k);
+        return Status::Ok();
+      });
+  if (!s.ok()) {
+    if (keep_tried) DropUnneededVersion(ctx, *t, dir, kept);
+    return s;
+  }
+  r.kept_version = kept.number;
+  r.warning = kept.warning;
+  if (Status p = PruneHostVersions(ctx, *t, dir, kKeptModelVersions); !p.ok()) {
+    AddWarning(&r.warning, PruneWarning(dst_url, p));
   }
   return r;
+}
+
+}  // namespace internal
+
+Result<DeployResult> DeployModel(const Context& ctx, const std::string& src_url,
+                                 const std::string& dst_url) {
+  return internal::DeployModelIn(ctx, src_url, dst_url, nullptr);
 }
 
 Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx,
                                                     const std::string& dst_url) {
   if (fs::IsS3Url(dst_url)) return NotOnS3(dst_url);
-  const HostTarget t = HostTargetOf(ctx, dst_url);
-  auto nums = HostVersionNumbers(t);
-  if (!nums.ok()) return nums.status();
+  auto t = HostTargetOf(ctx, dst_url);
+  if (!t.ok()) return t.status();
   std::vector<ModelVersion> out;
-  for (int64_t n : *nums) {
+  auto recs = internal::Ledger::ForVersions(ctx, t->url).Read();
+  if (!recs.ok()) return recs.status();
+  if (recs->empty()) return out;  // this LC kept none
+  auto dir = fs::Dir::OpenHost(ctx.rootfs, t->dir, false);
+  if (!dir.ok()) {
+    if (IsMissing(dir.status())) return out;
+    return dir.status();
+  }
+  auto versions = OpenVersionDir(*dir, false);
+  if (!versions.ok()) return versions.status();
+  auto kept = KeptVersions(*t, *recs, versions->has_value() ? &**versions : nullptr);
+  if (!kept.ok()) return kept.status();
+  for (const KeptVersion& k : *kept) {
+    auto st = (**versions).Lstat(k.rec.name);
+    if (!st.ok()) return st.status();
+    if (!*st) continue;  // pruned meanwhile
     ModelVersion v;
-    v.number = n;
-    v.path = t.Version(n);
-    struct stat st;
-    if (::stat(v.path.c_str(), &st) != 0) {
-      if (errno == ENOENT) continue;  // pruned meanwhile
-      return Status::Error(Errno("reading " + v.path));
-    }
-    v.size = st.st_size;
-    v.mtime = st.st_mtime;
+    v.number = k.number;
+    v.path = t->VersionPath(ctx, k.number);
+    v.size = (*st)->st_size;
+    v.mtime = (*st)->st_mtime;
     out.push_back(std::move(v));
   }
   return out;
@@ -312,30 +460,62 @@ Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx,
 Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& dst_url,
                                          int64_t number) {
   if (fs::IsS3Url(dst_url)) return NotOnS3(dst_url);
-  const HostTarget t = HostTargetOf(ctx, dst_url);
-  auto nums = HostVersionNumbers(t);
-  if (!nums.ok()) return nums.status();
-  if (std::find(nums->begin(), nums->end(), number) == nums->end()) {
-    std::string kept;
-    for (int64_t n : *nums) kept += (kept.empty() ? "" : ", ") + std::to_string(n);
+  auto t = HostTargetOf(ctx, dst_url);
+  if (!t.ok()) return t.status();
+  auto recs = internal::Ledger::ForVersions(ctx, t->url).Read();
+  if (!recs.ok()) return recs.status();
+  std::optional<fs::Dir> dir;
+  std::optional<fs::Dir> versions;
+  if (!recs->empty()) {
+    auto d = fs::Dir::OpenHost(ctx.rootfs, t->dir, false);
+    if (!d.ok() && !IsMissing(d.status())) return d.status();
+    if (d.ok()) {
+      dir = std::move(*d);
+      auto v = OpenVersionDir(*dir, false);
+      if (!v.ok()) return v.status();
+      versions = std::move(*v);
+    }
+  }
+  auto not_kept = [&](const std::vector<KeptVersion>& kept) -> Status {
+    std::string list;
+    for (const KeptVersion& k : kept) list += (list.empty() ? "" : ", ") + std::to_string(k.number);
     return Status::Error("version " + std::to_string(number) + " of " + dst_url + " is not kept (" +
-                         (kept.empty() ? "no versions in " + t.dir : "kept: " + kept) + ")");
-  }
-  auto lock = DirLock::Take(fs::Dirname(t.path));
+                         (list.empty() ? "no versions in " + fs::JoinRootfs(ctx.rootfs, t->dir) +
+                                             "/" + kVersionDirName
+                                       : "kept: " + list) +
+                         ")");
+  };
+  if (!dir) return not_kept({});
+  auto lock = dir->Lock();
   if (!lock.ok()) return lock.status();
-  bool created = false;
-  auto kept = KeepHostVersion(t, &created);
+  recs = internal::Ledger::ForVersions(ctx, t->url).Read();  // again, under the lock
+  if (!recs.ok()) return recs.status();
+  auto kept = KeptVersions(*t, *recs, versions ? &*versions : nullptr);
   if (!kept.ok()) return kept.status();
-  if (Status s = fs::AtomicCopyFile(t.Version(number), t.path); !s.ok()) {
-    if (created) DropUnneededVersion(t, *kept);
-    return s;
+  const KeptVersion* chosen = nullptr;
+  for (const KeptVersion& k : *kept) {
+    if (k.number == number) chosen = &k;
   }
-  lock->reset();
+  if (chosen == nullptr) return not_kept(*kept);
+  // Read through the fd of the file this LC kept (the recorded dev/ino), never by name again.
+  auto src = versions->OpenFile(chosen->rec.name);
+  if (!src.ok()) return src.status();
+  if (!(fs::IdOf(src->st) == chosen->rec.id)) {
+    return Status::Error(src->path + " is not the file this LC kept as version " +
+                         std::to_string(number) + " (it changed meanwhile)");
+  }
+  auto k = KeepHostVersion(ctx, *t, *dir);
+  if (!k.ok()) return k.status();
+  auto copied = fs::CopyInto(*src, *dir, t->name);
+  if (!copied.ok()) {
+    DropUnneededVersion(ctx, *t, *dir, *k);
+    return copied.status();
+  }
   DeployResult r;
-  r.kept_version = *kept;
-  if (Status s = PruneHostVersions(t, kKeptModelVersions); !s.ok()) {
-    r.warning = "keeping at most " + std::to_string(kKeptModelVersions) + " versions of " +
-                dst_url + ": " + s.message();
+  r.kept_version = k->number;
+  r.warning = k->warning;
+  if (Status s = PruneHostVersions(ctx, *t, *dir, kKeptModelVersions); !s.ok()) {
+    AddWarning(&r.warning, PruneWarning(dst_url, s));
   }
   return r;
 }

@@ -21,6 +21,9 @@ namespace sedna::storage {
 struct Context {
   std::string rootfs;       // host paths live under it (fs::JoinRootfs)
   std::string staging_dir;  // local scratch for files on their way to or from S3 (the LC's own)
+  // The LC's own record of the host files it created (model versions, hot-update files), which
+  // pruning and job deletes are limited to (ledger.h). Empty: "ledger" beside staging_dir.
+  std::string ledger_dir;
   // The job's root (its spec.outputDir root, a host path or s3:// URL): every sample file written
   // and every model source read on the job's behalf lies beneath it. A host root is opened once
   // (fs::Dir::OpenHost) and everything beneath it is opened with no link followed. Empty: no

@@ -1,6 +1,7 @@
 // Sample files and model copies on the disk and on a real S3 server (moto_server with signature
 // checking on, from tests/support).
 #include "adapters/storage/storage.h"
+#include "adapters/storage/ledger.h"
 #include "adapters/storage/model_versions.h"
 
 #include <fcntl.h>
@@ -547,14 +548,22 @@ TEST_F(StorageTest, FailureAfterTheRenameKeepsTheOldModelsVersion) {
   EXPECT_EQ(ReadFile(dir + "/.sedna-versions/model.pb.1"), "model-0");
 }
 
-// A crash after the old model was linked as a version, before the rename: the re-run deploy finds
-// the target already kept (same inode) and keeps it once.
+// A crash after the old model was recorded and linked as a version, before the rename: the re-run
+// deploy finds the target already kept (same inode) and keeps it once.
 TEST_F(StorageTest, ReRunAfterACrashBeforeTheRenameKeepsTheOldModelOnce) {
   const std::string dir = ctx_.rootfs + "/models/deploy";
   WriteFile(dir + "/model.pb", "model-0");
   WriteFile(ctx_.rootfs + "/out/1/model.pb", "model-1");
   stdfs::create_directories(dir + "/.sedna-versions");
   stdfs::create_hard_link(dir + "/model.pb", dir + "/.sedna-versions/model.pb.1");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/model.pb").c_str(), &st), 0);
+  ASSERT_TRUE(internal::Ledger::ForVersions(ctx_, "/models/deploy/model.pb")
+                  .Update([&](std::vector<internal::Recorded>& r) -> Status {
+                    r.push_back({"model.pb.1", fs::IdOf(st)});
+                    return Status::Ok();
+                  })
+                  .ok());
   auto r = DeployModel(ctx_, "/out/1/model.pb", "/models/deploy/model.pb");
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r->kept_version, 1);

@@ -4,7 +4,10 @@
 
 #include <charconv>
 #include <ctime>
+#include <optional>
+#include <vector>
 
+#include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
@@ -83,6 +86,8 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
                        std::ostream& err) {
   storage::Context ctx;
   ctx.rootfs = cfg.rootfs;
+  // The daemon's spool: its ledger records the versions it kept (only those are versions).
+  ctx.staging_dir = cfg.spool_dir + "/staging";
   if (fs::IsS3Url(args.target)) {
     // Listing or restoring needs no credentials on the host; on S3 it would.
     auto l = storage::ListModelVersions(ctx, args.target);
@@ -130,32 +135,47 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
         << " (undo: " << RollbackCommand(args.target, r->kept_version) << ")\n";
   }
   if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
-  // A hot-update model (§4.1): the running inference worker reloads only when model_config.json
-  // changes, so the config beside it is rewritten with a fresh model_update_time.
+  // A hot-update model (§4.1), <hot-update dir>/<ns>/incrementallearningjob/<name>/<file>: the
+  // running inference worker reloads only when model_config.json changes, so the config beside
+  // it is rewritten with a fresh model_update_time, beneath the job's directory (no link followed).
   const std::string hot = fs::CleanPath(cfg.hot_update_dir);
   const std::string target = fs::CleanPath(args.target);
-  const std::string config = fs::Dirname(target) + "/model_config.json";
-  struct stat cst;
-  if (target.rfind(hot + "/", 0) == 0 &&
-      ::stat(fs::JoinRootfs(cfg.rootfs, config).c_str(), &cst) == 0) {
+  const auto rel = fs::RelativeBeneath(hot, target);
+  std::vector<std::string> parts;
+  for (size_t pos = 0; rel && pos <= rel->size();) {
+    const size_t slash = rel->find('/', pos);
+    parts.push_back(rel->substr(pos, slash == std::string::npos ? std::string::npos : slash - pos));
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  if (parts.size() == 4 && parts[1] == core::kKindIlJob) {
     storage::Context hctx = ctx;
     hctx.hot_update_dir = hot;
-    // No copies (S3 staging is unused); the writer still wants a scratch directory.
-    hctx.staging_dir = cfg.spool_dir.empty() ? fs::JoinRootfs(cfg.rootfs, fs::Dirname(config))
-                                             : cfg.spool_dir + "/staging";
-    core::il::WriteHotUpdate w;
-    w.config_path = config;
-    w.model_path =
-        std::string(core::kHotUpdateContainerPrefix) + "/" + target.substr(target.rfind('/') + 1);
-    auto h = storage::WriteHotUpdate(hctx, w);
-    if (!h.ok()) {
-      err << "sedna-lc: rollback-model: the model is restored but the inference worker was not "
-             "told: "
-          << h.message() << "\n";
-      return 1;
+    auto job_dir = storage::HotUpdateJobDir(hctx, parts[0], parts[2]);
+    std::optional<fs::Dir> dir;
+    if (job_dir.ok() && *job_dir == fs::Dirname(target)) {
+      auto d = fs::Dir::OpenHost(cfg.rootfs, *job_dir, false);
+      if (d.ok()) dir = std::move(*d);
     }
-    out << "rewrote " << config << " (model_update_time " << h->update_time
-        << "): the inference worker reloads the model\n";
+    auto config_st = dir ? dir->Lstat("model_config.json")
+                         : Result<std::optional<struct stat>>(std::optional<struct stat>());
+    if (config_st.ok() && *config_st && S_ISREG((*config_st)->st_mode)) {
+      const std::string config = *job_dir + "/model_config.json";
+      core::il::WriteHotUpdate w;
+      w.job_namespace = parts[0];
+      w.job_name = parts[2];
+      w.config_path = config;
+      w.model_path = std::string(core::kHotUpdateContainerPrefix) + "/" + parts[3];
+      auto h = storage::WriteHotUpdate(hctx, w);
+      if (!h.ok()) {
+        err << "sedna-lc: rollback-model: the model is restored but the inference worker was not "
+               "told: "
+            << h.message() << "\n";
+        return 1;
+      }
+      out << "rewrote " << config << " (model_update_time " << h->update_time
+          << "): the inference worker reloads the model\n";
+    }
   }
   return 0;
 }

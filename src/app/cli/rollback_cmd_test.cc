@@ -77,6 +77,7 @@ class RollbackCommandTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
     dir_ = tmpl;
     cfg_.rootfs = dir_ + "/rootfs";
+    cfg_.spool_dir = dir_;  // the ledger of kept versions: <spool>/ledger, as ctx's below
     storage::Context ctx;
     ctx.rootfs = cfg_.rootfs;
     ctx.staging_dir = dir_ + "/staging";
@@ -173,6 +174,8 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   ctx.staging_dir = dir_ + "/staging";
   for (int i = 1; i <= 2; ++i) {
     core::il::WriteHotUpdate w;
+    w.job_namespace = "default";
+    w.job_name = "j";
     w.config_path = dir + "/model_config.json";
     w.model_path = "/model-hot-update/m.pb";
     w.copies = {{"/out/" + std::to_string(i) + "/m.pb", dir + "/m.pb"}};

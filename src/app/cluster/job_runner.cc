@@ -287,16 +287,19 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
     ::unlink(SpoolPath(e, "train").c_str());
     ::unlink(SpoolPath(e, "eval").c_str());
-    // v0.7.0 removes the job's model hot-update directory on every delete (§4.1); the writer's
-    // path check keeps that to the job's own directory below --hot-update-dir.
-    const auto& ann = e.meta().annotations;
-    if (auto cfg = ann.find(core::kHotUpdateConfigAnnotation); e.is_il() && cfg != ann.end()) {
+    // v0.7.0 removes the job's model hot-update directory on every delete (§4.1); here only what
+    // this LC wrote in the job's own directory (derived from its namespace and name, recorded
+    // in the LC's ledger) is removed, whatever the annotation says.
+    if (e.is_il()) {
       storage::Context sc;
       sc.rootfs = ctx_.cfg.rootfs;
+      sc.staging_dir = ctx_.cfg.spool_dir + "/staging";
       sc.hot_update_dir = ctx_.cfg.hot_update_dir;
-      boost::asio::post(ctx_.pool, [sc, path = cfg->second, key] {
-        if (Status s = storage::RemoveHotUpdateDir(sc, path); !s.ok()) {
-          spdlog::warn("{}: removing the hot-update directory: {}", key, s.message());
+      boost::asio::post(ctx_.pool, [sc, ns = e.meta().ns, name = e.meta().name, key] {
+        if (Status s = storage::RemoveHotUpdateDir(sc, ns, name); !s.ok()) {
+          spdlog::warn("{}: removing the hot-update files: {}", key, s.message());
+        } else {
+          spdlog::info("{}: removed the hot-update files this LC wrote (if any)", key);
         }
       });
     }

@@ -146,6 +146,7 @@ void StatusEndpoint::RefreshFiles(const std::vector<WorkerView>& workers) {
   files_reading_ = true;
   storage::Context sc;
   sc.rootfs = ctx_.cfg.rootfs;
+  sc.staging_dir = ctx_.cfg.spool_dir + "/staging";  // the versions ledger beside it
   boost::asio::post(ctx_.pool, [this, alive = std::weak_ptr<bool>(alive_), logs, targets, sc] {
     auto files = std::make_shared<DashboardFiles>();
     for (const std::string& p : logs) files->log_tails[p] = ReadLogTail(p, kLogTailBytes);
