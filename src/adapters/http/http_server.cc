@@ -373,11 +373,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const boost::optional<std::uint64_t> length = parser_->content_length();
     body_asked_ = length ? static_cast<size_t>(*length) : core_->options.body_limit;
     body_known_ = static_cast<bool>(length);
-    if (core_->admission.AskBody(id_, body_asked_)) {
-      ReserveBody();
-    } else {
-      body_waiting_ = true;
-    }
+    const bool granted = core_->admission.AskBody(id_, body_asked_);
+    body_waiting_ = !granted;
+    if (granted) ReserveBody();
+    core_->ResumeGranted();  // asking may have granted others (it releases this one's charge)
   }
 
   void ReserveBody() {
