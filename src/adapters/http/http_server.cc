@@ -247,6 +247,8 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   net::steady_timer room_timer;
   Admission admission;
   std::unordered_map<Admission::Id, Connection*> connections;
+  // A connection accepted when there was no room after all; admitted by Accept() once there is.
+  std::optional<tcp::socket> parked;
   Clock::time_point room_timer_at = kNever;  // when the pending room timer fires, or kNever
   bool accepting = false;
   bool admitting = false;  // inside Admit(): Accept() waits for its end
@@ -317,6 +319,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Guard([&] {
       if (closed_ || !body_waiting_) return;
       body_waiting_ = false;
+      if (Clock::now() >= body_deadline_) {  // its timer has yet to run: no reading meanwhile
+        body_deadline_ = kNever;
+        return Reject(408, "408: Request Timeout");
+      }
       ReserveBody();
       ParseBuffered();
     });
@@ -734,6 +740,18 @@ void HttpServer::Core::Accept() noexcept {
   const Clock::time_point at = admission.RoomAt();
   if (at == kNever) return;  // resumes when a connection closes or becomes evictable
   if (at != Clock::time_point::min() && Clock::now() < at) return ArmRoomTimer(at);
+  if (parked) {  // there is room for it now
+    tcp::socket socket = std::move(*parked);
+    parked.reset();
+    admitting = true;
+    try {
+      Admit(std::move(socket));
+    } catch (...) {
+      // Out of memory while setting up the connection: it is dropped.
+    }
+    admitting = false;
+    if (parked) return;
+  }
   try {
     StartAccept();
   } catch (...) {
@@ -823,7 +841,13 @@ void HttpServer::Core::Admit(tcp::socket socket) {
   const tcp::endpoint peer = socket.remote_endpoint(ec);
   if (ec) return;  // already gone
   const Admission::Room room = admission.MakeRoom(Clock::now());
-  if (!room.admit) return Drop(DropReason::kNoRoom, peer);
+  if (!room.admit) {
+    // Accepted while the pending accept could not know: it waits, unread, for room, and no
+    // other connection is accepted meanwhile.
+    if (parked) return Drop(DropReason::kNoRoom, peer);
+    parked.emplace(std::move(socket));
+    return;
+  }
   if (room.evict != 0) {
     Connection* victim = connections.at(room.evict);
     Drop(DropReason::kEvicted, victim->peer());
@@ -838,6 +862,7 @@ void HttpServer::Core::Stop() noexcept {
   stopped = true;
   error_code ignored;
   acceptor.close(ignored);
+  parked.reset();
   try {
     backoff.cancel();
     room_timer.cancel();

@@ -49,7 +49,7 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // Why the server closed a connection on its own before any request on it was answered.
 enum class DropReason {
   kEvicted,  // closed to make room for a new connection (see "Behaviour on the wire")
-  kNoRoom,   // accepted at max_connections when nothing could be evicted: closed
+  kNoRoom,   // accepted at max_connections with nothing evictable while another such waits
 };
 inline constexpr int kDropReasons = 2;
 std::string_view DropReasonName(DropReason reason);  // "evicted", "no room"
@@ -122,8 +122,9 @@ struct HttpServerOptions {
 //         wait too; a body waiting for the budget too), provided for at least eviction_grace.
 //    A connection whose request is in the handler or whose reply is being written is never
 //    evicted. While nothing is evictable, accepting pauses (new connections wait in the listen
-//    backlog) until a connection closes or becomes evictable. If nothing is evictable when the
-//    new connection arrives, it is closed (on_dropped kNoRoom);
+//    backlog) until a connection closes or becomes evictable. A connection already accepted when
+//    nothing is evictable (the accept was pending) waits, unread, until there is room; so does
+//    the accept loop meanwhile (on_dropped kNoRoom would close a second such one);
 //  * a closing connection is half-closed and drained for up to 500 ms, so the client reads the
 //    final reply instead of a reset.
 //

@@ -93,6 +93,12 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // A small receive buffer (and no autotuning), so that a large reply cannot be buffered whole.
+  void SmallReceiveBuffer() {
+    int size = 64 * 1024;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  }
+
   int connect_errno() const { return connect_errno_; }
   bool connected() const { return connect_errno_ == 0; }
 
@@ -894,13 +900,14 @@ TEST_F(HttpServerTest, AReplyBeingWrittenIsNeverEvicted) {
   HttpServerOptions options;
   options.max_connections = 1;
   reports.Watch(options);
-  const std::string big(16 << 20, 'x');  // more than the loopback socket buffers hold
+  const std::string big(16 << 20, 'x');  // more than the socket buffers hold (4 MiB + 128 KiB)
   StartServer(options, [&](const HttpRequest& req) {
     HttpResponse r;
     r.body = req.target == "/big" ? big : "small";
     return r;
   });
   Client reader(port_);
+  reader.SmallReceiveBuffer();
   ASSERT_TRUE(reader.Send("GET /big HTTP/1.1\r\n\r\n"));
   ASSERT_TRUE(reader.WaitReadable(5s));  // the reply has begun and fills the socket buffers
   Client next(port_);
