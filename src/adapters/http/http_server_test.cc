@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <functional>
@@ -53,14 +54,17 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// A blocking raw-socket HTTP client; every receive gives up after 10 s so a broken server fails
-// the test instead of hanging it. `source` (e.g. "127.0.0.2") binds the client's address.
+// A blocking raw-socket HTTP client; every connect, send and receive gives up after `timeout`
+// (10 s) so a broken server fails the test instead of hanging it. `source` (e.g. "127.0.0.2")
+// binds the client's address.
 class Client {
  public:
-  explicit Client(uint16_t port, const char* source = nullptr) {
+  explicit Client(uint16_t port, const char* source = nullptr,
+                  std::chrono::seconds timeout = std::chrono::seconds(10)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{10, 0};
+    timeval tv{static_cast<time_t>(timeout.count()), 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (source != nullptr && !BindSource(source)) return;
@@ -1042,7 +1046,7 @@ TEST_F(HttpServerTest, TrailersAreBoundedAndNeverMergedIntoTheHeader) {
 int ReportWithRetries(uint16_t port, const std::string& request, int tries,
                       std::chrono::milliseconds per_try, const char* source = nullptr) {
   for (int t = 1; t <= tries; ++t) {
-    Client c(port, source);
+    Client c(port, source, std::chrono::seconds(2));  // connect within 2 s too
     if (c.connected() && c.Send(request) && c.WaitReadable(per_try)) {
       auto r = c.Read();
       if (r && r->status == 200) return t;
@@ -1118,6 +1122,11 @@ class Flood {
     if (thread_.joinable()) thread_.join();
   }
   int opened() const { return opened_; }
+  // Waits (up to `limit`) until the flood has opened `n` connections in all; true if it has.
+  bool AwaitOpened(int n, std::chrono::milliseconds limit) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return opened_ >= n; });
+  }
 
  private:
   void Run(uint16_t port, int per_second) {
@@ -1150,9 +1159,14 @@ class Flood {
         continue;
       }
       ::send(fd, kSlowStart.data(), kSlowStart.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      ++opened_;
+      {
+        std::lock_guard lock(mu_);
+        ++opened_;
+      }
+      cv_.notify_all();
       held.push_back(fd);
-      if (held.size() > 2000) {  // long closed by the server
+      // Held until the server closes them (the attacker's aim), up to 7500 (3.75 s' worth).
+      if (held.size() > 7500) {
         ::close(held.front());
         held.pop_front();
       }
@@ -1162,6 +1176,8 @@ class Flood {
 
   std::atomic<bool> stop_{false};
   std::atomic<int> opened_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
   std::thread thread_;
 };
 
@@ -1171,7 +1187,7 @@ class Flood {
 // eviction grace let the full server accept only 256 connections a second, so real clients
 // queued in the listen backlog behind thousands of the flood's.
 TEST_F(HttpServerTest, AFloodFromRotatingAddressesDoesNotLockReportsOut) {
-  RaiseFdLimit(8192);
+  RaiseFdLimit(10000);
   std::atomic<int> evicted{0};
   HttpServerOptions options;
   options.on_dropped = [&](DropReason reason, const std::string&) {
@@ -1181,8 +1197,7 @@ TEST_F(HttpServerTest, AFloodFromRotatingAddressesDoesNotLockReportsOut) {
   Flood flood(port_, 2000);
   // Await a full server (bounded). The flood holds every slot from here on.
   for (int i = 0; i < 1000 && Stats().connections < options.max_connections - 1; ++i) {
-    Client probe(port_);  // an idle connection of its own, waited on for 10 ms
-    probe.WaitReadable(10ms);
+    flood.AwaitOpened(flood.opened() + 10, 100ms);  // each connection of the flood may fill it
   }
   ASSERT_GE(Stats().connections, options.max_connections - 1);
   const int evicted_before = evicted.load();
@@ -1192,11 +1207,7 @@ TEST_F(HttpServerTest, AFloodFromRotatingAddressesDoesNotLockReportsOut) {
   std::chrono::milliseconds slowest{0};
   for (int i = 0; i < 6; ++i) {
     // Each request after another 1000 of the flood's connections (half a second), bounded.
-    const int target = flood.opened() + 1000;
-    for (int w = 0; w < 1000 && flood.opened() < target; ++w) {
-      Client probe(port_);
-      probe.WaitReadable(5ms);
-    }
+    flood.AwaitOpened(flood.opened() + 1000, 5s);
     const auto sent = std::chrono::steady_clock::now();
     tries[i] = ReportWithRetries(port_, i % 2 == 0 ? report : get, 3, 2s);
     slowest = std::max(slowest, std::chrono::duration_cast<std::chrono::milliseconds>(
