@@ -12,8 +12,7 @@
 // 100 Continue or the handler's 200 until at most one final rejection (400, 413, 431 or 501,
 // each reported to on_rejected) after which nothing follows; one 200 per handler call; the
 // handler only sees requests within the limits (lower-case field names, body within body_limit,
-// no transfer-coding but chunked); no connection of an earlier input is still open (none dropped
-// by the per-peer cap).
+// no transfer-coding but chunked); no connection of an earlier input is still open.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

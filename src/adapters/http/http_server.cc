@@ -1,5 +1,7 @@
 #include "adapters/http/http_server.h"
 
+#include "adapters/http/admission.h"
+
 // Boost 1.74 Asio needs <utility> (std::exchange) before its headers with g++ 12.
 #include <utility>
 
@@ -11,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -44,6 +47,11 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Header map nodes a connection keeps between requests, and the largest name or value kept.
 constexpr size_t kSpareHeaders = 32;
 constexpr size_t kSpareHeaderBytes = 256;
+// A body, read buffer or reply whose capacity grew past this is freed once its request is done,
+// so that an idle connection holds little memory.
+constexpr size_t kKeepBytes = 32 * 1024;
+// Bodies up to this size are never charged to the body budget (Admission::Limits::small_body).
+constexpr size_t kSmallBody = 16 * 1024;
 
 char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -153,9 +161,8 @@ class RequestParser final : public bhttp::basic_parser<true> {
     }
   }
   void on_header_impl(error_code&) override { header_done_ = true; }
-  void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
-    if (length) req_.body.reserve(static_cast<size_t>(*length));  // already within body_limit
-  }
+  // No reserve here: the connection reserves a body's length once the body budget grants it.
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
   size_t on_body_impl(std::string_view body, error_code&) override {
     req_.body.append(body);
     return body.size();
@@ -181,6 +188,16 @@ class RequestParser final : public bhttp::basic_parser<true> {
 
 class Connection;
 
+Admission::Limits AdmissionLimits(const HttpServerOptions& o) {
+  Admission::Limits l;
+  l.max_connections = o.max_connections;
+  l.eviction_grace = o.eviction_grace;
+  // A body up to body_limit must always be able to get a grant.
+  l.body_buffer_limit = std::max(o.body_buffer_limit, o.body_limit);
+  l.small_body = std::min(kSmallBody, l.body_buffer_limit);
+  return l;
+}
+
 }  // namespace
 
 struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
@@ -189,43 +206,38 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
         handler(std::move(h)),
         acceptor(io),
         backoff(io),
-        room_timer(io) {}
+        room_timer(io),
+        admission(AdmissionLimits(options)) {}
 
   // (Re)starts the accept loop unless stopped, busy, or at max_connections with no connection
   // evictable now (then a room timer is armed for when one will be, if any).
   void Accept() noexcept;
   void StartAccept();
   void OnAccept(const error_code& ec, tcp::socket socket);
-  // Applies the per-peer cap and the eviction policy, then starts a Connection on `socket`.
+  // Applies the eviction policy, then starts a Connection on `socket`.
   void Admit(tcp::socket socket);
-  bool AtCapacity() const {
-    return options.max_connections != 0 && connections.size() >= options.max_connections;
-  }
-  const std::list<Connection*>& EvictionTier() const;
-  // The connection to evict for a new one at `now` (see "Behaviour on the wire"), or null.
-  Connection* EvictionCandidate(Clock::time_point now) const;
-  // When EvictionCandidate() will first return a connection, or kNever.
-  Clock::time_point EvictableAt() const;
   void ArmRoomTimer(Clock::time_point at) noexcept;
   void Drop(DropReason reason, const tcp::endpoint& peer) noexcept;
 
-  // Registration of an open connection, for Stop() and the per-peer cap.
-  std::list<Connection*>::iterator Register(Connection* c, const net::ip::address& peer) {
-    auto it = connections.insert(connections.end(), c);
+  // Registration of an open connection, for Stop(), eviction and the body budget.
+  Admission::Id Register(Connection* c) {
+    const Admission::Id id = admission.Open(Clock::now());
     try {
-      ++peers[peer];
+      connections.emplace(id, c);
     } catch (...) {
-      connections.erase(it);
+      admission.Close(id);
       throw;
     }
-    return it;
+    return id;
   }
-  void Unregister(std::list<Connection*>::iterator it, const net::ip::address& peer) noexcept {
-    connections.erase(it);
-    auto p = peers.find(peer);
-    if (p != peers.end() && --p->second == 0) peers.erase(p);
+  void Unregister(Admission::Id id) noexcept {
+    connections.erase(id);
+    admission.Close(id);
+    ResumeGranted();
     Accept();  // resumes a paused accept loop
   }
+  // Lets the connections whose queued body was granted read on.
+  void ResumeGranted() noexcept;
   void Stop() noexcept;
 
   const HttpServerOptions options;
@@ -233,45 +245,37 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   tcp::acceptor acceptor;
   net::steady_timer backoff;
   net::steady_timer room_timer;
-  std::list<Connection*> connections;
-  // Connections in the header phase and in the body phase, each in the order they entered it
-  // (oldest first); see Connection::EnterPhase().
-  std::list<Connection*> header_phase;
-  std::list<Connection*> body_phase;
-  std::map<net::ip::address, size_t> peers;  // open connections per peer address
+  Admission admission;
+  std::unordered_map<Admission::Id, Connection*> connections;
+  // A connection accepted when there was no room after all; admitted by Accept() once there is.
+  std::optional<tcp::socket> parked;
   Clock::time_point room_timer_at = kNever;  // when the pending room timer fires, or kNever
   bool accepting = false;
   bool admitting = false;  // inside Admit(): Accept() waits for its end
+  bool resuming = false;   // inside ResumeGranted()
   bool stopped = false;
 };
 
 namespace {
 
 // One client connection. Owned by its pending completion handlers; registered with the Core
-// while open so that Stop() can close it and the Core can count its peer and evict it.
+// while open so that Stop() can close it, and with the Core's Admission, which may evict it and
+// grants its body reads (admission.h).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // What the connection waits for, for the eviction policy: its header (from accept or the end
-  // of the previous reply until the header is complete), its body, or nothing evictable (the
-  // request is in the handler, a reply is being written, or the connection is closing).
-  enum class Phase { kNone, kHeader, kBody };
-
   Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socket, tcp::endpoint peer)
       : core_(std::move(core)),
         socket_(std::move(socket)),
         timer_(socket_.get_executor()),
         idle_(core_->options.idle_timeout),
-        peer_(std::move(peer)) {
-    own_phase_node_.push_back(this);
-    phase_pos_ = own_phase_node_.begin();
-  }
+        peer_(std::move(peer)) {}
 
   ~Connection() {
     if (!closed_) Leave();
   }
 
   void Start() {
-    registration_ = core_->Register(this, peer_.address());
+    id_ = core_->Register(this);
     registered_ = true;
     error_code ec;
     socket_.non_blocking(true, ec);  // for the first, synchronous send of each reply
@@ -285,6 +289,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       header_deadline_ = last_activity_ + core_->options.header_timeout;
     }
     ArmTimer();
+    // A client that sent its request at once (a worker's report) has it complete now, before
+    // this connection could become anyone's eviction victim.
+    if (non_blocking_) {
+      const size_t n = socket_.read_some(buffer_.prepare(kReadChunk), ec);
+      if (ec != net::error::would_block && ec != net::error::try_again) {
+        reading_ = true;
+        return OnRead(ec, n);
+      }
+    }
     ParseBuffered();
   }
 
@@ -301,8 +314,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Leave();
   }
 
-  Phase phase() const { return phase_; }
-  Clock::time_point phase_since() const { return phase_since_; }
+  // The body budget granted this connection's queued body (Core::ResumeGranted()): it reads on.
+  void OnBodyGranted() noexcept {
+    Guard([&] {
+      if (closed_ || !body_waiting_) return;
+      body_waiting_ = false;
+      if (Clock::now() >= body_deadline_) {  // its timer has yet to run: no reading meanwhile
+        body_deadline_ = kNever;
+        return Reject(408, "408: Request Timeout");
+      }
+      ReserveBody();
+      ParseBuffered();
+    });
+  }
+
   const tcp::endpoint& peer() const { return peer_; }
 
  private:
@@ -316,37 +341,52 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
-  std::list<Connection*>& PhaseList(Phase p) {
-    switch (p) {
-      case Phase::kHeader:
-        return core_->header_phase;
-      case Phase::kBody:
-        return core_->body_phase;
-      case Phase::kNone:
-        break;
-    }
-    return own_phase_node_;
+  // Admission states (admission.h). Wait and Drain make the connection evictable, so the Core
+  // re-checks for room.
+  void AdmitWaiting() noexcept {
+    core_->admission.Wait(id_, Clock::now());
+    core_->ResumeGranted();
+    core_->Accept();
   }
-
-  // Moves this connection to the back of `p`'s list (no allocation: the list node is this
-  // connection's own), and lets the Core re-check for room when it became evictable.
-  void EnterPhase(Phase p) noexcept {
-    if (p == Phase::kNone && phase_ == Phase::kNone) return;
-    std::list<Connection*>& to = PhaseList(p);
-    to.splice(to.end(), PhaseList(phase_), phase_pos_);
-    phase_ = p;
-    phase_since_ = Clock::now();
-    if (p != Phase::kNone) core_->Accept();
+  void AdmitBusy() noexcept {
+    body_waiting_ = false;
+    core_->admission.Busy(id_);
+    core_->ResumeGranted();
+  }
+  void AdmitDraining() noexcept {
+    body_waiting_ = false;
+    core_->admission.Drain(id_, Clock::now());
+    core_->ResumeGranted();
+    core_->Accept();
   }
 
   void Leave() noexcept {
-    std::list<Connection*>& from = PhaseList(phase_);
-    own_phase_node_.splice(own_phase_node_.end(), from, phase_pos_);
-    phase_ = Phase::kNone;
     if (registered_) {
       registered_ = false;
-      core_->Unregister(registration_, peer_.address());
+      core_->Unregister(id_);
     }
+  }
+
+  // The header is complete and the body is not: starts the body deadline and asks the body
+  // budget for the body's length (chunked: body_limit). Without a grant, reading pauses until
+  // Core::ResumeGranted() calls OnBodyGranted(); the deadline runs meanwhile.
+  void StartBody() {
+    body_started_ = true;
+    if (core_->options.body_timeout.count() > 0) {
+      body_deadline_ = Clock::now() + core_->options.body_timeout;
+      if (body_deadline_ < timer_expiry_) ArmTimer();
+    }
+    const boost::optional<std::uint64_t> length = parser_->content_length();
+    body_asked_ = length ? static_cast<size_t>(*length) : core_->options.body_limit;
+    body_known_ = static_cast<bool>(length);
+    const bool granted = core_->admission.AskBody(id_, body_asked_);
+    body_waiting_ = !granted;
+    if (granted) ReserveBody();
+    core_->ResumeGranted();  // asking may have granted others (it releases this one's charge)
+  }
+
+  void ReserveBody() {
+    if (body_known_) request_.body.reserve(body_asked_);  // within body_limit
   }
 
   void NextRequest() {
@@ -363,6 +403,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     request_.headers.clear();
     request_.body.clear();
+    if (request_.body.capacity() > kKeepBytes) std::string().swap(request_.body);
+    if (buffer_.size() == 0 && buffer_.capacity() > kKeepBytes) buffer_.shrink_to_fit();
     parser_.emplace(request_, spare_headers_);
     parser_->eager(true);
     parser_->header_limit(kHeaderLimit);
@@ -370,7 +412,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     continue_sent_ = false;
     header_started_ = false;  // the deadline starts with the request's first byte
     header_deadline_ = kNever;
-    EnterPhase(Phase::kHeader);
+    body_started_ = false;
+    body_waiting_ = false;
+    body_deadline_ = kNever;
+    AdmitWaiting();
   }
 
   // Starts the header deadline of a later request (its first byte has arrived).
@@ -389,9 +434,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         size_t used = parser_->put(buffer_.data(), ec);
         buffer_.consume(used);
         if (ec && ec != bhttp::error::need_more) return ParseError(ec);
-        if (phase_ == Phase::kHeader && parser_->is_header_done()) {
+        if (!body_started_ && parser_->is_header_done()) {
           header_deadline_ = kNever;
-          EnterPhase(parser_->is_done() ? Phase::kNone : Phase::kBody);
+          if (!parser_->is_done()) StartBody();
         }
         // After the header, only a chunk-size line or the trailer section stays unconsumed.
         if (ec && parser_->is_header_done() && buffer_.size() > kChunkLineLimit) {
@@ -405,6 +450,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         if (!ec && used > 0 && buffer_.size() > 0) continue;
       }
+      if (body_waiting_) return;  // OnBodyGranted() reads on
       if (parser_->is_header_done() && parser_->expects_continue() && !continue_sent_ &&
           parser_->version() >= 11) {
         continue_sent_ = true;
@@ -455,7 +501,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Answers a request the handler never sees with `status` (text/plain `body`), then closes.
   void Reject(int status, std::string body) {
-    EnterPhase(Phase::kNone);
+    header_deadline_ = kNever;
+    body_deadline_ = kNever;
+    AdmitBusy();
     if (core_->options.on_rejected) {
       core_->options.on_rejected(status, request_.target);  // "" until the request line is read
     }
@@ -469,7 +517,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Close();
       return false;
     }
-    EnterPhase(Phase::kNone);
+    body_deadline_ = kNever;
+    AdmitBusy();
     bool keep_alive = parser_->keep_alive();
     HttpResponse response = [&] {
       try {
@@ -566,6 +615,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Close();
       return false;
     }
+    if (response_.body.capacity() > kKeepBytes) std::string().swap(response_.body);
     if (close_after_write_) {
       Drain();
       return false;
@@ -589,7 +639,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Half-closes and discards input until the client closes or kDrainTime passes, so that unread
   // request bytes do not turn the close into a reset that would destroy the final reply.
   void Drain() {
-    EnterPhase(Phase::kNone);
+    AdmitDraining();
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     draining_ = true;
@@ -602,10 +652,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Read();
   }
 
-  // The earliest of the idle, header and drain deadlines that apply, or kNever.
+  // The earliest of the idle, header, body and drain deadlines that apply, or kNever.
   Clock::time_point Deadline() const {
     if (draining_) return drain_deadline_;
-    Clock::time_point d = header_deadline_;
+    Clock::time_point d = std::min(header_deadline_, body_deadline_);
     if (idle_.count() > 0) d = std::min(d, last_activity_ + idle_);
     return d;
   }
@@ -633,6 +683,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
           self->header_deadline_ = kNever;
           return self->Reject(408, "408: Request Timeout");
         }
+        if (!self->draining_ && now >= self->body_deadline_) {
+          self->body_deadline_ = kNever;
+          return self->Reject(408, "408: Request Timeout");
+        }
         self->Close();
       });
     });
@@ -643,13 +697,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   net::steady_timer timer_;
   const std::chrono::seconds idle_;
   const tcp::endpoint peer_;
-  std::list<Connection*>::iterator registration_;
-  // This connection's node in one of Core::header_phase, Core::body_phase or own_phase_node_
-  // (Phase::kNone).
-  std::list<Connection*> own_phase_node_;
-  std::list<Connection*>::iterator phase_pos_;
-  Phase phase_ = Phase::kNone;
-  Clock::time_point phase_since_;
+  Admission::Id id_ = 0;
   boost::beast::flat_buffer buffer_;
   HttpRequest request_;
   std::vector<HeaderMap::node_type> spare_headers_;
@@ -659,12 +707,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point last_activity_;
   Clock::time_point drain_deadline_;
   Clock::time_point header_deadline_ = kNever;
+  Clock::time_point body_deadline_ = kNever;
+  size_t body_asked_ = 0;  // the body's length (chunked: body_limit), as asked of the budget
   Clock::time_point timer_expiry_ = kNever;  // of the pending timer wait, kNever if none
   bool registered_ = false;
   bool closed_ = false;
   bool non_blocking_ = false;  // the socket is in non-blocking mode (see Reply())
   bool reading_ = false;       // an async_read_some is pending
   bool header_started_ = false;
+  bool body_started_ = false;  // the header is complete: the body (if any) is being read
+  bool body_known_ = false;    // body_asked_ is the Content-Length
+  bool body_waiting_ = false;  // for the body budget's grant: nothing is read meanwhile
   bool draining_ = false;
   bool continue_sent_ = false;
   bool close_after_write_ = false;
@@ -674,8 +727,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 std::string_view DropReasonName(DropReason reason) {
   switch (reason) {
-    case DropReason::kPeerLimit:
-      return "per-peer limit";
     case DropReason::kEvicted:
       return "evicted";
     case DropReason::kNoRoom:
@@ -686,10 +737,20 @@ std::string_view DropReasonName(DropReason reason) {
 
 void HttpServer::Core::Accept() noexcept {
   if (stopped || accepting || admitting) return;
-  if (AtCapacity()) {
-    const Clock::time_point at = EvictableAt();
-    if (at == kNever) return;  // resumes when a connection closes or enters a phase
-    if (Clock::now() < at) return ArmRoomTimer(at);
+  const Clock::time_point at = admission.RoomAt();
+  if (at == kNever) return;  // resumes when a connection closes or becomes evictable
+  if (at != Clock::time_point::min() && Clock::now() < at) return ArmRoomTimer(at);
+  if (parked) {  // there is room for it now
+    tcp::socket socket = std::move(*parked);
+    parked.reset();
+    admitting = true;
+    try {
+      Admit(std::move(socket));
+    } catch (...) {
+      // Out of memory while setting up the connection: it is dropped.
+    }
+    admitting = false;
+    if (parked) return;
   }
   try {
     StartAccept();
@@ -706,20 +767,14 @@ void HttpServer::Core::Accept() noexcept {
   }
 }
 
-// The oldest header-phase connection; only while there is none, the oldest body-phase one.
-const std::list<Connection*>& HttpServer::Core::EvictionTier() const {
-  return header_phase.empty() ? body_phase : header_phase;
-}
-
-Connection* HttpServer::Core::EvictionCandidate(Clock::time_point now) const {
-  const std::list<Connection*>& tier = EvictionTier();
-  if (tier.empty() || tier.front()->phase_since() + options.eviction_grace > now) return nullptr;
-  return tier.front();
-}
-
-Clock::time_point HttpServer::Core::EvictableAt() const {
-  const std::list<Connection*>& tier = EvictionTier();
-  return tier.empty() ? kNever : tier.front()->phase_since() + options.eviction_grace;
+void HttpServer::Core::ResumeGranted() noexcept {
+  if (resuming || stopped) return;  // the outer call takes the grants this one would
+  resuming = true;
+  for (Admission::Id id; (id = admission.PopGranted()) != 0;) {
+    auto it = connections.find(id);
+    if (it != connections.end()) it->second->OnBodyGranted();
+  }
+  resuming = false;
 }
 
 void HttpServer::Core::ArmRoomTimer(Clock::time_point at) noexcept {
@@ -785,15 +840,16 @@ void HttpServer::Core::Admit(tcp::socket socket) {
   error_code ec;
   const tcp::endpoint peer = socket.remote_endpoint(ec);
   if (ec) return;  // already gone
-  if (options.max_connections_per_peer != 0) {
-    auto it = peers.find(peer.address());
-    if (it != peers.end() && it->second >= options.max_connections_per_peer) {
-      return Drop(DropReason::kPeerLimit, peer);
-    }
+  const Admission::Room room = admission.MakeRoom(Clock::now());
+  if (!room.admit) {
+    // Accepted while the pending accept could not know: it waits, unread, for room, and no
+    // other connection is accepted meanwhile.
+    if (parked) return Drop(DropReason::kNoRoom, peer);
+    parked.emplace(std::move(socket));
+    return;
   }
-  if (AtCapacity()) {
-    Connection* victim = EvictionCandidate(Clock::now());
-    if (victim == nullptr) return Drop(DropReason::kNoRoom, peer);
+  if (room.evict != 0) {
+    Connection* victim = connections.at(room.evict);
     Drop(DropReason::kEvicted, victim->peer());
     victim->Close();
   }
@@ -806,12 +862,13 @@ void HttpServer::Core::Stop() noexcept {
   stopped = true;
   error_code ignored;
   acceptor.close(ignored);
+  parked.reset();
   try {
     backoff.cancel();
     room_timer.cancel();
   } catch (...) {
   }
-  while (!connections.empty()) connections.front()->Close();  // Close() unregisters
+  while (!connections.empty()) connections.begin()->second->Close();  // Close() unregisters
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(boost::asio::io_context& io,
@@ -846,6 +903,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(boost::asio::io_context& i
 }
 
 HttpServer::~HttpServer() { Stop(); }
+
+HttpServer::Stats HttpServer::stats() const {
+  Stats st;
+  st.connections = core_->admission.open();
+  st.body_bytes = core_->admission.buffered_body_bytes();
+  st.peak_body_bytes = core_->admission.peak_body_bytes();
+  st.bodies_waiting = core_->admission.body_queue();
+  return st;
+}
 
 void HttpServer::Stop() {
   if (core_) core_->Stop();

@@ -48,11 +48,11 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 // Why the server closed a connection on its own before any request on it was answered.
 enum class DropReason {
-  kPeerLimit,  // its peer address already had max_connections_per_peer connections open
-  kEvicted,    // closed to make room for a new connection (see "Behaviour on the wire")
-  kNoRoom,     // accepted at max_connections when nothing could be evicted after all: closed
+  kEvicted,  // closed to make room for a new connection (see "Behaviour on the wire")
+  kNoRoom,   // accepted at max_connections with nothing evictable while another such waits
 };
-std::string_view DropReasonName(DropReason reason);  // "per-peer limit", "evicted", "no room"
+inline constexpr int kDropReasons = 2;
+std::string_view DropReasonName(DropReason reason);  // "evicted", "no room"
 
 struct HttpServerOptions {
   std::string address = "0.0.0.0";        // numeric IPv4 or IPv6 address
@@ -66,11 +66,19 @@ struct HttpServerOptions {
   // connection's first request and from the first byte of each later one; past it the client
   // gets 408 and the connection is closed. 0 = no deadline.
   std::chrono::seconds header_timeout{10};
-  // Connections open at once from one peer address; the next one is closed at once. 0 = no cap.
-  size_t max_connections_per_peer = 32;
-  // At max_connections, a connection becomes evictable once it has waited this long in the
-  // phase that makes it a candidate (see "Behaviour on the wire").
-  std::chrono::milliseconds eviction_grace{1000};
+  // A request body must be complete within this time after its header, however steadily it
+  // arrives and however long it waited for the body budget; past it the client gets 408 and
+  // the connection is closed. 0 = no deadline.
+  std::chrono::seconds body_timeout{10};
+  // Bytes of incomplete request bodies buffered at once across all connections, as the bodies'
+  // lengths (chunked: body_limit each); bodies of at most 16 KiB are not counted (each
+  // connection may hold that much). A body that does not fit waits, unread, first come first
+  // served, until others finish. Raised to body_limit when lower.
+  size_t body_buffer_limit = size_t{32} << 20;
+  // At max_connections, a connection waiting for its request becomes evictable once it has
+  // waited this long (see "Behaviour on the wire"). 0: at once, so that a flood of new
+  // connections cannot slow accepting down to max_connections per grace period.
+  std::chrono::milliseconds eviction_grace{0};
   // Called (on the io thread) when the server itself rejects a request it could not hand to the
   // handler (413, 431, 400, 408, 501): status, the request target when its request line was read
   // ("" otherwise).
@@ -97,20 +105,26 @@ struct HttpServerOptions {
 //  * header deadline (header_timeout): a request header still incomplete that long after accept
 //    (first request) or after its first byte (later requests) gets 408 `408: Request Timeout`
 //    and a close, however steadily its bytes trickle in;
-//  * per-peer cap: a new connection from an address that already has max_connections_per_peer
-//    open is closed at once, unread (on_dropped kPeerLimit);
+//  * body deadline (body_timeout): a body still incomplete that long after its header gets 408
+//    `408: Request Timeout` and a close;
+//  * body budget (body_buffer_limit): a body over 16 KiB is read only once its length fits the
+//    budget; until then its socket is not read (the client's bytes wait in the kernel) and no
+//    `100 Continue` is sent. The bytes are the lengths of the bodies being read, so every body
+//    admitted can complete;
+//  * no limit per peer address: all of a node's workers post from one address;
+//  * the first read of a new connection is tried at once, so a request sent with the connect
+//    (a worker's report) is complete, and safe from eviction, as soon as it is accepted;
 //  * room for new connections: at max_connections the server keeps accepting as long as it can
 //    evict someone, closing (no reply; on_dropped kEvicted) for each new connection
-//      1. the connection that has waited longest in the header phase (from accept, or from the
-//         end of its previous reply, until its header is complete; idle keep-alive connections
-//         are in this phase), provided it has waited at least eviction_grace;
-//      2. only while no connection at all is in the header phase, the one that has been
-//         reading a body (within body_limit) longest, provided for at least eviction_grace.
-//    A connection whose request is in the handler, whose reply is being written or which is
-//    closing is never evicted. While nothing is evictable, accepting pauses (new connections
-//    wait in the listen backlog) until a connection closes or becomes evictable. If nothing is
-//    evictable any more when the new connection arrives (the candidate moved on meanwhile), the
-//    new connection is closed (on_dropped kNoRoom);
+//      1. a connection closing after its final reply (the one closing longest), else
+//      2. the connection that has waited longest for its request to be complete, whatever its
+//         peer (from accept, or from the end of its previous reply: idle keep-alive connections
+//         wait too; a body waiting for the budget too), provided for at least eviction_grace.
+//    A connection whose request is in the handler or whose reply is being written is never
+//    evicted. While nothing is evictable, accepting pauses (new connections wait in the listen
+//    backlog) until a connection closes or becomes evictable. A connection already accepted when
+//    nothing is evictable (the accept was pending) waits, unread, until there is room; so does
+//    the accept loop meanwhile (on_dropped kNoRoom would close a second such one);
 //  * a closing connection is half-closed and drained for up to 500 ms, so the client reads the
 //    final reply instead of a reset.
 //
@@ -130,6 +144,15 @@ class HttpServer {
 
   // The bound port (the chosen one when options.port was 0). Safe from any thread.
   uint16_t port() const { return port_; }
+
+  // Gauges of the admission policy; call on the io_context's thread.
+  struct Stats {
+    size_t connections = 0;      // open
+    size_t body_bytes = 0;       // charged to the body budget now (see body_buffer_limit)
+    size_t peak_body_bytes = 0;  // the most ever charged at once
+    size_t bodies_waiting = 0;   // bodies waiting for the budget, unread
+  };
+  Stats stats() const;
 
   // Closes the listening socket and every open connection at once; the handler is not called
   // again. Idempotent.

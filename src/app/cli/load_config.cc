@@ -140,6 +140,10 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   app.add_option("--spool-dir", c.spool_dir, "sample spool directory (default <db dir>/spool)");
   app.add_option("--status-port", status_port_flag, "status/health/metrics port, 0 = off");
   app.add_option("--status-address", c.status_address, "status server address");
+  app.add_option("--status-allowed-hosts", c.status_allowed_hosts,
+                 "comma-separated Host names the status server also answers to (besides "
+                 "127.0.0.1, localhost, [::1] and --status-address)")
+      ->delimiter(',');
   app.add_option("--timezone", c.timezone, "time zone for trigger timers (env TZ)");
   app.add_flag("--log-json", c.log_json, "one JSON object per log line");
   app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error");

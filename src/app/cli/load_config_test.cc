@@ -40,6 +40,7 @@ TEST(LoadConfig, GoodValues) {
          EXPECT_EQ(c.db_path, "/var/lib/sedna/database.db");
          EXPECT_EQ(c.spool_dir, "/var/lib/sedna/spool");
          EXPECT_EQ(c.status_port, 9101);
+         EXPECT_TRUE(c.status_allowed_hosts.empty());
          EXPECT_EQ(c.log_level, "info");
          EXPECT_FALSE(c.log_json);
          EXPECT_EQ(c.node_name, HostName());
@@ -116,6 +117,13 @@ TEST(LoadConfig, GoodValues) {
          EXPECT_EQ(c.log_level, "debug");
          EXPECT_TRUE(c.log_json);
          EXPECT_EQ(c.spool_dir, "/s");
+       }},
+      {"--status-allowed-hosts, comma-separated",
+       {},
+       {"--status-allowed-hosts", "lc.example,10.0.0.7", "--status-address", "::1"},
+       [](const Config& c) {
+         EXPECT_EQ(c.status_allowed_hosts, (std::vector<std::string>{"lc.example", "10.0.0.7"}));
+         EXPECT_EQ(c.status_address, "::1");
        }},
   };
   for (const auto& tc : cases) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sedna::app {
 
@@ -30,6 +31,9 @@ struct Config {
   int64_t deploy_report_delay_ms = 10000;
   uint16_t status_port = 9101;  // /healthz /readyz /metrics /status; 0 disables
   std::string status_address = "127.0.0.1";
+  // Host names the status server answers to besides 127.0.0.1, localhost, [::1] and
+  // status_address (--status-allowed-hosts a,b); any other Host header gets 421.
+  std::vector<std::string> status_allowed_hosts;
   std::string timezone;  // TZ for trigger timers; empty = process default
   bool log_json = false;
   std::string log_level = "info";

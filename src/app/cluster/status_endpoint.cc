@@ -8,6 +8,7 @@
 
 #include "adapters/http/http_server.h"
 #include "app/cluster/dashboard_page.h"
+#include "app/cluster/status_access.h"
 
 namespace sedna::app {
 
@@ -21,6 +22,7 @@ Status StatusEndpoint::Start() {
   http::HttpServerOptions so;
   so.address = ctx_.cfg.status_address;
   so.port = ctx_.cfg.status_port;
+  hosts_ = StatusHosts(ctx_.cfg.status_address, ctx_.cfg.status_allowed_hosts);
   auto ss = http::HttpServer::Start(
       ctx_.io, so, [this](const http::HttpRequest& req) { return OnRequest(req); });
   if (!ss.ok()) return ss.status().With("status server (--status-port)");
@@ -35,6 +37,7 @@ void StatusEndpoint::Stop() {
 uint16_t StatusEndpoint::port() const { return server_ ? server_->port() : 0; }
 
 http::HttpResponse StatusEndpoint::OnRequest(const http::HttpRequest& req) {
+  if (auto refusal = RefuseStatusRequest(req, hosts_)) return std::move(*refusal);
   std::string path = req.target.substr(0, req.target.find('?'));
   if (path == "/healthz") return {200, "text/plain", "ok\n", {}};
   if (path == "/readyz") {

@@ -2,7 +2,8 @@
 // (Prometheus text, with per-job gauges), /status (every job's view, as `sedna-lc status` shows
 // it), the dashboard page at / and /dashboard (dashboard_page.h) and the feed it polls,
 // /api/dashboard (dashboard_feed.h), and /api/history?job=[ns/]name (what `sedna-lc status
-// --history` shows: round_history.h records, as a JSON array).
+// --history` shows: round_history.h records, as a JSON array). Only GET and HEAD, and only
+// with a Host header naming this server (status_access.h): others get 405 / 421.
 //
 // Owns: the status HTTP server; the files the dashboard shows (worker log tails, kept model
 //   versions), read on the pool at most once a second while the page polls, never on the loop.
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/cluster/context.h"
 #include "app/cluster/dashboard_feed.h"
@@ -55,6 +57,8 @@ class StatusEndpoint {
   void RefreshFiles(const std::vector<WorkerView>& workers);
 
   Context& ctx_;
+  // The Host names served (status_access.h), from the configuration at Start().
+  std::vector<std::string> hosts_;
   const JobRunner& jobs_;
   const ReportIntake& intake_;
   const Outbox& outbox_;

@@ -36,6 +36,7 @@ Status WorkerEndpoint::Start() {
   };
   // Under a flood this fires thousands of times a second: one line per reason and 10 s, with the
   // count since the last line.
+  static_assert(sizeof drops_ / sizeof drops_[0] == http::kDropReasons);
   wo.on_dropped = [this](http::DropReason reason, const std::string& peer) {
     DropLog& d = drops_[static_cast<int>(reason)];
     ++d.count;

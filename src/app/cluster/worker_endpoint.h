@@ -60,7 +60,7 @@ class WorkerEndpoint {
     int64_t count = 0;
     std::chrono::steady_clock::time_point logged;
   };
-  DropLog drops_[3];
+  DropLog drops_[2];  // http::kDropReasons
 };
 
 }  // namespace sedna::app
