@@ -44,6 +44,7 @@ class ModelVersionsLinkTest : public ::testing::TestWithParam<fs::Resolver> {
     dir_ = tmpl;
     ctx_.rootfs = dir_ + "/rootfs";
     ctx_.staging_dir = dir_ + "/spool/staging";
+    ctx_.job_root = "/out";  // the model sources' root (storage::Context::job_root)
     WriteFile(Host(kTarget), "initial model");
     for (int i = 1; i <= 7; ++i) {
       WriteFile(Host("/out/" + std::to_string(i) + "/model.pb"), "trained " + std::to_string(i));

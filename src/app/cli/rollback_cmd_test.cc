@@ -81,6 +81,7 @@ class RollbackCommandTest : public ::testing::Test {
     storage::Context ctx;
     ctx.rootfs = cfg_.rootfs;
     ctx.staging_dir = dir_ + "/staging";
+    ctx.job_root = "/out";  // the deploys' model sources lie beneath it
     // model-0 was there first; two deploys: versions 1 = model-0, 2 = model-1; target model-2.
     WriteFile(cfg_.rootfs + "/models/deploy/m.pb", "model-0");
     for (int i = 1; i <= 2; ++i) {
@@ -129,6 +130,7 @@ TEST_F(RollbackCommandTest, TheUndoHintQuotesTheTarget) {
   storage::Context ctx;
   ctx.rootfs = cfg_.rootfs;
   ctx.staging_dir = dir_ + "/staging";
+  ctx.job_root = "/out";
   WriteFile(cfg_.rootfs + target, "model-0");
   ASSERT_TRUE(storage::DeployModel(ctx, "/out/1/m.pb", target).ok());
   ASSERT_EQ(Run(target, 1), 0) << err_.str();
@@ -172,6 +174,7 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   storage::Context ctx;
   ctx.rootfs = cfg_.rootfs;
   ctx.staging_dir = dir_ + "/staging";
+  ctx.job_root = "/out";
   for (int i = 1; i <= 2; ++i) {
     core::il::WriteHotUpdate w;
     w.job_namespace = "default";
