@@ -325,6 +325,7 @@ TEST_F(IlBadInputTest, UnusableConditionDataIsLoggedOnceAndKeepsTheJob) {
   ASSERT_EQ(r.status, 200) << r.raw;
   EXPECT_NE(r.body.find("data-job"), std::string::npos) << "the job was kept: " << r.body;
   gm->Send("delete", job);
+  Barrier();  // the delete is processed before /status is asked (another channel)
   ExpectGoodJobDispatches();
 }
 

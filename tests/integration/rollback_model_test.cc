@@ -23,6 +23,7 @@ class RollbackModelTest : public ::testing::Test {
     storage::Context ctx;
     ctx.rootfs = rootfs_;
     ctx.staging_dir = tmp_ + "/spool/staging";
+    ctx.job_root = "/out";  // the deploys' model sources lie beneath it
     std::filesystem::create_directories(rootfs_ + "/models/deploy");
     std::filesystem::create_directories(rootfs_ + "/out/1");
     std::filesystem::create_directories(rootfs_ + "/out/2");
