@@ -3,7 +3,9 @@
 //
 // The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
 // condition at most once (identified by its index in status.conditions, which only grows), so a
-// GM re-send never produces a second Ready (B4). Work that touches files (sample files, the deploy
+// GM re-send never produces a second Ready (B4). The deploy decision is taken once per round,
+// identified by its train round (State::pending_round_key), not by an index: a stale GM object
+// shows a round at other indexes (issue 23). Work that touches files (sample files, the deploy
 // copy) is an action whose completion comes back as an event; the state says which work is in
 // flight, so after a restart Resume re-issues it (actions are idempotent).
 #pragma once

@@ -5,7 +5,8 @@
 // controller path runs both kinds.
 //
 // Condition-driven on every GM generation (§3.2): each answer follows a Waiting the GM committed,
-// once per condition index (the index in status.conditions, which only grows):
+// once per condition index (the index in status.conditions, which only grows) and once per round
+// (State::answered_eval_version; a stale GM object shows a round at other indexes, issue 23):
 //   latest (Train, Waiting), train trigger fired -> train samples written -> train ready (LL-1)
 //   latest (Eval, Waiting)  -> eval windows written -> eval ready with every output model of this
 //                              round's (Train, Completed), else of the train report this LC
