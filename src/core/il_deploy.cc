@@ -51,13 +51,56 @@ std::vector<ModelRef> EvalReadyModels(const IlJob& job, int64_t round_id) {
   return {};
 }
 
+// The number right after `prefix` in `s`, ended by '/' or the end of `s`; 0 for none.
+int64_t NumberAfter(const std::string& s, const std::string& prefix) {
+  if (prefix.size() <= 1 || s.size() <= prefix.size() || s.compare(0, prefix.size(), prefix) != 0) {
+    return 0;
+  }
+  int64_t n = 0;
+  size_t i = prefix.size();
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    if (n > (int64_t{1} << 50)) return 0;
+    n = n * 10 + (s[i] - '0');
+  }
+  if (i == prefix.size() || (i < s.size() && s[i] != '/')) return 0;
+  return n;
+}
+
 }  // namespace
+
+int64_t RoundBefore(const IlJob& job, const std::string& out, int64_t before,
+                    bool* from_train_ready) {
+  before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
+  for (int64_t i = before - 1; i >= 0; --i) {
+    const JobCondition& c = job.conditions[static_cast<size_t>(i)];
+    if (c.type != ConditionType::kReady) continue;
+    if (c.stage == Stage::kEval) {
+      // The eval files of train round N are under data/eval/<N+1> (§8.2 round numbering).
+      int64_t n = NumberAfter(c.data.data_url, out + "/data/eval/") - 1;
+      if (n <= 0 && !c.data.input_models.empty()) {
+        n = NumberAfter(c.data.input_models[0].url, out + "/train/");
+      }
+      if (n > 0) {
+        if (from_train_ready) *from_train_ready = false;
+        return n;
+      }
+    } else if (c.stage == Stage::kTrain) {
+      const int64_t n = NumberAfter(c.data.output_dir, out + "/train/");
+      if (n > 0) {
+        if (from_train_ready) *from_train_ready = true;
+        return n;
+      }
+    }
+  }
+  return 0;
+}
 
 int64_t Stepper::DeployWaitMs() const { return std::max<int64_t>(spec.deploy_wait_ms, 0); }
 
 void Stepper::ClearPending() {
   s.eval_outstanding = false;
   s.pending_round_id = -1;
+  s.pending_round_key = 0;
   s.eval_reported = false;
   s.eval_report.clear();
   s.pending_models.clear();
@@ -85,12 +128,19 @@ void Stepper::OnEvalReport(const WorkerReport& r, const std::string& who) {
     Warn(who + ": no eval round is in the job's conditions; forwarded only");
     return;
   }
-  if (round_id == s.decided_round_id || (s.eval_reported && round_id == s.pending_round_id)) {
+  const int64_t key = RoundBefore(*spec.job, Out(), LastIndex() + 1);
+  const bool decided =
+      key > 0
+          ? key <= s.closed_round || key == s.decided_round_key || FindDecided(key) != nullptr ||
+                (s.eval_reported && key == s.pending_round_key)
+          : round_id == s.decided_round_id || (s.eval_reported && round_id == s.pending_round_id);
+  if (decided) {
     Warn(who + ": the eval of this round was already reported or decided; forwarded only");
     return;
   }
   ClearPending();
   s.pending_round_id = round_id;
+  s.pending_round_key = key;
   s.pending_models = EvalReadyModels(*spec.job, round_id);
   s.eval_reported = true;
   s.eval_report = r.results;
@@ -114,58 +164,116 @@ void Stepper::CheckDeployWait() {
   if (s.work != Work::kNone) return;
   if (s.eval_outstanding && s.eval_refused_deadline_ms != 0 &&
       now.unix_ms >= s.eval_refused_deadline_ms) {
-    DecideNotDeployed("no valid eval report for round " + std::to_string(s.eval_round - 1) +
+    DecideNotDeployed(s.pending_round_id, s.pending_round_key,
+                      "no valid eval report for round " + std::to_string(s.eval_round - 1) +
                           " within --deploy-wait of a refused one",
                       "deploy-wait");
     return;
   }
   if (s.eval_reported && s.eval_written_ms > 0 && DeployWaitMs() > 0 &&
       now.unix_ms >= s.eval_written_ms + DeployWaitMs()) {
-    Decide(s.pending_round_id, "deploy-wait");
+    Decide(s.pending_round_id, s.pending_round_key, "deploy-wait");
   }
 }
 
-// Branch 1 of §3.2, the lost-answer rule, and a (Deploy, Waiting) this LC has no record of.
+DecidedRound* Stepper::FindDecided(int64_t key) {
+  if (key <= 0) return nullptr;
+  for (auto& d : s.decided_rounds) {
+    if (d.round == key) return &d;
+  }
+  return nullptr;
+}
+
+// A Train condition is the latest: every round before the one it belongs to is closed (§3.2, one
+// decision per round): rounds up to N after an (Eval, Ready) of round N, up to M - 1 inside round
+// M's train (after its (Train, Ready)).
+// Returns the rounds this condition closes (0: unknown).
+int64_t Stepper::NoteClosedRounds(int64_t idx) {
+  bool from_train = false;
+  int64_t closed = RoundBefore(*spec.job, Out(), idx, &from_train);
+  if (from_train) closed--;
+  if (closed > s.closed_round) s.closed_round = closed;
+  return closed;
+}
+
+// Branch 1 of §3.2, the lost-answer rule, and a (Deploy, Waiting) this LC has no record of. A
+// round is decided once, whatever index its (Deploy, Waiting) shows in the object the GM sent (a
+// stale cache's object, or conditions the GM's status write erased, §2.0): a decided round gets
+// its report again only by the lost-answer rule, a closed one nothing.
 void Stepper::OnDeployWaiting(int64_t idx) {
-  const int64_t round_id = LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, idx);
-  if (round_id >= 0 && round_id == s.decided_round_id) {
+  int64_t round_id = LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, idx);
+  const int64_t key = RoundBefore(*spec.job, Out(), idx);
+  if (key > 0 && key <= s.closed_round) {
+    if (idx != s.answered_deploy_waiting) {
+      Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is of train round " +
+           std::to_string(key) + ", which the GM has closed (a later round's Train was the " +
+           "latest): a stale object; not answered");
+    }
+    s.answered_deploy_waiting = idx;
+    return;
+  }
+  DecidedRound* d = FindDecided(key);
+  const bool decided = key > 0 ? key == s.decided_round_key || d != nullptr
+                               : round_id >= 0 && round_id == s.decided_round_id;
+  if (decided) {
     // Already decided. Still the latest condition long after the answer: it was lost (the GM's
     // stale-cache write, §2.0, or a restart) - send the same report again, without copying.
-    if (s.decision_report && s.work == Work::kNone &&
-        spec.job_received_ms >= s.decided_at_ms + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
+    const bool latest = key > 0 ? key == s.decided_round_key : true;
+    const std::optional<StatusReport> report =
+        latest ? s.decision_report : (d ? std::optional<StatusReport>(d->report) : std::nullopt);
+    const int64_t at = latest ? s.decided_at_ms : (d ? d->at_ms : 0);
+    if (report && s.work == Work::kNone &&
+        spec.job_received_ms >= at + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
       Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is still the latest " +
-           std::to_string((spec.job_received_ms - s.decided_at_ms) / 1000) +
-           " s after this LC's answer; sending it again (Deploy " + s.decision_report->status +
-           ")");
-      Report(*s.decision_report);
-      s.decided_at_ms = spec.job_received_ms;
+           std::to_string((spec.job_received_ms - at) / 1000) +
+           " s after this LC's answer; sending it again (Deploy " + report->status + ")");
+      Report(*report);
+      if (latest) s.decided_at_ms = spec.job_received_ms;
+      if (d) d->at_ms = spec.job_received_ms;
+    } else if (idx != s.answered_deploy_waiting && key > 0) {
+      Info("(Deploy, Waiting) at condition " + std::to_string(idx) + ": train round " +
+           std::to_string(key) + " is already decided; not answered again");
     }
     s.answered_deploy_waiting = idx;
     return;
   }
   if (idx == s.answered_deploy_waiting || s.work != Work::kNone) return;
   s.answered_deploy_waiting = idx;
-  Decide(round_id, "(Deploy, Waiting)");
+  // The pending round seen at another index: its identity is the key, its data the pending one.
+  if (key > 0 && key == s.pending_round_key) round_id = s.pending_round_id;
+  Decide(round_id, key, "(Deploy, Waiting)");
 }
 
 void Stepper::FinishDecision(StatusReport r, const std::string& by) {
   s.decision_report = r;
   s.decided_at_ms = now.unix_ms;
   s.decided_by = by;
+  if (s.decided_round_key > 0) {
+    if (DecidedRound* d = FindDecided(s.decided_round_key)) {
+      *d = DecidedRound{s.decided_round_key, r, now.unix_ms};
+    } else {
+      s.decided_rounds.push_back(DecidedRound{s.decided_round_key, r, now.unix_ms});
+      while (static_cast<int>(s.decided_rounds.size()) > kDecidedRoundsKept) {
+        s.decided_rounds.erase(s.decided_rounds.begin());
+      }
+    }
+  }
   Report(std::move(r));
 }
 
-// The pending round `round_id` is decided: no longer pending, counted, and described.
-void Stepper::RecordDecision(int64_t round_id, std::string text) {
+// The round `round_id` (train round `key`) is decided: no longer pending, counted, and described.
+void Stepper::RecordDecision(int64_t round_id, int64_t key, std::string text) {
   ClearPending();
   s.decided_round_id = round_id;
+  s.decided_round_key = key;
   s.decisions++;
   s.decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
   s.last_decision = std::move(text);
 }
 
-void Stepper::DecideNotDeployed(const std::string& why, const std::string& by) {
-  RecordDecision(s.pending_round_id, "not deployed: " + why);
+void Stepper::DecideNotDeployed(int64_t round_id, int64_t key, const std::string& why,
+                                const std::string& by) {
+  RecordDecision(round_id, key, "not deployed: " + why);
   Error(s.last_decision + " (decided on " + by + ")");
   FinishDecision(StatusReport{"Deploy", "Completed"}, by);
 }
@@ -174,7 +282,7 @@ void Stepper::DecideNotDeployed(const std::string& why, const std::string& by) {
 // the eval report this LC received; the trained model by §4.3 from the round's train output,
 // else the recorded train report; cold: copy then Ready [trained, deploy] / Failed; hot: Ready
 // without copying; not fired or not computable: Completed.
-void Stepper::Decide(int64_t round_id, const std::string& by) {
+void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
   const IlJob& job = *spec.job;
   std::vector<ModelRef> results;
   if (const auto* out = EvalOutputAfter(job, round_id, LastIndex() + 1)) {
@@ -188,13 +296,15 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
       s.eval_round > 0 && round_id == s.pending_round_id ? std::to_string(s.eval_round - 1) : "";
   const std::string what = round.empty() ? "the round" : "round " + round;
   if (results.empty()) {
-    DecideNotDeployed("no eval result for " + what + " (no (Eval, Completed) output and no " +
+    DecideNotDeployed(round_id, key,
+                      "no eval result for " + what + " (no (Eval, Completed) output and no " +
                           "valid eval report reached this LC)",
                       by);
     return;
   }
   if (results.size() < 2) {
-    DecideNotDeployed("eval of " + what + " reported " + std::to_string(results.size()) +
+    DecideNotDeployed(round_id, key,
+                      "eval of " + what + " reported " + std::to_string(results.size()) +
                           " result(s), need [trained, deployed]",
                       by);
     return;
@@ -210,13 +320,14 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
     deploy = round_models[1];
   }
   if (!d.fired) {
-    RecordDecision(round_id, "kept deployed model: " + d.reason);
+    RecordDecision(round_id, key, "kept deployed model: " + d.reason);
     Info(what + " " + s.last_decision + " (decided on " + by + ")");
     FinishDecision(StatusReport{"Deploy", "Completed"}, by);
     return;
   }
   if (!deploy) {
-    DecideNotDeployed("the deploy trigger fired but Model " + job.meta.ns + "/" +
+    DecideNotDeployed(round_id, key,
+                      "the deploy trigger fired but Model " + job.meta.ns + "/" +
                           job.spec.deploy_model_name + " (spec.deploySpec.model.name) is not known",
                       by);
     return;
@@ -234,7 +345,8 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
     trained = s.trained;
   }
   if (!trained) {
-    DecideNotDeployed("the deploy trigger fired but no trained model of " + what + " is known", by);
+    DecideNotDeployed(round_id, key,
+                      "the deploy trigger fired but no trained model of " + what + " is known", by);
     return;
   }
   std::vector<ModelRef> work = {WithoutMetrics(*trained), WithoutMetrics(*deploy)};
@@ -250,7 +362,7 @@ void Stepper::Decide(int64_t round_id, const std::string& by) {
       }
     }
   }
-  RecordDecision(round_id, "deploying trained model: " + d.reason);
+  RecordDecision(round_id, key, "deploying trained model: " + d.reason);
   Info(what + " " + s.last_decision + " (decided on " + by + ")");
   if (job.spec.hot_update_enabled) {
     // Hot update: Ready without copying; the files are written on (Deploy, Running) (§4.1).

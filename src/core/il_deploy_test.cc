@@ -3,6 +3,8 @@
 // emulator pin the same rules end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/il_job.h"
 
 namespace sedna::core::il {
@@ -458,6 +460,160 @@ TEST_F(IlDeployTest, DuplicateEvalReport_RecordedOnce) {
   Output again = Run(WorkerReported{w});
   EXPECT_EQ(state.eval_report, Better()) << "the first report stays";
   ASSERT_EQ(All<Log>(again).size(), 1u);
+}
+
+// ---- one decision per round, whatever the GM re-sends (issue 23 item 6)
+// --------------------------
+
+// The data the LC wrote into round `n`'s Ready conditions (the GM stores it): the (Train, Ready)
+// outputDir <out>/train/<n> and the (Eval, Ready) dataURL <out>/data/eval/<n+1>/data.txt.
+void StampRound(IlJob& job, int64_t n) {
+  for (auto& c : job.conditions) {
+    if (c.type != ConditionType::kReady) continue;
+    if (c.stage == Stage::kTrain && c.data.output_dir.empty()) {
+      c.data.output_dir = "/output/train/" + std::to_string(n);
+    } else if (c.stage == Stage::kEval && c.data.data_url.empty()) {
+      c.data.data_url = "/output/data/eval/" + std::to_string(n + 1) + "/data.txt";
+    }
+  }
+}
+
+// A stale GM object of round 1 (informer lag, §2.0): its conditions up to the round's (Deploy,
+// Waiting), re-indexed by `shift` (+1: a condition a later status write erased still shows; -1:
+// the LC's (Train, Completed) report already erased), with the eval output erased if asked.
+std::vector<JobCondition> StaleView(std::vector<JobCondition> c, int shift, bool erase_output) {
+  size_t dw = c.size();
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].stage == Stage::kDeploy && c[i].type == ConditionType::kWaiting) dw = i + 1;
+  }
+  c.resize(dw);
+  const auto tc = std::find_if(c.begin(), c.end(), [](const JobCondition& x) {
+    return x.stage == Stage::kTrain && x.type == ConditionType::kCompleted;
+  });
+  if (shift > 0) c.insert(tc, Cond(Stage::kTrain, ConditionType::kCompleted));
+  if (shift < 0) c.erase(tc);
+  if (erase_output) {
+    for (auto& x : c) {
+      if (x.stage == Stage::kEval && x.type == ConditionType::kCompleted) x = Cond(x.stage, x.type);
+    }
+  }
+  return c;
+}
+
+struct StaleCase {
+  const char* name;
+  bool closed;        // the GM's (Train, Waiting) of round 2 was seen before the stale objects
+  int shift;          // re-indexing of the stale object (0: the very object answered)
+  bool erase_output;  // its (Eval, Completed) has no output (the pod's condition won, §2.0)
+  int64_t later_ms;   // the first stale object comes this long after the answer
+  int sends;          // stale objects, 200 ms apart
+  bool same_report;   // the first one gets the decision's report again (lost-answer rule)
+};
+
+// Round 1 decided Deploy Ready on its (Deploy, Waiting); then stale objects of round 1. Before
+// issue 23 item 6, a re-indexed one was decided again (another copy, or "not deployed: no eval
+// result" once the round's eval report was forgotten), and a closed round's was re-answered.
+TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
+  const StaleCase cases[] = {
+      {"reindexed +1, 0.6 s later, x3", false, 1, false, 200, 3, false},
+      {"reindexed -1, eval output erased, 1.1 s later", false, -1, true, 1100, 1, false},
+      {"reindexed +1, 61 s later: the lost answer, same report", false, 1, false, 61000, 2, true},
+      {"reindexed -1, eval output erased, 61 s later: same report", false, -1, true, 61000, 1,
+       true},
+      {"closed, reindexed +1, 0.6 s later, x3", true, 1, false, 200, 3, false},
+      {"closed, the very object, 61 s later: nothing", true, 0, false, 61000, 2, false},
+      {"closed, reindexed -1, eval output erased, 61 s later", true, -1, true, 61000, 1, false},
+  };
+  for (const StaleCase& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
+    state = State{};
+    now.unix_ms = 1'000'000;
+    ToEvalReport({kTrainedPb}, Better());
+    GmPublishesDeployWaiting({Precision(kTrainedPb, {0.9}), Precision(kDeploy, {0.5})});
+    StampRound(job, 1);
+    job_received_ms = now.unix_ms;
+    ASSERT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u);
+    const auto answer = All<SendReport>(Run(ModelCopied{true, ""}));
+    ASSERT_EQ(answer.size(), 1u);
+    ASSERT_EQ(answer[0].report.status, "Ready");
+    const std::vector<JobCondition> answered = job.conditions;
+    if (tc.closed) {
+      Push(Cond(Stage::kDeploy, ConditionType::kReady));
+      Push(Cond(Stage::kDeploy, ConditionType::kCompleted));
+      Push(Cond(Stage::kTrain, ConditionType::kWaiting));
+      job_received_ms = now.unix_ms += 100;
+      EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty());
+    }
+    now.unix_ms += tc.later_ms;
+    for (int i = 0; i < tc.sends; ++i, now.unix_ms += 200) {
+      job.conditions = StaleView(answered, tc.shift, tc.erase_output);
+      job_received_ms = now.unix_ms;
+      Output o = Run(JobChanged{});
+      EXPECT_TRUE(All<CopyModel>(o).empty()) << "send " << i;
+      auto r = All<SendReport>(o);
+      if (tc.same_report && i == 0) {
+        EXPECT_EQ(r.size(), 1u);  // not ASSERT: every row runs
+        if (!r.empty()) EXPECT_EQ(r[0].report, answer[0].report);
+      } else {
+        EXPECT_TRUE(r.empty()) << "send " << i << ": " << (r.empty() ? "" : r[0].report.status);
+      }
+    }
+    EXPECT_EQ(state.decisions, 1);
+    EXPECT_EQ(state.deployments.size(), 1u);
+  }
+}
+
+// The pending round's (Deploy, Waiting) in an object whose status write erased the LC's (Train,
+// Completed) report: its (Eval, Waiting) is at another index than the one this LC answered. It is
+// the same round (same Eval Ready): decided from the eval report this LC received. Before issue
+// 23 item 6: "not deployed: no eval result for the round".
+TEST_F(IlDeployTest, PendingRoundSeenAtAnotherIndex_DecidedWithItsEvalReport) {
+  ToEvalReport({kTrainedPb}, Better());
+  StampRound(job, 1);
+  job.conditions.erase(job.conditions.begin() + 2);  // the (Train, Completed)
+  GmPublishesDeployWaiting();                        // no eval output: the pod's condition won
+  auto c = All<CopyModel>(Run(JobChanged{}));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].src_url, kTrainedPb.url);
+  EXPECT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).at(0).report.status, "Ready");
+}
+
+// The eval node of a multi-node job decides from the conditions and the eval report it forwarded;
+// a stale re-indexed object of that round, and a repeated eval report, change nothing.
+TEST_F(IlDeployTest, MultiNode_StaleReindexedDeployWaiting_DecidedOnce) {
+  JobCondition train_ready = Cond(Stage::kTrain, ConditionType::kReady);
+  JobCondition ready = Cond(Stage::kEval, ConditionType::kReady);
+  ready.data.input_models = {kTrainedPb, kDeploy};
+  job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting),
+                    train_ready,
+                    WithOutput(Cond(Stage::kTrain, ConditionType::kCompleted), {kTrainedPb}),
+                    Cond(Stage::kEval, ConditionType::kWaiting),
+                    ready,
+                    Cond(Stage::kEval, ConditionType::kRunning)};
+  StampRound(job, 1);
+  WorkerReport w;
+  w.worker_name = "eval-worker-9";
+  w.kind = "eval";
+  w.status = "completed";
+  w.results = Better();
+  Run(WorkerReported{w});
+  EXPECT_EQ(state.pending_round_key, 1);
+  GmPublishesDeployWaiting();
+  ASSERT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u);
+  ASSERT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).size(), 1u);
+  const std::vector<JobCondition> answered = job.conditions;
+  for (int shift : {1, -1}) {
+    now.unix_ms += 600;
+    job.conditions = StaleView(answered, shift, true);
+    Output o = Run(JobChanged{});
+    EXPECT_TRUE(All<SendReport>(o).empty()) << "shift " << shift;
+    EXPECT_TRUE(All<CopyModel>(o).empty()) << "shift " << shift;
+    // The eval worker's report re-sent (its retry) while the stale object is the latest.
+    EXPECT_TRUE(All<SendReport>(Run(WorkerReported{w})).empty());
+    EXPECT_FALSE(state.eval_reported) << "a decided round's report is forwarded only";
+  }
+  EXPECT_EQ(state.decisions, 1);
 }
 
 // ---- hot update (§4.1) -------------------------------------------------------------------------

@@ -124,7 +124,11 @@ void Stepper::Advance() {
   const JobCondition& last = spec.job->conditions.back();
   // The GM has moved on to a new round: a decision still pending for an older one is void (a
   // late one would land in the middle of the next round).
-  if (last.stage == Stage::kTrain && s.pending_round_id >= 0 && idx > s.pending_round_id) {
+  // By the rounds' identity when the conditions carry it (a stale object's indexes may differ).
+  const int64_t closed = last.stage == Stage::kTrain ? NoteClosedRounds(idx) : 0;
+  const bool moved_on = s.pending_round_key > 0 && closed > 0 ? closed >= s.pending_round_key
+                                                              : idx > s.pending_round_id;
+  if (last.stage == Stage::kTrain && s.pending_round_id >= 0 && moved_on) {
     Warn("round " + std::to_string(s.eval_round - 1) + ": the GM moved on to " +
          std::string(StageName(last.stage)) + "/" + ConditionTypeName(last.type) +
          " before the deploy decision; none is sent");
@@ -250,6 +254,7 @@ void Stepper::OnFileWritten(const FileWritten& e) {
     s.eval_round = s.work_round;
     s.eval_models = s.work_models;
     s.pending_round_id = s.work_condition;
+    s.pending_round_key = s.work_round - 1;  // the train round (eval files use round + 1)
     s.pending_models = s.work_models;
   }
   s.work = Work::kNone;

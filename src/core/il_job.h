@@ -3,7 +3,9 @@
 //
 // The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
 // condition at most once (identified by its index in status.conditions, which only grows), so a
-// GM re-send never produces a second Ready (B4). Work that touches files (sample files, the deploy
+// GM re-send never produces a second Ready (B4). The deploy decision is taken once per round,
+// identified by its train round (State::pending_round_key), not by an index: a stale GM object
+// shows a round at other indexes (issue 23). Work that touches files (sample files, the deploy
 // copy) is an action whose completion comes back as an event; the state says which work is in
 // flight, so after a restart Resume re-issues it (actions are idempotent).
 #pragma once
@@ -22,6 +24,7 @@ namespace sedna::core::il {
 
 inline constexpr int kEvalWindows = 5;       // eval samples of the last 5 train rounds (design §4)
 inline constexpr int kDeploymentsKept = 10;  // deploy history kept for status and rollback
+inline constexpr int kDecidedRoundsKept = 4;  // decided rounds remembered (stale re-sends)
 
 // Samples in a spool file: bytes [begin,end) holding `count` lines.
 struct SpoolRange {
@@ -41,6 +44,15 @@ struct Deployment {
   std::string url;    // trained model URL that was copied
   std::string at;     // RFC 3339
   bool operator==(const Deployment&) const = default;
+};
+
+// A decided round (one decision per round, whatever the GM re-sends): the train round number and
+// the report that answered it, re-sent only by the lost-answer rule.
+struct DecidedRound {
+  int64_t round = 0;
+  StatusReport report;
+  int64_t at_ms = 0;  // when it was sent (or last re-sent)
+  bool operator==(const DecidedRound&) const = default;
 };
 
 struct State {
@@ -74,6 +86,17 @@ struct State {
   std::optional<StatusReport> decision_report;  // its report, re-sent by the lost-answer rule
   std::string decided_by;                       // "(Deploy, Waiting)", "deploy-wait", ...
   int64_t answered_deploy_waiting = -1;         // index of the last (Deploy, Waiting) answered
+  // The round's identity that survives re-indexing (a GM object computed from a stale cache, or
+  // whose status write erased conditions the LC appended, shows the same round at other indexes):
+  // the train round N, from the round's (Eval, Ready) dataURL <out>/data/eval/<N+1>/data.* (or
+  // its trained model under <out>/train/<N>/), or a (Train, Ready) outputDir <out>/train/<N>.
+  // 0: unknown (conditions without that data), then the index rules above apply.
+  int64_t pending_round_key = 0;             // train round of pending_round_id
+  int64_t decided_round_key = 0;             // train round of decided_round_id
+  std::vector<DecidedRound> decided_rounds;  // the last kDecidedRoundsKept decisions, oldest first
+  // Rounds up to this train round are closed: a later round's Train condition was the latest. A
+  // (Deploy, Waiting) of a closed round is a stale object and is never answered.
+  int64_t closed_round = 0;
   int64_t answered_hot_update = -1;  // index of the last (Deploy, Running) written (§4.1)
   // In-flight work and what it needs to finish.
   Work work = Work::kNone;

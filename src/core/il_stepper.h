@@ -20,6 +20,11 @@ int64_t LatestIndex(const IlJob& job, Stage stage, ConditionType type, int64_t b
 // Output models of the latest (Train, Completed) with an output before `before` (B6: may be
 // none when the GM's own pod-driven condition erased the forwarded report, §2.0).
 const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before);
+// The train round of the latest round-bearing condition before `before` (State::
+// pending_round_key): an (Eval, Ready) or a (Train, Ready) the LC wrote. *from_train_ready says
+// which it was. 0: none.
+int64_t RoundBefore(const IlJob& job, const std::string& out, int64_t before,
+                    bool* from_train_ready = nullptr);
 
 struct Stepper {
   const Spec& spec;
@@ -58,9 +63,12 @@ struct Stepper {
   void OnDeployWaiting(int64_t idx);
   void CheckDeployWait();
   int64_t DeployWaitMs() const;
-  void Decide(int64_t round_id, const std::string& by);
-  void RecordDecision(int64_t round_id, std::string text);
-  void DecideNotDeployed(const std::string& why, const std::string& by);
+  void Decide(int64_t round_id, int64_t key, const std::string& by);
+  void RecordDecision(int64_t round_id, int64_t key, std::string text);
+  void DecideNotDeployed(int64_t round_id, int64_t key, const std::string& why,
+                         const std::string& by);
+  int64_t NoteClosedRounds(int64_t idx);
+  DecidedRound* FindDecided(int64_t key);
   void FinishDecision(StatusReport r, const std::string& by);
   void ClearPending();
   void OnCopied(const ModelCopied& e);

@@ -81,6 +81,50 @@ struct Stepper {
 
   // ---- the round in the conditions
 
+  // The version of the round condition `idx` is in: that of the latest (Train|Eval, Ready) before
+  // it, from its outputDir <out>/train/<v> or <out>/eval/<v>. 0: no Ready before it (the first
+  // round); -1: unknown (a Ready without this job's layout).
+  int64_t VersionBefore(int64_t idx) const {
+    const std::string out = Out();
+    for (int64_t j = std::min<int64_t>(idx, static_cast<int64_t>(Conds().size())); j-- > 0;) {
+      const JobCondition& c = Conds()[static_cast<size_t>(j)];
+      if (c.type != ConditionType::kReady || c.stage == Stage::kDeploy) continue;
+      const std::string prefix = out + (c.stage == Stage::kTrain ? "/train/" : "/eval/");
+      const std::string& dir = c.data.output_dir;
+      if (out.empty() || dir.size() <= prefix.size() || dir.compare(0, prefix.size(), prefix)) {
+        return -1;
+      }
+      int64_t v = 0;
+      for (size_t i = prefix.size(); i < dir.size(); ++i) {
+        if (dir[i] == '/' && i + 1 == dir.size()) break;
+        if (dir[i] < '0' || dir[i] > '9' || v > (int64_t{1} << 50)) return -1;
+        v = v * 10 + (dir[i] - '0');
+      }
+      return v > 0 ? v : -1;
+    }
+    return 0;
+  }
+
+  // A Waiting of a round this LC already answered, shown at a new index (issue 23).
+  bool AnsweredRound(int64_t idx, Stage stage) {
+    const int64_t v = VersionBefore(idx);
+    bool answered = false;
+    if (stage == Stage::kTrain) {
+      answered = v >= 0 && s.answered_train_waiting >= 0 && v + 1 <= s.version;
+    } else if (stage == Stage::kEval) {
+      answered = v > 0 && v <= s.answered_eval_version;
+    } else {
+      answered = v > 0 && v <= s.answered_deploy_version;
+    }
+    if (answered && s.last_stale_waiting != idx) {
+      Info(Waiting(idx, stage) + " is of version " +
+           std::to_string(stage == Stage::kTrain ? v + 1 : v) + ", whose " + StageName(stage) +
+           " this LC already answered: a stale GM object; not answered again");
+    }
+    if (answered) s.last_stale_waiting = idx;
+    return answered;
+  }
+
   // The latest (stage, Ready) of the round before condition `idx`: scanning back from idx - 1 to
   // the first (stage, Ready) or (stage, Waiting); nullptr when a Waiting comes first.
   const JobCondition* RoundReady(int64_t idx, Stage stage) const {
@@ -214,6 +258,10 @@ struct Stepper {
     if (last.type != ConditionType::kWaiting) return;
     if (MaybeResend(idx, last.stage)) return;
     if (now.unix_ms < s.retry_after_ms) return;
+    const int64_t answered = last.stage == Stage::kTrain  ? s.answered_train_waiting
+                             : last.stage == Stage::kEval ? s.answered_eval_waiting
+                                                          : s.answered_deploy_waiting;
+    if (idx > answered && AnsweredRound(idx, last.stage)) return;
     switch (last.stage) {
       case Stage::kTrain:
         if (idx > s.answered_train_waiting) MaybeStartTrain(idx);
@@ -294,6 +342,7 @@ struct Stepper {
       s.phase = Phase::kTrain;  // the next step is the GM's (Train, Waiting)
       s.worker_awaited = false;
       s.answered_eval_waiting = idx;
+      s.answered_eval_version = s.version;
       Answer(idx, StatusReport{"eval", "failed"});
       return;
     }
@@ -347,6 +396,7 @@ struct Stepper {
       Info(Waiting(idx, Stage::kDeploy) +
            ": this round has no eval output; nothing to deploy (deploy completed)");
       s.answered_deploy_waiting = idx;
+      s.answered_deploy_version = s.version;
       Answer(idx, StatusReport{"deploy", "completed"});
       s.phase = Phase::kTrain;
       return;
@@ -403,6 +453,7 @@ struct Stepper {
     } else {
       const std::string data = EvalDataUrl(out, s.version, spec.csv);
       s.answered_eval_waiting = idx;
+      s.answered_eval_version = s.version;
       s.eval_inputs = s.work_models;
       Answer(idx, StatusReport{"eval", "ready", true, s.work_models, data,
                                il::DataIndexUrl(data, spec.dataset_s3, spec.csv),
@@ -463,6 +514,7 @@ struct Stepper {
     const ModelRef model = s.work_models[0];
     const int64_t idx = s.work_condition;
     s.answered_deploy_waiting = idx;
+    s.answered_deploy_version = s.version;
     if (e.ok) {
       Answer(idx, StatusReport{"deploy", "ready", true, {model}});
       s.deployments.push_back(Deployment{s.version, model.url, now.rfc3339});

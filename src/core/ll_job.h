@@ -5,7 +5,8 @@
 // controller path runs both kinds.
 //
 // Condition-driven on every GM generation (§3.2): each answer follows a Waiting the GM committed,
-// once per condition index (the index in status.conditions, which only grows):
+// once per condition index (the index in status.conditions, which only grows) and once per round
+// (State::answered_eval_version; a stale GM object shows a round at other indexes, issue 23):
 //   latest (Train, Waiting), train trigger fired -> train samples written -> train ready (LL-1)
 //   latest (Eval, Waiting)  -> eval windows written -> eval ready with every output model of this
 //                              round's (Train, Completed), else of the train report this LC
@@ -124,6 +125,16 @@ struct State {
   int64_t answered_train_waiting = -1;
   int64_t answered_eval_waiting = -1;
   int64_t answered_deploy_waiting = -1;
+  // Once per round, not per index (issue 23): the version whose eval / deploy Waiting this LC
+  // answered last (0: none). A GM object from a stale cache, or one whose status write erased
+  // conditions, shows a round's Waiting at another index; its round is the version in the
+  // outputDir (<out>/train/<v>, <out>/eval/<v>) of the latest Ready before it, and a Waiting of
+  // a round already answered is not answered again (the lost-answer rule still applies at the
+  // answered index). A (Train, Waiting) after version v's Ready starts v + 1: not answered when
+  // this LC already committed that version.
+  int64_t answered_eval_version = 0;
+  int64_t answered_deploy_version = 0;
+  int64_t last_stale_waiting = -1;  // the stale Waiting last logged (not persisted)
   // The last answer (for the lost-answer rule): its Waiting's index, when it was committed, and
   // the report itself.
   int64_t answer_condition = -1;

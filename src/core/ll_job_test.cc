@@ -699,6 +699,85 @@ INSTANTIATE_TEST_SUITE_P(LostAnswers, LlLostAnswerTable, ::testing::Values(
   [](const ::testing::TestParamInfo<LostRow>& i) { return std::string(i.param.name); });
 // clang-format on
 
+// ---- once per round, not per index (issue 23 item 6) -----------------------------------------
+
+struct StaleRow {
+  const char* name;
+  Stage stage;  // the Waiting of round 2 this LC answered, then re-sent re-indexed
+  int shift;    // +1: a condition a later status write erased still shows; -1: one erased
+  bool closed;  // the GM had moved on to the next stage (Deploy: round 3's Train Waiting)
+};
+
+void PrintTo(const StaleRow& r, std::ostream* os) { *os << r.name; }
+
+class LlStaleTable : public LlJobTest, public ::testing::WithParamInterface<StaleRow> {};
+
+// The GM's informer is behind (§2.0): it re-sends a Waiting of round 2 that this LC answered,
+// in an object whose conditions before it differ (so the Waiting is at another index). Before
+// issue 23 item 6 any index above the answered one was answered again: another train version,
+// another eval file, another copy and deploy ready.
+TEST_P(LlStaleTable, Row) {
+  const StaleRow& row = GetParam();
+  FullRound(1, 125);
+  ToTrainReady(2);
+  if (row.stage != Stage::kTrain) {
+    TrainRuns(2);
+    ToEvalReady(2, {TrainModel(2)});
+  }
+  if (row.stage == Stage::kDeploy) {
+    EvalRuns(2);
+    Run(ModelCopied{true, ""});
+  }
+  ASSERT_EQ(job.conditions.back().type, CT::kWaiting);
+  ASSERT_EQ(job.conditions.back().stage, row.stage);
+  std::vector<JobCondition> view = job.conditions;
+  if (row.closed) {
+    const StatusReport answer = sent.back().report;
+    if (row.stage == Stage::kDeploy) {
+      GmAfterDeploy(answer);
+    } else {
+      GmEcho(answer);
+      Gm(row.stage, CT::kRunning);
+    }
+  }
+  // Round 2's (Train, Completed) (or round 1's for a train Waiting) duplicated or erased.
+  size_t at = view.size();
+  for (size_t i = view.size(); i-- > 0;) {
+    if (view[i].stage == Stage::kTrain && view[i].type == CT::kCompleted) {
+      at = i;
+      break;
+    }
+  }
+  ASSERT_LT(at, view.size());
+  if (row.shift > 0) view.insert(view.begin() + static_cast<std::ptrdiff_t>(at), view[at]);
+  if (row.shift < 0) view.erase(view.begin() + static_cast<std::ptrdiff_t>(at));
+  if (row.stage == Stage::kTrain) Ingest(501, 125);  // a train trigger would fire
+  const int64_t versions = state.version;
+  const int64_t deploys = state.deploy_count;
+  for (int i = 0; i < 3; ++i) {
+    now.unix_ms += 200;
+    job.conditions = view;
+    Output o = Deliver();
+    EXPECT_TRUE(Reports(o).empty()) << "send " << i;
+    EXPECT_TRUE(All<WriteSamples>(o).empty()) << "send " << i;
+    EXPECT_TRUE(All<CopyModel>(o).empty()) << "send " << i;
+  }
+  EXPECT_EQ(state.version, versions);
+  EXPECT_EQ(state.deploy_count, deploys);
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(StaleWaitings, LlStaleTable, ::testing::Values(
+  StaleRow{"Train_ReindexedPlus1", Stage::kTrain, 1, false},
+  StaleRow{"Train_ReindexedPlus1_AfterTheTrainRan", Stage::kTrain, 1, true},
+  StaleRow{"Eval_ReindexedPlus1", Stage::kEval, 1, false},
+  StaleRow{"Eval_ReindexedPlus1_AfterTheEvalRan", Stage::kEval, 1, true},
+  StaleRow{"Deploy_ReindexedPlus1", Stage::kDeploy, 1, false},
+  StaleRow{"Deploy_ReindexedPlus1_RoundClosed", Stage::kDeploy, 1, true},
+  StaleRow{"Deploy_ReindexedMinus1_RoundClosed", Stage::kDeploy, -1, true}),
+  [](const ::testing::TestParamInfo<StaleRow>& i) { return std::string(i.param.name); });
+// clang-format on
+
 // ---- restart at each point: the state alone resumes, nothing is answered twice -------------
 
 enum class Point {

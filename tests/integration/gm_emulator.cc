@@ -132,12 +132,43 @@ std::vector<EdgeSend> GmEmulator::Sync(const GmJob& job, bool deleted) {
   for (const EdgeSend& s : sends) {
     const std::string op = s.op == EdgeSend::Op::kInsert ? "insert" : "delete";
     if (s.what == EdgeSend::What::kJob) {
-      SendTo(s.node, op, job.Object());
+      Json object = job.Object();
+      if (SendTo(s.node, op, object) && !deleted) {
+        sent_jobs_.push_back(SentJob{GmClock::now(), s.node, job.name(), std::move(object)});
+      }
     } else if (const Json* model = job.ModelFor(s.what)) {
       SendTo(s.node, op, *model);
     }
   }
   return sends;
+}
+
+const Json* GmEmulator::SentBefore(const std::string& node, const std::string& last,
+                                   std::chrono::milliseconds age) const {
+  const auto until = GmClock::now() - age;
+  for (auto it = sent_jobs_.rbegin(); it != sent_jobs_.rend(); ++it) {
+    if (it->node != node || it->at > until) continue;
+    const Json* conds =
+        it->object.contains("status") ? &it->object["status"]["conditions"] : nullptr;
+    if (!conds || !conds->is_array() || conds->empty()) continue;
+    const Json& c = conds->back();
+    if (c.value("stage", "") + "/" + c.value("type", "") == last) return &it->object;
+  }
+  return nullptr;
+}
+
+Json GmEmulator::Reindexed(Json object, size_t at, int shift, bool erase_output) {
+  Json& conds = object["status"]["conditions"];
+  if (at < conds.size()) {
+    if (shift > 0) conds.insert(conds.begin() + static_cast<std::ptrdiff_t>(at), conds[at]);
+    if (shift < 0) conds.erase(conds.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  if (erase_output) {
+    for (auto& c : conds) {
+      if (c.value("stage", "") == "Eval" && c.value("type", "") == "Completed") c.erase("data");
+    }
+  }
+  return object;
 }
 
 std::optional<UpstreamFrame> GmEmulator::Next(const std::string& kind,

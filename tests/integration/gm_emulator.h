@@ -9,7 +9,11 @@
 //   delivers each send to its node's connection (a send to "" or to a node with no connection is
 //   kept in undelivered());
 // * R1 race (§2.0): GmJob::EnableR1(lag) lands each controller status write `lag` after the sync
-//   that computed it, over whatever the LC appended meanwhile.
+//   that computed it, over whatever the LC appended meanwhile;
+// * informer lag: every job object Sync sent is kept (sent_jobs()); SendStale re-sends one of
+//   them later, as a GM whose informer cache is behind sends an object computed from an older
+//   status (Reindexed: with the conditions a later status write erased, or without the ones it
+//   erased, so the same round shows at other condition indexes).
 #pragma once
 
 #include <chrono>
@@ -77,6 +81,29 @@ class GmEmulator {
   bool SendTo(const std::string& node, const std::string& op, const nlohmann::json& obj);
   const std::vector<Undelivered>& undelivered() const { return undelivered_; }
 
+  // Informer lag: the job objects Sync sent, oldest first.
+  struct SentJob {
+    GmClock::time_point at;
+    std::string node;
+    std::string name;  // metadata.name
+    nlohmann::json object;
+  };
+  const std::vector<SentJob>& sent_jobs() const { return sent_jobs_; }
+  // The latest job object sent to `node` at least `age` ago whose last condition is `last`
+  // ("Deploy/Waiting"); nullptr for none.
+  const nlohmann::json* SentBefore(
+      const std::string& node, const std::string& last,
+      std::chrono::milliseconds age = std::chrono::milliseconds(0)) const;
+  // Re-sends `object` (an older one, possibly Reindexed) to `node`, as a lagging informer does.
+  bool SendStale(const std::string& node, const nlohmann::json& object) {
+    return SendTo(node, "insert", object);
+  }
+  // `object` with condition `at` of status.conditions duplicated (shift > 0: a condition a later
+  // status write erased still shows) or removed (shift < 0: a condition the LC appended already
+  // erased); with erase_output, the (Eval, Completed) conditions lose their data (the GM's
+  // pod-driven condition replaced the LC's forwarded report, §2.0).
+  static nlohmann::json Reindexed(nlohmann::json object, size_t at, int shift, bool erase_output);
+
   // Carries out the job's SyncSends (or DeleteSends for `deleted`): the job object or the Model
   // the send names (GmJob::SetModel; a Model not set is skipped, as the GM's failed GET) to each
   // send's node. Returns the sends computed (delivered or not).
@@ -116,6 +143,7 @@ class GmEmulator {
   std::unique_ptr<WsTestServer> server_;
   std::vector<UpstreamFrame> pending_;
   std::vector<Undelivered> undelivered_;
+  std::vector<SentJob> sent_jobs_;
   int bare_headers_ = 0;
 };
 

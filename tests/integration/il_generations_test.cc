@@ -137,6 +137,68 @@ class IlGenerationsTest : public ClusterFixture {
     return false;
   }
 
+  // Index of the last `stage/type` condition of a job object, or its size when none.
+  static size_t LastIndexOf(const Json& object, const std::string& cond) {
+    const Json& c = object["status"]["conditions"];
+    for (size_t i = c.size(); i-- > 0;) {
+      if (c[i].value("stage", "") + "/" + c[i].value("type", "") == cond) return i;
+    }
+    return c.size();
+  }
+
+  // Issue 23 item 6: rounds 1 and 2 with the GM's informer 500 ms behind. When the round's
+  // decision arrives, the GM re-sends the round's (Deploy, Waiting) from its lagging cache twice,
+  // re-indexed (a status write erased a condition before it, or it still shows one a later write
+  // erased; once with the eval output erased); after the round closed (the next round's (Train,
+  // Waiting) was sent) three more times in 0.6 s. Each round is decided once, with one report.
+  void StaleDeployWaitingRounds(GmJob& job, const std::string& deploy_node,
+                                const std::string& eval_node) {
+    for (int round = 1; round <= 2; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const std::string bytes = "NEW-MODEL-ROUND-" + std::to_string(round);
+      ASSERT_NO_FATAL_FAILURE(RoundToEvalReport(job, round, bytes, true, kDefaultNode, eval_node));
+      bool stale_sent = false;
+      GmEmulator::RunOptions o;
+      o.on_frame = [&](const UpstreamFrame& f) {
+        frames.push_back(f);
+        std::string phase = f.body.value("phase", "");
+        std::transform(phase.begin(), phase.end(), phase.begin(), ::tolower);
+        if (stale_sent || phase != "deploy") return;
+        const Json* dw = gm->SentBefore(deploy_node, "Deploy/Waiting");
+        if (!dw) return;
+        stale_sent = true;
+        const size_t tc = LastIndexOf(*dw, "Train/Completed");
+        EXPECT_TRUE(gm->SendStale(deploy_node, GmEmulator::Reindexed(*dw, tc, 1, false)));
+        EXPECT_TRUE(gm->SendStale(deploy_node, GmEmulator::Reindexed(*dw, tc, -1, true)));
+        gm->Sync(job);  // the informer catches up
+      };
+      ASSERT_TRUE(gm->RunUntil(job, Closed(round), o)) << job.LastCondition();
+      EXPECT_TRUE(stale_sent);
+      EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), bytes);
+      const Json* dw = gm->SentBefore(deploy_node, "Deploy/Waiting", 500ms);
+      if (!dw) dw = gm->SentBefore(deploy_node, "Deploy/Waiting");
+      ASSERT_NE(dw, nullptr);
+      const size_t tc = LastIndexOf(*dw, "Train/Completed");
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(
+            gm->SendStale(deploy_node, GmEmulator::Reindexed(*dw, tc, i == 1 ? -1 : 1, i == 2)));
+      }
+      gm->Sync(job);  // the informer catches up
+      // Nothing answers them (no answer comes within milliseconds on an LC that does; each made
+      // the GM start another (Train, Waiting)).
+      auto extra = gm->Next("IncrementalLearningJob", 1500ms);
+      EXPECT_FALSE(extra) << "answered a stale (Deploy, Waiting): " << extra->content;
+      while (extra) {
+        frames.push_back(*extra);
+        extra = gm->Next("IncrementalLearningJob", 300ms);
+      }
+      EXPECT_EQ(DeployDecisions(), round);
+      EXPECT_EQ(FramesOf("deploy", "ready").size(), static_cast<size_t>(round));
+    }
+    EXPECT_EQ(DeployDecisions(), 2);
+    for (const auto& f : FramesOf("deploy", "ready")) EXPECT_EQ(f.node, deploy_node);
+  }
+
   std::vector<std::string> args;
   NodeLc* node2 = nullptr;
   std::vector<UpstreamFrame> frames;
@@ -320,6 +382,31 @@ TEST_F(IlGenerationsTest, G2_EvalOnAnotherNodeDecides) {
   ASSERT_EQ(ready.size(), 2u);
   for (const auto& f : ready) EXPECT_EQ(f.node, kNode2) << "the eval node's LC decides";
   for (const auto& f : FramesOf("eval", "ready")) EXPECT_EQ(f.node, kDefaultNode);
+}
+
+// Issue 23 item 6, G2, two nodes: train on the dataset node, the eval pod and so the (Deploy,
+// Waiting) on the other; the GM's informers 500 ms late (R1 writes land 500 ms after their sync,
+// stale re-indexed objects). Before: the deploy node's LC answered each stale (Deploy, Waiting)
+// (another copy and Deploy Ready, or "not deployed: no eval result" once it had forgotten the
+// round's eval report).
+TEST_F(IlGenerationsTest, G2_InformerLag_TwoNodes_OneDecisionPerRound) {
+  World(true, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kEval, kNode2);
+  job.EnableR1(500ms);
+  gm->Sync(job);
+  ASSERT_NO_FATAL_FAILURE(StaleDeployWaitingRounds(job, kNode2, kNode2));
+}
+
+// The same on one node (train, eval and the decision on the dataset node's LC).
+TEST_F(IlGenerationsTest, G2_InformerLag_OneNode_OneDecisionPerRound) {
+  World(false, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.EnableR1(500ms);
+  gm->Sync(job);
+  ASSERT_NO_FATAL_FAILURE(StaleDeployWaitingRounds(job, kDefaultNode, kDefaultNode));
 }
 
 // §3.3: the LC killed during the deploy wait: after the restart the round is decided once.

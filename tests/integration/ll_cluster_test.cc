@@ -725,6 +725,77 @@ TEST_F(LlClusterTest, G1_R1_NothingErased) {
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
 }
 
+// Issue 23 item 6: the GM's informer 500 ms late (R1 writes 500 ms after their sync) re-sends
+// objects of round 1 from its old cache, re-indexed (a condition a later status write erased
+// still shows before the Waiting): its (Eval, Waiting) and (Deploy, Waiting) after the LC
+// answered them, and after the round closed. Each is answered once per round (before: another
+// eval ready, another copy and deploy ready).
+TEST_F(LlClusterTest, G1_InformerLag_EachWaitingAnsweredOncePerRound) {
+  using namespace std::chrono_literals;
+  ReplaceCsv(600);
+  gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));
+  GmJob g1(core::gm::JobKind::kLifelong, JobObject());
+  g1.EnableR1(500ms);
+  gm->Sync(g1);
+  std::vector<std::string> frames;
+  GmEmulator::RunOptions opts;
+  opts.timeout = 8s;
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  // The latest object sent whose last condition is `last`, re-indexed before it.
+  auto stale = [&](const std::string& last) {
+    for (auto it = gm->sent_jobs().rbegin(); it != gm->sent_jobs().rend(); ++it) {
+      const auto& c = it->object["status"]["conditions"];
+      if (c.empty() || c.back().value("stage", "") + "/" + c.back().value("type", "") != last) {
+        continue;
+      }
+      size_t tc = 0;
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (c[i].value("stage", "") == "Train" && c[i].value("type", "") == "Completed") tc = i;
+      }
+      return GmEmulator::Reindexed(it->object, tc, 1, false);
+    }
+    ADD_FAILURE() << "no object ending with " << last << " was sent";
+    return Json{};
+  };
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Train/Running"; }, opts));
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorker("train-worker-g1r1a",
+             WorkerBody("train-worker-g1r1a", "train", "completed",
+                        R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1, [](const GmJob& j) { return j.LastCondition() == "Eval/Running"; }, opts));
+  for (int i = 0; i < 3; ++i) gm->Send("insert", stale("Eval/Waiting"));
+  ExpectNoJobMessage("a stale (Eval, Waiting) of version 1 answered again");
+  gm->Sync(g1);  // the informer catches up
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1");
+  PostWorker("eval-worker-g1r1b",
+             WorkerBody("eval-worker-g1r1b", "eval", "completed",
+                        R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])"));
+  ASSERT_TRUE(gm->RunUntil(
+      g1,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(g1.Conditions());
+  for (int i = 0; i < 3; ++i) {
+    gm->Send("insert", stale("Deploy/Waiting"));
+    gm->Send("insert", stale("Eval/Waiting"));
+  }
+  ExpectNoJobMessage("a stale Waiting of a closed round answered again");
+  gm->Sync(g1);
+  EXPECT_EQ(frames, (std::vector<std::string>{"train/ready", "train/completed", "eval/ready",
+                                              "eval/completed", "deploy/ready"}));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
+}
+
 // ---- a G2 GM, two nodes, the R1 race on (sedna-head-protocol §1.7, §2.0, §3.4 test 7) ----------
 
 // The dataset-node LC (edge-node) and a worker-node LC against a v0.5-v0.7 GM whose status writes

@@ -148,6 +148,22 @@ dataset::IndexCursor CursorFromJson(const json& j) {
   return c;
 }
 
+json DecisionToJson(const core::StatusReport& d) {
+  return json{{"phase", d.phase},
+              {"status", d.status},
+              {"has_input", d.has_input},
+              {"input_models", ModelsToJson(d.input_models)}};
+}
+
+core::StatusReport DecisionFromJson(const json& d) {
+  core::StatusReport r;
+  r.phase = d.value("phase", "");
+  r.status = d.value("status", "");
+  r.has_input = d.value("has_input", false);
+  r.input_models = ModelsFromJson(d.value("input_models", json::array()));
+  return r;
+}
+
 }  // namespace
 
 std::string EncodeIlRecord(const IlRecord& r) {
@@ -194,13 +210,17 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"last_error", s.last_error}};
   if (s.trained) st["trained"] = ModelToJson(*s.trained);
   if (s.trained_base) st["trained_base"] = ModelToJson(*s.trained_base);
-  if (s.decision_report) {
-    const auto& d = *s.decision_report;
-    st["decision_report"] = json{{"phase", d.phase},
-                                 {"status", d.status},
-                                 {"has_input", d.has_input},
-                                 {"input_models", ModelsToJson(d.input_models)}};
+  if (s.decision_report) st["decision_report"] = DecisionToJson(*s.decision_report);
+  // One decision per round (issue 23): absent in older records, which decode to the index rules.
+  st["pending_round_key"] = s.pending_round_key;
+  st["decided_round_key"] = s.decided_round_key;
+  st["closed_round"] = s.closed_round;
+  json decided = json::array();
+  for (const auto& d : s.decided_rounds) {
+    decided.push_back(
+        json{{"round", d.round}, {"report", DecisionToJson(d.report)}, {"at_ms", d.at_ms}});
   }
+  st["decided_rounds"] = decided;
   return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
 }
 
@@ -250,13 +270,19 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.decided_by = st.value("decided_by", "");
     s.answered_hot_update = st.value("answered_hot_update", int64_t{-1});
     if (st.contains("decision_report") && st["decision_report"].is_object()) {
-      const json& d = st["decision_report"];
-      core::StatusReport r;
-      r.phase = d.value("phase", "");
-      r.status = d.value("status", "");
-      r.has_input = d.value("has_input", false);
-      r.input_models = ModelsFromJson(d.value("input_models", json::array()));
-      s.decision_report = r;
+      s.decision_report = DecisionFromJson(st["decision_report"]);
+    }
+    s.pending_round_key = st.value("pending_round_key", int64_t{0});
+    s.decided_round_key = st.value("decided_round_key", int64_t{0});
+    s.closed_round = st.value("closed_round", int64_t{0});
+    for (const auto& d : st.value("decided_rounds", json::array())) {
+      if (!d.is_object() || !d.contains("report") || !d["report"].is_object()) continue;
+      s.decided_rounds.push_back(core::il::DecidedRound{d.value("round", int64_t{0}),
+                                                        DecisionFromJson(d["report"]),
+                                                        d.value("at_ms", int64_t{0})});
+    }
+    while (static_cast<int>(s.decided_rounds.size()) > core::il::kDecidedRoundsKept) {
+      s.decided_rounds.erase(s.decided_rounds.begin());
     }
     s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
     s.last_decision = st.value("last_decision", "");
@@ -384,6 +410,8 @@ std::string EncodeLlRecord(const LlRecord& r) {
           {"answered_train_waiting", s.answered_train_waiting},
           {"answered_eval_waiting", s.answered_eval_waiting},
           {"answered_deploy_waiting", s.answered_deploy_waiting},
+          {"answered_eval_version", s.answered_eval_version},
+          {"answered_deploy_version", s.answered_deploy_version},
           {"answer_condition", s.answer_condition},
           {"answer_at_ms", s.answer_at_ms},
           {"train_models", ModelsToJson(s.train_models)},
@@ -441,6 +469,9 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
     s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
     s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
+    // Absent before issue 23: 0, and the index rule alone applies until the next answer.
+    s.answered_eval_version = st.value("answered_eval_version", int64_t{0});
+    s.answered_deploy_version = st.value("answered_deploy_version", int64_t{0});
     s.answer_condition = st.value("answer_condition", int64_t{-1});
     s.answer_at_ms = st.value("answer_at_ms", int64_t{0});
     if (st.contains("answer")) s.answer = ReportFromJson(st["answer"]);

@@ -88,6 +88,11 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.answered_deploy_waiting = 8;
   s.answered_hot_update = 13;
   s.work_copies_done = 0;
+  s.pending_round_key = 3;
+  s.decided_round_key = 2;
+  s.closed_round = 1;
+  s.decided_rounds = {{1, core::StatusReport{"Deploy", "Completed"}, 1699999999000},
+                      {2, *s.decision_report, 1700000000000}};
   r.cursor = SampleCursor();
   auto back = DecodeIlRecord(EncodeIlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
@@ -108,6 +113,11 @@ TEST(IlRecordTest, AnOldRecordsOutstandingEvalIsThePendingRound) {
   EXPECT_EQ(r->state.pending_models.size(), 2u);
   EXPECT_FALSE(r->state.eval_reported);
   EXPECT_EQ(r->state.decided_round_id, -1);
+  // Before one decision per round (issue 23): no round identities, the index rules apply.
+  EXPECT_EQ(r->state.pending_round_key, 0);
+  EXPECT_EQ(r->state.decided_round_key, 0);
+  EXPECT_EQ(r->state.closed_round, 0);
+  EXPECT_TRUE(r->state.decided_rounds.empty());
 }
 
 TEST(IlRecordTest, LlRoundTripsEveryField) {
