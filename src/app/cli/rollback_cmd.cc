@@ -29,6 +29,12 @@ std::string Pad(std::string s, size_t width) {
 
 }  // namespace
 
+std::string StandaloneHotUpdateDir(const std::string& db_path) {
+  const auto slash = db_path.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : db_path.substr(0, slash)) +
+         "/model-hot-update";
+}
+
 Result<RollbackArgs> TakeRollbackArgs(std::vector<std::string>& args) {
   RollbackArgs r;
   bool list = false, version = false;
@@ -132,12 +138,17 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
   if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
   // A hot-update model (§4.1): the running inference worker reloads only when model_config.json
   // changes, so the config beside it is rewritten with a fresh model_update_time.
-  const std::string hot = fs::CleanPath(cfg.hot_update_dir);
+  // The daemon's hot-update directory, or standalone's (beside --db, as `sedna-lc standalone`
+  // puts it).
   const std::string target = fs::CleanPath(args.target);
   const std::string config = fs::Dirname(target) + "/model_config.json";
+  std::string hot;
+  for (const std::string& dir :
+       {fs::CleanPath(cfg.hot_update_dir), fs::CleanPath(StandaloneHotUpdateDir(cfg.db_path))}) {
+    if (hot.empty() && target.rfind(dir + "/", 0) == 0) hot = dir;
+  }
   struct stat cst;
-  if (target.rfind(hot + "/", 0) == 0 &&
-      ::stat(fs::JoinRootfs(cfg.rootfs, config).c_str(), &cst) == 0) {
+  if (!hot.empty() && ::stat(fs::JoinRootfs(cfg.rootfs, config).c_str(), &cst) == 0) {
     storage::Context hctx = ctx;
     hctx.hot_update_dir = hot;
     // No copies (S3 staging is unused); the writer still wants a scratch directory.

@@ -80,6 +80,7 @@ class RollbackCommandTest : public ::testing::Test {
     storage::Context ctx;
     ctx.rootfs = cfg_.rootfs;
     ctx.staging_dir = dir_ + "/staging";
+    ctx.job_root = "/out";  // the confined-path API: sources lie beneath the job's root
     // model-0 was there first; two deploys: versions 1 = model-0, 2 = model-1; target model-2.
     WriteFile(cfg_.rootfs + "/models/deploy/m.pb", "model-0");
     for (int i = 1; i <= 2; ++i) {
@@ -155,6 +156,7 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   storage::Context ctx;
   ctx.rootfs = cfg_.rootfs;
   ctx.staging_dir = dir_ + "/staging";
+  ctx.job_root = "/out";  // the confined-path API: sources lie beneath the job's root
   for (int i = 1; i <= 2; ++i) {
     core::il::WriteHotUpdate w;
     w.config_path = dir + "/model_config.json";
@@ -174,6 +176,35 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   // A model outside the hot-update directory has no config to rewrite.
   ASSERT_EQ(Run("/models/deploy/m.pb", 1), 0) << err_.str();
   EXPECT_EQ(out_.str().find("rewrote"), std::string::npos) << out_.str();
+}
+
+// Standalone (issue 23 item 4c): its hot-update directory is beside its database, not the
+// daemon's --hot-update-dir; rollback-model given the same --db rewrites that config too.
+TEST_F(RollbackCommandTest, AStandaloneHotUpdateModelRewritesItsConfig) {
+  cfg_.db_path = "/home/u/lc/database.db";
+  const std::string dir = "/home/u/lc/model-hot-update/default/incrementallearningjob/j";
+  storage::Context ctx;
+  ctx.rootfs = cfg_.rootfs;
+  ctx.staging_dir = dir_ + "/staging";
+  ctx.job_root = "/out";  // the confined-path API: sources lie beneath the job's root
+  ctx.hot_update_dir = "/home/u/lc/model-hot-update";  // as `sedna-lc standalone --db` puts it
+  for (int i = 1; i <= 2; ++i) {
+    core::il::WriteHotUpdate w;
+    w.config_path = dir + "/model_config.json";
+    w.model_path = "/model-hot-update/m.pb";
+    w.copies = {{"/out/" + std::to_string(i) + "/m.pb", dir + "/m.pb"}};
+    auto r = storage::WriteHotUpdate(ctx, w);
+    ASSERT_TRUE(r.ok()) << r.message();
+  }
+  const std::string config = cfg_.rootfs + dir + "/model_config.json";
+  const std::string before = ReadFile(config);
+  ASSERT_EQ(Run(dir + "/m.pb", 1), 0) << err_.str();
+  EXPECT_EQ(ReadFile(cfg_.rootfs + dir + "/m.pb"), "model-1");
+  const std::string after = ReadFile(config);
+  EXPECT_NE(after, before) << "model_update_time unchanged: the worker would not reload";
+  EXPECT_NE(after.find("\"model_path\": \"/model-hot-update/m.pb\""), std::string::npos) << after;
+  EXPECT_NE(out_.str().find("rewrote " + dir + "/model_config.json"), std::string::npos)
+      << out_.str();
 }
 
 }  // namespace
