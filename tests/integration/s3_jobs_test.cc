@@ -737,7 +737,7 @@ TEST_F(S3JobsTest, DroppedConnectionLosesNothing) {
   gm->Send("insert", ModelObject("deploy-model", Url("models/deploy_model/saved_model.pb"), "pb"));
   UpstreamFrame il3 = NextJob();
   EXPECT_EQ(il3.body.at("phase"), "Eval");
-  EXPECT_EQ(il3.body.at("input").at("dataURL"), out + "/data/eval/2/data.txt");
+  EXPECT_EQ(il3.body.at("input").at("dataURL"), out + "/data/eval/1/data.txt");
   // Each of the 3000 lines is in exactly one of the two files.
   EXPECT_EQ(Get("output/data/eval/1/data.txt"), all.eval);
   EXPECT_EQ(Occurrences(all.train, "\n") + Occurrences(all.eval, "\n"), 3000u);

@@ -519,7 +519,7 @@ TEST_F(StandaloneTest, FullIlRoundWithLocalWorkers) {
   ASSERT_EQ(eval.size(), 1u);
   EXPECT_EQ(eval[0]["env"].value("MODEL_URLS", ""), trained_url + ";" + deploy_model);
   EXPECT_EQ(eval[0]["env"].value("TEST_DATASET_URL", ""),
-            out + "/data/eval/2/data.txt");  // the round counter moved on after train, as in Go
+            out + "/data/eval/1/data.txt");  // the v0.7 layout: the train round's number
   EXPECT_EQ(eval[0]["env"].value("WORKER_NAME", "").rfind("eval-worker-", 0), 0u);
 
   // The decision, as /status shows it, and the deploy copy.
@@ -685,6 +685,10 @@ TEST_F(StandaloneTest, GmProtocolG1DeploysAHotJobCold) {
   EXPECT_EQ(ReadFile(deploy_model), trained);
   EXPECT_FALSE(stdfs::exists(tmp + "/lc/model-hot-update"));
   EXPECT_TRUE(Marks("oldgm", "reload").empty());
+  // The 2021 sample layout: the eval file of train round 1 is numbered 2.
+  auto eval = Marks("oldgm", "eval");
+  ASSERT_EQ(eval.size(), 1u);
+  EXPECT_EQ(eval[0]["env"].value("TEST_DATASET_URL", ""), tmp + "/out/oldgm/data/eval/2/data.txt");
   const std::string log = Log();
   EXPECT_NE(log.find("plays the 2021 (G1) GM (--gm-protocol g1)"), std::string::npos);
   EXPECT_NE(log.find("hotUpdateEnabled is ignored with --gm-protocol g1"), std::string::npos);
