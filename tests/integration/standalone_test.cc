@@ -620,6 +620,21 @@ TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
   EXPECT_EQ(ReadFile(dir + "/model.bin"), ReadFile(tmp + "/out/hot/train/2/model.bin"));
   EXPECT_EQ(Marks("hot", "infer").size(), 1u) << "a hot deploy must not restart the worker";
   EXPECT_TRUE(Alive(infer[0]["pid"].get<pid_t>()));
+
+  // rollback-model of the hot-update model, given the standalone's --db: the config beside it is
+  // rewritten and the running worker reloads the restored version (issue 23 item 4c).
+  const std::string v1 = ReadFile(dir + "/.sedna-versions/model.bin.1");
+  ASSERT_FALSE(v1.empty());
+  const std::string rb_log = tmp + "/rollback.log";
+  LcProcess rb(
+      std::string(SEDNA_BINARY_DIR) + "/sedna-lc", {{"NODENAME", "edge"}},
+      {"rollback-model", dir + "/model.bin", "--version", "1", "--rootfs", "/", "--db=" + db},
+      rb_log);
+  ASSERT_EQ(rb.Wait(), 0) << ReadFile(rb_log);
+  EXPECT_NE(ReadFile(rb_log).find("rewrote " + config), std::string::npos) << ReadFile(rb_log);
+  auto reloads = WaitMarks("hot", "reload", 3);
+  ASSERT_EQ(reloads.size(), 3u) << ReadFile(rb_log);
+  EXPECT_EQ(reloads.back()["model_content"], v1);
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
