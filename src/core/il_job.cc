@@ -87,18 +87,19 @@ void Stepper::IssueWork() {
                                      SpoolKind::kTrain,
                                      {s.work_range},
                                      spec.csv,
-                                     std::move(index)});
+                                     std::move(index),
+                                     s.work_layout});
       return;
     }
     case Work::kWriteEval: {
-      std::string url = EvalDataUrl(Out(), s.work_round, spec.csv);
+      std::string url = EvalDataUrl(Out(), EvalDirRound(s.work_round, s.work_layout), spec.csv);
       std::string index = DataIndexUrl(url, spec.dataset_s3, spec.csv);
       std::vector<SpoolRange> ranges;
       for (const auto& w : s.eval_windows) {
         if (w.count > 0) ranges.push_back(w);
       }
       actions.push_back(WriteSamples{Stage::kEval, s.work_round, std::move(url), SpoolKind::kEval,
-                                     std::move(ranges), spec.csv, std::move(index)});
+                                     std::move(ranges), spec.csv, std::move(index), s.work_layout});
       return;
     }
     case Work::kDeploy: {
@@ -168,6 +169,7 @@ void Stepper::MaybeStartTrain(int64_t idx) {
   s.work = Work::kWriteTrain;
   s.work_condition = idx;
   s.work_round = s.round;
+  s.work_layout = spec.layout;
   s.work_range = s.train_pending;
   s.work_models = {*base};
   IssueWork();
@@ -197,6 +199,7 @@ void Stepper::StartEval(int64_t idx) {
   s.work = Work::kWriteEval;
   s.work_condition = idx;
   s.work_round = s.round;
+  s.work_layout = spec.layout;
   s.work_models = {WithoutMetrics(*trained), WithoutMetrics(*eval_model)};
   IssueWork();
 }
@@ -244,7 +247,8 @@ void Stepper::OnFileWritten(const FileWritten& e) {
     s.eval_open = SpoolRange{s.eval_open.end, s.eval_open.end, 0};
     s.round++;
   } else {
-    const std::string data = EvalDataUrl(Out(), s.work_round, spec.csv);
+    const std::string data =
+        EvalDataUrl(Out(), EvalDirRound(s.work_round, s.work_layout), spec.csv);
     StatusReport r{"Eval",        "Ready", true,
                    s.work_models, data,    DataIndexUrl(data, spec.dataset_s3, spec.csv)};
     Report(std::move(r));
@@ -317,6 +321,12 @@ const char* WorkName(Work w) {
       return "hot-update";
   }
   return "none";
+}
+
+const char* LayoutName(Layout l) { return l == Layout::kV07 ? "v0.7" : "2021"; }
+
+int64_t EvalDirRound(int64_t round, Layout layout) {
+  return layout == Layout::kV07 ? round - 1 : round;
 }
 
 std::string OutputRoot(const std::string& output_dir) {

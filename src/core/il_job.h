@@ -39,6 +39,13 @@ enum class SpoolKind { kTrain, kEval };
 enum class Work { kNone, kWriteTrain, kWriteEval, kDeploy, kHotUpdate };
 const char* WorkName(Work w);
 
+// How sample files are laid out (docs/design-notes.md, "Both GM generations"): k2021 as the 2021
+// LC (Sedna v0.3-v0.4): the eval file of train round r under data/eval/<r + 1>, dataIndex.txt
+// lists the first space-separated token of each sample; kV07 as the v0.5-v0.7 LC: data/eval/<r>,
+// dataIndex.txt lists every space-separated token with a non-empty extension (Go's path.Ext).
+enum class Layout { k2021, kV07 };
+const char* LayoutName(Layout l);  // "2021", "v0.7"
+
 struct Deployment {
   int64_t round = 0;  // train round of the deployed model
   std::string url;    // trained model URL that was copied
@@ -102,6 +109,9 @@ struct State {
   Work work = Work::kNone;
   int64_t work_condition = -1;
   int64_t work_round = 0;
+  // kWriteTrain / kWriteEval: the layout the write started with (Spec::layout then), kept so a
+  // re-issue after a restart writes the same files even if the GM generation is known by then.
+  Layout work_layout = Layout::k2021;
   SpoolRange work_range;              // kWriteTrain: the train samples being written
   std::vector<ModelRef> work_models;  // kWriteTrain: [base]; kWriteEval: [trained, eval model];
                                       // kDeploy: [trained, deploy model] and, with an
@@ -150,6 +160,8 @@ struct Spec {
   // (Train, Completed) output (models[0] for a one-model report), as the 2021 LC's
   // getTrainOrEvalModel does, instead of the v0.5+ format rule against the initialModel CR.
   bool g1_rules = false;
+  // The sample file layout of writes started now: k2021 under G1 rules, else kV07.
+  Layout layout = Layout::kV07;
   // The job object was received from the GM on the current connection (not only reloaded from
   // the store): a (Deploy, Running) is acted on only then (§3.2 hot update).
   bool conditions_fresh = true;
@@ -217,8 +229,9 @@ struct WriteSamples {
   std::vector<SpoolRange> ranges;  // in order
   bool csv_header = false;         // prefix the dataset's csv header line
   // Non-empty: also write the dataset's dataIndex.txt here (§7.4: the dataset's URL prefix, then
-  // the first space-separated token of each sample).
+  // per sample the tokens `index_layout` names: the first, or every one with an extension).
   std::string index_url;
+  Layout index_layout = Layout::k2021;
 };
 struct SendReport {
   StatusReport report;
@@ -270,6 +283,9 @@ ReportScope ScopeOfReport(const Spec& spec, const State& state, const std::strin
 std::string OutputRoot(const std::string& output_dir);
 std::string TrainDataUrl(const std::string& out, int64_t round, bool csv);
 std::string EvalDataUrl(const std::string& out, int64_t round, bool csv);
+// The directory number of the eval samples of a cycle whose State::round is `round` (the train
+// round + 1): `round` under k2021, the train round under kV07.
+int64_t EvalDirRound(int64_t round, Layout layout);
 std::string TrainOutputDir(const std::string& out, int64_t round);
 // The dataIndex.txt beside a sample file (§7.4), for txt samples of an S3 dataset; else "".
 std::string DataIndexUrl(const std::string& data_url, bool dataset_s3, bool csv);

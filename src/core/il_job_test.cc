@@ -67,6 +67,7 @@ class IlJobTest : public ::testing::Test {
     s.dataset_known = true;
     s.dataset_s3 = dataset_s3;
     s.g1_rules = g1_rules;
+    s.layout = layout;
     return s;
   }
 
@@ -114,6 +115,9 @@ class IlJobTest : public ::testing::Test {
   Now now;
   bool dataset_s3 = false;
   bool g1_rules = false;
+  // The rows below were written for the 2021 layout (data/eval/<train round + 1>); the layout
+  // rows set kV07, which the LC uses unless the GM is a 2021 one.
+  Layout layout = Layout::k2021;
   ModelRef initial = kInitial;
 };
 
@@ -277,6 +281,22 @@ TEST_F(IlJobTest, SecondRound_G1OneModelReportRetrainsFromIt) {
   EXPECT_EQ(DispatchTrain().input_models, std::vector<ModelRef>{kTrainedPb});
 }
 
+// The train file's dataIndex.txt lists the tokens of the layout the write started with.
+TEST_F(IlJobTest, TrainIndexLayoutFollowsTheSpec) {
+  dataset_s3 = true;
+  for (Layout l : {Layout::k2021, Layout::kV07}) {
+    SCOPED_TRACE(LayoutName(l));
+    state = State{};
+    layout = l;
+    auto w = All<WriteSamples>(Ingest(501, 125));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].index_url, "/output/data/train/1/dataIndex.txt");
+    EXPECT_EQ(w[0].index_layout, l);
+    layout = l == Layout::kV07 ? Layout::k2021 : Layout::kV07;
+    EXPECT_EQ(All<WriteSamples>(Run(Resume{})).at(0).index_layout, l) << "kept across a restart";
+  }
+}
+
 // §3.3 IL-1s: s3 dataset + s3 outputDir, round 2 — the sample file gets a dataIndex.txt beside it
 // and the Ready carries its URL; no `s3:/` collapse (B20).
 TEST_F(IlJobTest, S3DatasetAndOutput_IL1s_WritesAndReportsDataIndex) {
@@ -389,6 +409,53 @@ TEST_F(IlEvalTest, EvalWaiting_FileWritten_SendsIL3WithTrainedAndDeployed) {
   EXPECT_EQ(r, want);
   EXPECT_TRUE(state.eval_outstanding);
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "answered once";
+}
+
+// The eval directory per generation (docs/design-notes.md, "Both GM generations"): the 2021 LC
+// numbers it train round + 1, the v0.7 LC the train round; both the file and the Eval Ready.
+TEST_F(IlEvalTest, EvalDirPerLayout_G1TrainRoundPlusOne_G2TrainRound) {
+  struct Row {
+    Layout layout;
+    const char* want;
+  };
+  const State after_train = state;
+  for (const Row& r : {Row{Layout::k2021, "/output/data/eval/2/data.txt"},
+                       Row{Layout::kV07, "/output/data/eval/1/data.txt"}}) {
+    SCOPED_TRACE(LayoutName(r.layout));
+    state = after_train;
+    layout = r.layout;
+    Output o = Run(JobChanged{});
+    auto w = All<WriteSamples>(o);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].url, r.want);
+    EXPECT_EQ(w[0].index_layout, r.layout);
+    Output f = Run(FileWritten{Work::kWriteEval, w[0].round, true, ""});
+    auto rep = All<SendReport>(f);
+    ASSERT_EQ(rep.size(), 1u);
+    EXPECT_EQ(rep[0].report.data_url, r.want);
+    EXPECT_EQ(state.eval_round, 2) << "the round bookkeeping does not depend on the layout";
+  }
+}
+
+// A write in flight keeps the layout it started with when the generation becomes known (or
+// changes) before it is re-issued after a restart: the round never changes its directory.
+TEST_F(IlEvalTest, ResumeKeepsTheLayoutTheWriteStartedWith) {
+  const State after_train = state;
+  for (Layout first : {Layout::kV07, Layout::k2021}) {
+    SCOPED_TRACE(LayoutName(first));
+    state = after_train;
+    layout = first;
+    const std::string want = EvalDataUrl("/output", EvalDirRound(2, first), false);
+    ASSERT_EQ(All<WriteSamples>(Run(JobChanged{})).at(0).url, want);
+    layout = first == Layout::kV07 ? Layout::k2021 : Layout::kV07;  // e.g. G1 evidence came in
+    auto w = All<WriteSamples>(Run(Resume{}));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].url, want);
+    EXPECT_EQ(w[0].index_layout, first);
+    auto rep = All<SendReport>(Run(FileWritten{Work::kWriteEval, 2, true, ""}));
+    ASSERT_EQ(rep.size(), 1u);
+    EXPECT_EQ(rep[0].report.data_url, want);
+  }
 }
 
 // ---- refused reports (issue 15) ------------------------------------------------------------

@@ -182,14 +182,16 @@ struct Stepper {
                                        SpoolKind::kTrain,
                                        {s.train_range},
                                        spec.csv,
-                                       std::move(index)});
+                                       std::move(index),
+                                       spec.index_layout});
         return;
       }
       case Work::kWriteEval: {
         std::string url = EvalDataUrl(Out(), s.version, spec.csv);
         std::string index = il::DataIndexUrl(url, spec.dataset_s3, spec.csv);
         actions.push_back(WriteSamples{Stage::kEval, s.version, std::move(url), SpoolKind::kEval,
-                                       EvalRanges(), spec.csv, std::move(index)});
+                                       EvalRanges(), spec.csv, std::move(index),
+                                       spec.index_layout});
         return;
       }
       case Work::kDeploy:

@@ -169,6 +169,8 @@ struct Spec {
   bool dataset_known = false;              // sample files are written only while it is known
   bool csv = false;  // the dataset's format is csv, any case (L8): data.csv with the header line
   bool dataset_s3 = false;  // as il::Spec::dataset_s3
+  // The tokens dataIndex.txt lists (il::Layout; the eval directory is data/eval/<v> in both).
+  il::Layout index_layout = il::Layout::kV07;
   // When the GM sent the job object in `job` (unix ms); 0: unknown (e.g. loaded from the
   // database), and then no answer is re-sent.
   int64_t job_received_ms = 0;

@@ -282,12 +282,13 @@ struct JobTrack {
   std::unique_ptr<GmJob> gm;
 
   // Samples.
-  int64_t appended = 0;                   // index lines appended (samples 1..appended)
-  int64_t lc_count = 0;                   // highest numberOfSamples the LC reported
-  int64_t dispatched = 0;                 // train samples in the train files so far
-  int64_t last_train = 0;                 // ordinal of the last of them
-  std::map<int64_t, int64_t> train_last;  // round -> last train ordinal of its file
-  std::map<int64_t, int64_t> eval_end;    // round -> last ordinal of its eval windows (E_k)
+  int64_t appended = 0;                      // index lines appended (samples 1..appended)
+  int64_t lc_count = 0;                      // highest numberOfSamples the LC reported
+  int64_t dispatched = 0;                    // train samples in the train files so far
+  int64_t last_train = 0;                    // ordinal of the last of them
+  std::map<int64_t, int64_t> train_last;     // round -> last train ordinal of its file
+  std::map<int64_t, int64_t> eval_end;       // round -> last ordinal of its eval windows (E_k)
+  std::map<int64_t, std::string> eval_file;  // round -> its Eval Ready's dataURL
 
   // The round sequence.
   Step expect = Step::kTrainReady;
@@ -310,9 +311,10 @@ struct JobTrack {
   std::string TrainFile(int64_t r) const {
     return out + "/data/train/" + std::to_string(r) + "/data." + Ext();
   }
-  int64_t EvalFileIndex(int64_t r) const { return il() ? r + 1 : r; }
-  std::string EvalFile(int64_t r) const {
-    return out + "/data/eval/" + std::to_string(EvalFileIndex(r)) + "/data." + Ext();
+  // IL: the eval file of train round r is numbered r + 1 in the 2021 layout (a G1 GM, evident
+  // under auto once the LL job is seen) and r in the v0.7 one; LL: always r.
+  std::string EvalFile(int64_t r, bool layout2021) const {
+    return out + "/data/eval/" + std::to_string(il() && layout2021 ? r + 1 : r) + "/data." + Ext();
   }
   std::string ModelUrl(int64_t r) const {
     return il() ? out + "/train/" + std::to_string(r) + "/model.pb"
@@ -696,8 +698,10 @@ class CrashCampaign : public ::testing::Test {
       r = RoundIn(url_of("output", 0), j.out + "/train/");
     } else if (phase == "eval" && status == "ready") {
       step = Step::kEvalReady;
-      r = RoundIn(data_url(), j.out + "/data/eval/");
-      if (j.il() && r > 0) --r;  // IL: the eval file of train round r is numbered r + 1
+      // IL: the round of the trained model it evaluates (the eval file's number depends on the
+      // layout, EvalFile).
+      r = j.il() ? RoundIn(url_of("input", 0), j.out + "/train/")
+                 : RoundIn(data_url(), j.out + "/data/eval/");
     } else if (phase == "eval" && status == "completed") {
       step = Step::kEvalCompleted;
       r = RoundIn(url_of("output", 0), j.out + (j.il() ? "/train/" : "/eval/"));
@@ -795,7 +799,12 @@ class CrashCampaign : public ::testing::Test {
 
   void OnEvalReady(JobTrack& j, const Json& b, const std::string& content) {
     const int64_t r = j.round;
-    CheckEvalFile(j, r);
+    const std::string data =
+        b.contains("input") && b["input"].is_object() ? b["input"].value("dataURL", "") : "";
+    EXPECT_TRUE(data == j.EvalFile(r, false) || (j.il() && data == j.EvalFile(r, true)))
+        << j.tag << " eval of round " << r << ": dataURL " << data;
+    CheckEvalFile(j, r, data);
+    j.eval_file[r] = data;
     if (j.il()) {
       EXPECT_EQ(InputModelUrl(b, 0), j.ModelUrl(r)) << "IL eval of round " << r;
       EXPECT_EQ(InputModelUrl(b, 1), kIlDeployUrl) << "IL eval of round " << r;
@@ -875,13 +884,13 @@ class CrashCampaign : public ::testing::Test {
 
   // Invariant 1 (eval side): the eval file of round r is the eval samples of the windows of rounds
   // r-4..r, each once: one contiguous run of eval samples from the end of round r-5's window.
-  void CheckEvalFile(JobTrack& j, int64_t r) {
+  void CheckEvalFile(JobTrack& j, int64_t r, const std::string& file) {
     bool terminated = false;
-    auto lines = SplitLines(ReadFile(rootfs + j.EvalFile(r)), &terminated);
-    EXPECT_TRUE(terminated || lines.empty()) << j.EvalFile(r) << ": last line unterminated";
+    auto lines = SplitLines(ReadFile(rootfs + file), &terminated);
+    EXPECT_TRUE(terminated || lines.empty()) << file << ": last line unterminated";
     if (!j.il()) {
       if (lines.empty() || lines[0] != kCsvHeader) {
-        ADD_FAILURE() << j.EvalFile(r) << ": no csv header";
+        ADD_FAILURE() << file << ": no csv header";
       } else {
         lines.erase(lines.begin());
       }
@@ -900,7 +909,7 @@ class CrashCampaign : public ::testing::Test {
       const int64_t n = j.Ordinal(line);
       const int64_t want = NextOrdinal(j.p, prev, false);
       if (n != want || line != j.Line(n)) {
-        ADD_FAILURE() << j.EvalFile(r) << ": \"" << line << "\" where eval sample " << want
+        ADD_FAILURE() << file << ": \"" << line << "\" where eval sample " << want
                       << " belongs (after " << prev
                       << "; windows of the last 5 rounds, each eval sample once)";
         break;
@@ -908,11 +917,11 @@ class CrashCampaign : public ::testing::Test {
       prev = n;
     }
     const int64_t before = r > 1 && j.eval_end.count(r - 1) ? j.eval_end[r - 1] : 0;
-    EXPECT_GE(prev, before) << j.EvalFile(r) << ": ends before the previous round's eval";
-    EXPECT_LE(prev, j.appended) << j.EvalFile(r);
+    EXPECT_GE(prev, before) << file << ": ends before the previous round's eval";
+    EXPECT_LE(prev, j.appended) << file;
     // Every eval sample before the last train sample of round r was split off before its trigger.
     EXPECT_GT(NextOrdinal(j.p, prev, false), j.train_last[r])
-        << j.EvalFile(r) << ": misses eval samples that arrived before round " << r
+        << file << ": misses eval samples that arrived before round " << r
         << "'s train samples (ends at " << prev << ")";
     j.eval_end[r] = std::max(prev, before);
   }
@@ -1213,11 +1222,17 @@ class CrashCampaign : public ::testing::Test {
         const int64_t from = r > 5 ? j->eval_end[r - 5] : 0;
         const int64_t before = r > 1 ? j->eval_end[r - 1] : 0;
         EXPECT_LE(from, before);
+        // The file its Eval Ready named; under auto a reconnect can switch the IL layout between
+        // rounds (the G1 evidence is per connection), so a later round may reuse the name.
+        const std::string file = j->eval_file.count(r) ? j->eval_file[r] : j->EvalFile(r, false);
+        bool reused = false;
+        for (const auto& [later, f] : j->eval_file) reused |= later > r && f == file;
+        if (reused) continue;
         bool terminated = false;
-        auto lines = SplitLines(ReadFile(rootfs + j->EvalFile(r)), &terminated);
+        auto lines = SplitLines(ReadFile(rootfs + file), &terminated);
         if (!j->il() && !lines.empty()) lines.erase(lines.begin());
         const int64_t want = EvalCountUpTo(j->p, j->eval_end[r]) - EvalCountUpTo(j->p, from);
-        EXPECT_EQ(static_cast<int64_t>(lines.size()), want) << j->EvalFile(r) << " changed";
+        EXPECT_EQ(static_cast<int64_t>(lines.size()), want) << file << " changed";
       }
       CheckDeployTarget(*j, "at the end");
       EXPECT_EQ(j->deploying, 0);

@@ -553,7 +553,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   UpstreamFrame il3 = NextJob();
   ASSERT_EQ(
       il3.content,
-      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})");
   job->Report(il3.content);
   job->SetPod(Stage::kEval, PodPhase::kRunning);
   Sync();

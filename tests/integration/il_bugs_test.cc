@@ -98,7 +98,7 @@ std::string Il1(const std::string& base_url) {
 
 std::string Il3(const std::string& deploy_url) {
   return R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":")" +
-         deploy_url + R"("}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})";
+         deploy_url + R"("}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})";
 }
 
 std::string TrainReport(const std::string& worker, double loss) {
@@ -817,7 +817,7 @@ TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
   ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
   Sync();
   EXPECT_EQ(NextJob().content, Il3(kDefaultDeployUrl));
-  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"),
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.txt"),
             Split(IndexLineList(1, 1000)).second);
   Barrier();
   auto extra = gm->NextFrame(milliseconds(0));

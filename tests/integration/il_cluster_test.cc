@@ -105,8 +105,8 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   UpstreamFrame il3 = NextJob();
   EXPECT_EQ(
       il3.content,
-      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
-  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), eval1);
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})");
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.txt"), eval1);
   actions = job.Report(il3.content);
   ASSERT_EQ(actions.size(), 1u);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
@@ -157,9 +157,9 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   UpstreamFrame r2il3 = NextJob();
   EXPECT_EQ(
       r2il3.content,
-      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/3/data.txt"},"output":null})");
+      R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
   // B2: the eval set is the eval windows of the last rounds, each sample once.
-  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/3/data.txt"), eval1 + eval2);
+  EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), eval1 + eval2);
   job.Report(r2il3.content);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
   Sync(job);

@@ -213,11 +213,11 @@ TEST_F(IlConfinedTest, AnEvalSampleDirReplacedByALinkIsNotWrittenThrough) {
   WriteFile(rootfs + "/output/train/1/model.pb", "MODEL-1");
   TrainRound(1, "/output/train/1/model.pb", /*eval=*/false);
   stdfs::create_directories(rootfs + "/output/data/eval");
-  stdfs::create_symlink(outside, rootfs + "/output/data/eval/2");
+  stdfs::create_symlink(outside, rootfs + "/output/data/eval/1");
   job->SetPod(Stage::kTrain, PodPhase::kSucceeded);
   ASSERT_EQ(job->LastCondition(), "Eval/Waiting");
   Sync();
-  const std::string err = AwaitLastError("/output/data/eval/2");
+  const std::string err = AwaitLastError("/output/data/eval/1");
   EXPECT_NE(err.find("symbolic link"), std::string::npos) << err;
   const std::string foreign = ReadFile(outside + "/data.txt");
   EXPECT_TRUE(foreign == "FOREIGN") << "overwritten: " << foreign.substr(0, 120);

@@ -28,7 +28,7 @@ constexpr const char* kTrainReport =
 constexpr const char* kIl2 =
     R"({"phase":"train","status":"completed","output":{"models":[{"format":"pb","metrics":{"loss":0.8113},"url":"/output/train/1/model.pb"},{"format":"ckpt","metrics":{"loss":0.8113},"url":"/output/train/1"}],"ownerInfo":null}})";
 constexpr const char* kIl3 =
-    R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})";
+    R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})";
 constexpr const char* kEvalReport =
     R"({"name": "eval-worker-2bq7d", "namespace": "default", "ownerName": "helmet-detection-demo", "ownerKind": "incrementallearningjob", "kind": "eval", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"recall": [0.77, 0.70], "precision": [0.81, 0.74]}}, {"format": "pb", "url": "/models/deploy_model/saved_model.pb", "metrics": {"recall": [0.62, 0.66], "precision": [0.66, 0.71]}}]})";
 constexpr const char* kIl4 =
@@ -108,7 +108,7 @@ class IlRestartTest : public IlJobFixture {
     UpstreamFrame il3 = NextJob();
     EXPECT_EQ(il3.content, kIl3);
     // The eval set of round 1: samples 1..1000 only, whatever arrived since.
-    EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), Split(1, 1000, 0.8).second);
+    EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/1/data.txt"), Split(1, 1000, 0.8).second);
     job->Report(il3.content);
     job->SetPod(Stage::kEval, PodPhase::kRunning);
     ASSERT_EQ(job->LastCondition(), "Eval/Running");

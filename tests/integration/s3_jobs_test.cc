@@ -426,10 +426,10 @@ TEST_F(S3JobsTest, IncrementalLearningRoundOnS3) {
             R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":")" + out +
                 R"(/train/1/model.pb"},{"format":"pb","url":")" +
                 Url("models/deploy_model/saved_model.pb") + R"("}],"dataURL":")" + out +
-                R"(/data/eval/2/data.txt","dataIndexURL":")" + out +
-                R"(/data/eval/2/dataIndex.txt"},"output":null})");
-  EXPECT_EQ(Get("output/data/eval/2/data.txt"), r1.eval);
-  EXPECT_EQ(Get("output/data/eval/2/dataIndex.txt"), Url("data/helmet/") + "\n" + r1.eval_index);
+                R"(/data/eval/1/data.txt","dataIndexURL":")" + out +
+                R"(/data/eval/1/dataIndex.txt"},"output":null})");
+  EXPECT_EQ(Get("output/data/eval/1/data.txt"), r1.eval);
+  EXPECT_EQ(Get("output/data/eval/1/dataIndex.txt"), Url("data/helmet/") + "\n" + r1.eval_index);
   job.Report(il3.content);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
   PostWorker(
@@ -737,9 +737,9 @@ TEST_F(S3JobsTest, DroppedConnectionLosesNothing) {
   gm->Send("insert", ModelObject("deploy-model", Url("models/deploy_model/saved_model.pb"), "pb"));
   UpstreamFrame il3 = NextJob();
   EXPECT_EQ(il3.body.at("phase"), "Eval");
-  EXPECT_EQ(il3.body.at("input").at("dataURL"), out + "/data/eval/2/data.txt");
+  EXPECT_EQ(il3.body.at("input").at("dataURL"), out + "/data/eval/1/data.txt");
   // Each of the 3000 lines is in exactly one of the two files.
-  EXPECT_EQ(Get("output/data/eval/2/data.txt"), all.eval);
+  EXPECT_EQ(Get("output/data/eval/1/data.txt"), all.eval);
   EXPECT_EQ(Occurrences(all.train, "\n") + Occurrences(all.eval, "\n"), 3000u);
   EXPECT_EQ(lc->Stop(), 0);
 }

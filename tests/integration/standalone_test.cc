@@ -519,7 +519,7 @@ TEST_F(StandaloneTest, FullIlRoundWithLocalWorkers) {
   ASSERT_EQ(eval.size(), 1u);
   EXPECT_EQ(eval[0]["env"].value("MODEL_URLS", ""), trained_url + ";" + deploy_model);
   EXPECT_EQ(eval[0]["env"].value("TEST_DATASET_URL", ""),
-            out + "/data/eval/2/data.txt");  // the round counter moved on after train, as in Go
+            out + "/data/eval/1/data.txt");  // the v0.7 layout: the train round's number
   EXPECT_EQ(eval[0]["env"].value("WORKER_NAME", "").rfind("eval-worker-", 0), 0u);
 
   // The decision, as /status shows it, and the deploy copy.
@@ -620,6 +620,21 @@ TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
   EXPECT_EQ(ReadFile(dir + "/model.bin"), ReadFile(tmp + "/out/hot/train/2/model.bin"));
   EXPECT_EQ(Marks("hot", "infer").size(), 1u) << "a hot deploy must not restart the worker";
   EXPECT_TRUE(Alive(infer[0]["pid"].get<pid_t>()));
+
+  // rollback-model of the hot-update model, given the standalone's --db: the config beside it is
+  // rewritten and the running worker reloads the restored version (issue 23 item 4c).
+  const std::string v1 = ReadFile(dir + "/.sedna-versions/model.bin.1");
+  ASSERT_FALSE(v1.empty());
+  const std::string rb_log = tmp + "/rollback.log";
+  LcProcess rb(
+      std::string(SEDNA_BINARY_DIR) + "/sedna-lc", {{"NODENAME", "edge"}},
+      {"rollback-model", dir + "/model.bin", "--version", "1", "--rootfs", "/", "--db=" + db},
+      rb_log);
+  ASSERT_EQ(rb.Wait(), 0) << ReadFile(rb_log);
+  EXPECT_NE(ReadFile(rb_log).find("rewrote " + config), std::string::npos) << ReadFile(rb_log);
+  auto reloads = WaitMarks("hot", "reload", 3);
+  ASSERT_EQ(reloads.size(), 3u) << ReadFile(rb_log);
+  EXPECT_EQ(reloads.back()["model_content"], v1);
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
@@ -685,6 +700,10 @@ TEST_F(StandaloneTest, GmProtocolG1DeploysAHotJobCold) {
   EXPECT_EQ(ReadFile(deploy_model), trained);
   EXPECT_FALSE(stdfs::exists(tmp + "/lc/model-hot-update"));
   EXPECT_TRUE(Marks("oldgm", "reload").empty());
+  // The 2021 sample layout: the eval file of train round 1 is numbered 2.
+  auto eval = Marks("oldgm", "eval");
+  ASSERT_EQ(eval.size(), 1u);
+  EXPECT_EQ(eval[0]["env"].value("TEST_DATASET_URL", ""), tmp + "/out/oldgm/data/eval/2/data.txt");
   const std::string log = Log();
   EXPECT_NE(log.find("plays the 2021 (G1) GM (--gm-protocol g1)"), std::string::npos);
   EXPECT_NE(log.find("hotUpdateEnabled is ignored with --gm-protocol g1"), std::string::npos);

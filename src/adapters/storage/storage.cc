@@ -104,10 +104,10 @@ Result<fs::Dir> OpenJobRoot(const Context& ctx, bool create) {
   return fs::Dir::OpenHost(ctx.rootfs, ctx.job_root, create);
 }
 
-// Writes `first_line` + '\n', then the first space-separated token of each line of `ranges`
-// (one per line), to the new, empty file `out` (`path` names it in errors).
+// Writes `first_line` + '\n', then the `tokens` of each line of `ranges` (one per line), to the
+// new, empty file `out` (`path` names it in errors).
 Status WriteIndexFile(int out, const std::string& path, const std::string& first_line,
-                      const std::vector<fs::FileRange>& ranges) {
+                      const std::vector<fs::FileRange>& ranges, IndexTokens tokens) {
   std::string buf = first_line + "\n";
   Status st = Status::Ok();
   auto flush = [&]() -> bool {
@@ -133,6 +133,18 @@ Status WriteIndexFile(int out, const std::string& path, const std::string& first
       break;
     }
     bool in_token = true, line_open = false;
+    // kEveryWithExtension: the token so far (bounded by the longest sample line) and whether a
+    // '.' follows its last '/' (Go's path.Ext is non-empty).
+    std::string tok;
+    bool ext = false;
+    auto end_token = [&] {
+      if (ext) {
+        buf += tok;
+        buf.push_back('\n');
+      }
+      tok.clear();
+      ext = false;
+    };
     for (int64_t off = r.begin; off < r.end && st.ok();) {
       const size_t want = static_cast<size_t>(std::min<int64_t>(chunk.size(), r.end - off));
       ssize_t n = ::pread(in, chunk.data(), want, off);
@@ -143,7 +155,17 @@ Status WriteIndexFile(int out, const std::string& path, const std::string& first
                                    ", " + std::to_string(r.end) + ") is past the end of the file");
         break;
       }
-      for (ssize_t i = 0; i < n; ++i) {
+      for (ssize_t i = 0; i < n && tokens == IndexTokens::kEveryWithExtension; ++i) {
+        const char c = chunk[static_cast<size_t>(i)];
+        if (c == '\n' || c == ' ') {
+          end_token();
+        } else {
+          tok.push_back(c);
+          if (c == '.') ext = true;
+          if (c == '/') ext = false;
+        }
+      }
+      for (ssize_t i = 0; i < n && tokens == IndexTokens::kFirst; ++i) {
         const char c = chunk[static_cast<size_t>(i)];
         if (c == '\n') {
           buf.push_back('\n');
@@ -158,7 +180,8 @@ Status WriteIndexFile(int out, const std::string& path, const std::string& first
       off += n;
       if (buf.size() >= chunk.size() && !flush()) break;
     }
-    if (st.ok() && line_open) buf.push_back('\n');
+    if (st.ok() && tokens == IndexTokens::kEveryWithExtension) end_token();
+    if (st.ok() && line_open && tokens == IndexTokens::kFirst) buf.push_back('\n');
     ::close(in);
   }
   if (st.ok()) flush();
@@ -180,9 +203,9 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
 // beneath the job's root: the root opened once (created if missing), the directories beneath it
 // made or opened with no link followed, the file replaced within its directory's fd.
 Status WriteOne(const Context& ctx, const std::string& url, const std::string& prefix,
-                const std::vector<fs::FileRange>& ranges, bool index) {
+                const std::vector<fs::FileRange>& ranges, bool index, IndexTokens tokens) {
   auto fill = [&](int fd, const std::string& path) -> Status {
-    return index ? WriteIndexFile(fd, path, prefix, ranges)
+    return index ? WriteIndexFile(fd, path, prefix, ranges, tokens)
                  : fs::WriteRangesTo(fd, path, prefix, ranges);
   };
   if (!fs::IsS3Url(url)) {
@@ -214,11 +237,13 @@ std::string UrlPrefix(const std::string& index_url) {
 
 Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
   if (!file.index_url.empty()) {
-    if (Status s = WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true); !s.ok()) {
+    if (Status s =
+            WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true, file.index_tokens);
+        !s.ok()) {
       return s;
     }
   }
-  return WriteOne(ctx, file.url, file.prefix, file.ranges, false);
+  return WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens);
 }
 
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,

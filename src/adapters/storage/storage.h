@@ -41,14 +41,21 @@ struct Context {
 // directory of the index URL with a trailing '/').
 std::string UrlPrefix(const std::string& index_url);
 
+// Which tokens of a sample line dataIndex.txt lists, one a line: kFirst, the first
+// space-separated token (the 2021 LC); kEveryWithExtension, every space-separated token whose
+// Go path.Ext is non-empty, i.e. with a '.' after its last '/' (the v0.5+ LC, so that label files
+// are downloaded too: `img.png label.png` gives 2 lines, `0.5,0.3` 1, `img` none).
+enum class IndexTokens { kFirst, kEveryWithExtension };
+
 struct SampleFile {
   std::string url;                    // data.txt / data.csv
   std::string prefix;                 // written before the samples (a csv header line), or ""
   std::vector<fs::FileRange> ranges;  // the samples: byte ranges of spool files, one per line
   // Non-empty: also write dataIndex.txt there (§7.4): `index_prefix` on the first line, then the
-  // first space-separated token of each sample line, in order.
+  // `index_tokens` of each sample line, in order.
   std::string index_url;
   std::string index_prefix;
+  IndexTokens index_tokens = IndexTokens::kFirst;
 };
 
 // Writes the sample file and its dataIndex.txt. Host paths must lie beneath ctx.job_root (else an

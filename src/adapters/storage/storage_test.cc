@@ -138,6 +138,45 @@ TEST_F(StorageTest, HostSampleFileAndIndex) {
   EXPECT_TRUE(StagingEmpty());
 }
 
+// dataIndex.txt per generation (docs/design-notes.md, "Both GM generations"): the 2021 LC lists
+// the first token of each sample, the v0.5+ LC every token with a non-empty Go path.Ext.
+TEST_F(StorageTest, IndexTokensPerGeneration) {
+  struct Row {
+    const char* name;
+    std::string samples;
+    IndexTokens tokens;
+    std::string want;  // after the prefix line
+  };
+  const std::string g1 = "img.png label.png\n0.5,0.3 x\nimg\n";
+  const Row rows[] = {
+      {"G1FirstToken", g1, IndexTokens::kFirst, "img.png\n0.5,0.3\nimg\n"},
+      {"G2ImageAndLabel", "img.png label.png\n", IndexTokens::kEveryWithExtension,
+       "img.png\nlabel.png\n"},
+      {"G2NumberTextHasAnExtension", "0.5,0.3 x\n", IndexTokens::kEveryWithExtension, "0.5,0.3\n"},
+      {"G2NoExtensionDropped", "img\nd.x/img 1\n", IndexTokens::kEveryWithExtension, ""},
+      {"G2DotAfterTheLastSlash", "a.b/c.jpg ./x .hidden end.\n", IndexTokens::kEveryWithExtension,
+       "a.b/c.jpg\n.hidden\nend.\n"},
+      {"G2DoubleSpaceAndUnterminatedLast", "a.jpg  b.txt\nc.png", IndexTokens::kEveryWithExtension,
+       "a.jpg\nb.txt\nc.png\n"},
+      {"G2Mixed", g1, IndexTokens::kEveryWithExtension, "img.png\nlabel.png\n0.5,0.3\n"},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.name);
+    const std::string spool = dir_ + "/" + r.name + ".spool";
+    WriteFile(spool, r.samples);
+    SampleFile f;
+    f.url = std::string("/out/") + r.name + "/data.txt";
+    f.index_url = std::string("/out/") + r.name + "/dataIndex.txt";
+    f.index_prefix = "s3://data/";
+    f.index_tokens = r.tokens;
+    f.ranges = {{spool, 0, static_cast<int64_t>(r.samples.size())}};
+    Status s = WriteSampleFile(ctx_, f);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(ReadFile(ctx_.rootfs + f.index_url), "s3://data/\n" + r.want);
+    EXPECT_EQ(ReadFile(ctx_.rootfs + f.url), r.samples);
+  }
+}
+
 TEST_F(StorageTest, HostSampleFileWithoutIndex) {
   ASSERT_TRUE(WriteSampleFile(ctx_, Samples("/out/d/data.txt")).ok());
   EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/d/data.txt"), kSamples);

@@ -292,10 +292,7 @@ int main(int argc, char** argv) {
   }
   // Standalone's model hot update lives beside its database (the local GM's hostPath root).
   if (cfg.ok() && inv.command == Command::kStandalone) {
-    const auto slash = cfg->db_path.rfind('/');
-    cfg->hot_update_dir =
-        (slash == std::string::npos ? std::string(".") : cfg->db_path.substr(0, slash)) +
-        "/model-hot-update";
+    cfg->hot_update_dir = sedna::app::StandaloneHotUpdateDir(cfg->db_path);
   }
   if (!cfg.ok()) {
     std::cerr << "sedna-lc: " << cfg.message() << "\n";

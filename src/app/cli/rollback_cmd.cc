@@ -33,6 +33,12 @@ std::string Pad(std::string s, size_t width) {
 
 }  // namespace
 
+std::string StandaloneHotUpdateDir(const std::string& db_path) {
+  const auto slash = db_path.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : db_path.substr(0, slash)) +
+         "/model-hot-update";
+}
+
 Result<RollbackArgs> TakeRollbackArgs(std::vector<std::string>& args) {
   RollbackArgs r;
   bool list = false, version = false;
@@ -138,9 +144,15 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
   // A hot-update model (§4.1), <hot-update dir>/<ns>/incrementallearningjob/<name>/<file>: the
   // running inference worker reloads only when model_config.json changes, so the config beside
   // it is rewritten with a fresh model_update_time, beneath the job's directory (no link followed).
-  const std::string hot = fs::CleanPath(cfg.hot_update_dir);
+  // The hot-update directory is the daemon's, or standalone's (beside --db, as `sedna-lc
+  // standalone` puts it).
   const std::string target = fs::CleanPath(args.target);
-  const auto rel = fs::RelativeBeneath(hot, target);
+  std::string hot;
+  std::optional<std::string> rel;
+  for (const std::string& dir :
+       {fs::CleanPath(cfg.hot_update_dir), fs::CleanPath(StandaloneHotUpdateDir(cfg.db_path))}) {
+    if (!rel && (rel = fs::RelativeBeneath(dir, target))) hot = dir;
+  }
   std::vector<std::string> parts;
   for (size_t pos = 0; rel && pos <= rel->size();) {
     const size_t slash = rel->find('/', pos);

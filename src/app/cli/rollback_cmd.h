@@ -23,8 +23,14 @@ struct RollbackArgs {
 // rest are daemon flags for LoadConfig (--rootfs). Errors name the argument.
 Result<RollbackArgs> TakeRollbackArgs(std::vector<std::string>& args);
 
-// Lists (exit 0) or restores (exit 0; 1 when the restore fails). A version that is not kept, or an
-// S3 URL, is an error naming it with exit code 2.
+// Standalone mode's model hot-update directory: beside its database (`<dir of db_path>/
+// model-hot-update`), where the local GM puts each job's model_config.json.
+std::string StandaloneHotUpdateDir(const std::string& db_path);
+
+// Lists (exit 0) or restores (exit 0; 1 when the restore fails). A restored hot-update model (one
+// in Config::hot_update_dir, or in StandaloneHotUpdateDir(Config::db_path), with a
+// model_config.json beside it) also gets that config rewritten, so the worker reloads. A version
+// that is not kept, or an S3 URL, is an error naming it with exit code 2.
 int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream& out,
                        std::ostream& err);
 

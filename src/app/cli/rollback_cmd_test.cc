@@ -198,5 +198,34 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   EXPECT_EQ(out_.str().find("rewrote"), std::string::npos) << out_.str();
 }
 
+// Standalone (issue 23 item 4c): its hot-update directory is beside its database, not the
+// daemon's --hot-update-dir; rollback-model given the same --db rewrites that config too.
+TEST_F(RollbackCommandTest, AStandaloneHotUpdateModelRewritesItsConfig) {
+  cfg_.db_path = "/home/u/lc/database.db";
+  const std::string dir = "/home/u/lc/model-hot-update/default/incrementallearningjob/j";
+  storage::Context ctx;
+  ctx.rootfs = cfg_.rootfs;
+  ctx.staging_dir = dir_ + "/staging";
+  ctx.job_root = "/out";  // the confined-path API: sources lie beneath the job's root
+  ctx.hot_update_dir = "/home/u/lc/model-hot-update";  // as `sedna-lc standalone --db` puts it
+  for (int i = 1; i <= 2; ++i) {
+    core::il::WriteHotUpdate w;
+    w.config_path = dir + "/model_config.json";
+    w.model_path = "/model-hot-update/m.pb";
+    w.copies = {{"/out/" + std::to_string(i) + "/m.pb", dir + "/m.pb"}};
+    auto r = storage::WriteHotUpdate(ctx, w);
+    ASSERT_TRUE(r.ok()) << r.message();
+  }
+  const std::string config = cfg_.rootfs + dir + "/model_config.json";
+  const std::string before = ReadFile(config);
+  ASSERT_EQ(Run(dir + "/m.pb", 1), 0) << err_.str();
+  EXPECT_EQ(ReadFile(cfg_.rootfs + dir + "/m.pb"), "model-1");
+  const std::string after = ReadFile(config);
+  EXPECT_NE(after, before) << "model_update_time unchanged: the worker would not reload";
+  EXPECT_NE(after.find("\"model_path\": \"/model-hot-update/m.pb\""), std::string::npos) << after;
+  EXPECT_NE(out_.str().find("rewrote " + dir + "/model_config.json"), std::string::npos)
+      << out_.str();
+}
+
 }  // namespace
 }  // namespace sedna::app

@@ -196,6 +196,7 @@ std::string EncodeIlRecord(const IlRecord& r) {
           {"work", static_cast<int>(s.work)},
           {"work_condition", s.work_condition},
           {"work_round", s.work_round},
+          {"work_layout", core::il::LayoutName(s.work_layout)},
           {"work_range", RangeToJson(s.work_range)},
           {"work_models", ModelsToJson(s.work_models)},
           {"eval_outstanding", s.eval_outstanding},
@@ -247,6 +248,13 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.work_copies_done = st.value("work_copies_done", int64_t{0});
     s.work_condition = st.value("work_condition", int64_t{-1});
     s.work_round = st.value("work_round", int64_t{0});
+    // A record from before the field: its write started with the only layout there was, 2021.
+    const std::string layout = st.value("work_layout", "2021");
+    if (layout != "2021" && layout != "v0.7") {
+      return Result<IlRecord>::Error("state.work_layout: \"" + layout +
+                                     "\" is not \"2021\" or \"v0.7\"");
+    }
+    s.work_layout = layout == "v0.7" ? core::il::Layout::kV07 : core::il::Layout::k2021;
     s.work_range = RangeFromJson(st.value("work_range", json::array()));
     s.work_models = ModelsFromJson(st.value("work_models", json::array()));
     if (st.contains("trained")) s.trained = ModelFromJson(st["trained"]);

@@ -59,6 +59,7 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.work = core::il::Work::kDeploy;
   s.work_condition = 12;
   s.work_round = 3;
+  s.work_layout = core::il::Layout::kV07;  // not the default
   s.work_range = {1, 2, 3};
   s.work_models = {{"pb", "/o/train/3/m.pb", {}}, {"pb", "/models/d.pb", {}}};
   s.trained = core::ModelRef{"pb", "/o/train/3/m.pb", {}};
@@ -118,6 +119,25 @@ TEST(IlRecordTest, AnOldRecordsOutstandingEvalIsThePendingRound) {
   EXPECT_EQ(r->state.decided_round_key, 0);
   EXPECT_EQ(r->state.closed_round, 0);
   EXPECT_TRUE(r->state.decided_rounds.empty());
+}
+
+// A record written before the layouts (docs/design-notes.md, "Both GM generations"): its write in
+// flight started with the only layout there was, so a re-issue keeps data/eval/<round>.
+TEST(IlRecordTest, AnOldRecordsWriteKeepsThe2021Layout_BadLayoutRefused) {
+  const std::string old =
+      R"({"v":1,"state":{"round":2,"train_pending":[0,0,0],"eval_open":[0,0,0],)"
+      R"("eval_windows":[],"work":2,"work_condition":5,"work_round":2,)"
+      R"("work_models":[{"format":"pb","url":"/o/train/1/m.pb"},{"format":"pb","url":"/d.pb"}]},)"
+      R"("cursor":{}})";
+  auto r = DecodeIlRecord(old);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->state.work, core::il::Work::kWriteEval);
+  EXPECT_EQ(r->state.work_layout, core::il::Layout::k2021);
+  std::string bad = old;
+  bad.replace(bad.find(R"("work_round")"), 0, R"("work_layout":"v9",)");
+  auto b = DecodeIlRecord(bad);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.message().find("state.work_layout"), std::string::npos) << b.message();
 }
 
 TEST(IlRecordTest, LlRoundTripsEveryField) {

@@ -124,6 +124,8 @@ class JobRunner {
   void IngestAgain(const std::string& key, uint64_t incarnation, bool take_unterminated);
   void ResetSpools(JobEntry& e);
   // job_steps.cc
+  // --gm-protocol g1, or auto once this connection's GM evidence says G1.
+  bool GmIsG1() const;
   core::il::Spec MakeIlSpec(const JobEntry& e) const;
   core::ll::Spec MakeLlSpec(const JobEntry& e) const;
   bool Step(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},

@@ -88,6 +88,11 @@ std::string JobRunner::JobFrame(const JobEntry& e, const std::string& content) c
   return json::EncodeFrame({e.meta().ns, e.object_kind(), e.meta().name, "status"}, content);
 }
 
+bool JobRunner::GmIsG1() const {
+  return ctx_.cfg.gm_protocol == "g1" ||
+         (ctx_.cfg.gm_protocol == "auto" && gm_is_g1_ && gm_is_g1_());
+}
+
 core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   core::il::Spec spec;
   spec.job = &e.il.object;
@@ -107,9 +112,11 @@ core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
   // the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as soon as
   // the forward is written; the core reads a 0 wait as "no timer"): such a GM never sends the
   // (Deploy, Waiting) the 30 s --deploy-wait leaves room for.
-  const bool g1 =
-      ctx_.cfg.gm_protocol == "g1" || (ctx_.cfg.gm_protocol == "auto" && gm_is_g1_ && gm_is_g1_());
+  const bool g1 = GmIsG1();
   spec.g1_rules = g1;
+  // Sample files: the 2021 layout for a 2021 GM, else (g2, and auto without G1 evidence) the
+  // v0.7 one; a write in flight keeps the layout it started with (State::work_layout).
+  spec.layout = g1 ? core::il::Layout::k2021 : core::il::Layout::kV07;
   spec.deploy_wait_ms =
       g1 ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1) : ctx_.cfg.deploy_wait_ms;
   spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
@@ -125,6 +132,7 @@ core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
   spec.dataset_known = ds != nullptr;
   spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
   spec.dataset_s3 = ds && ds->s3;
+  spec.index_layout = GmIsG1() ? core::il::Layout::k2021 : core::il::Layout::kV07;
   spec.job_received_ms = e.received_ms;
   return spec;
 }
@@ -287,6 +295,9 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
     if (w->csv_header) file.prefix = e.cursor.header + "\n";
     file.ranges = std::move(ranges);
     file.index_url = w->index_url;
+    file.index_tokens = w->index_layout == core::il::Layout::kV07
+                            ? storage::IndexTokens::kEveryWithExtension
+                            : storage::IndexTokens::kFirst;
     if (const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name())) {
       file.index_prefix = storage::UrlPrefix(ds->url);
     }

@@ -30,6 +30,57 @@ using local_gm_detail::Lower;
 
 namespace local_gm_detail {
 
+NJ ZeroKnowledgeBase() {
+  return NJ::parse(R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},)"
+                   R"("samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})");
+}
+
+std::optional<NJ> KnowledgeBaseOf(const std::string& upstream_content) {
+  // Ordered: "the first value" of a metric object is the first the worker wrote.
+  using OJ = nlohmann::ordered_json;
+  OJ c = OJ::parse(upstream_content, nullptr, false);
+  if (!c.is_object() || !c.contains("output") || !c["output"].is_object()) return std::nullopt;
+  const OJ& out = c["output"];
+  if (!out.contains("models") || !out["models"].is_array() || out["models"].empty()) {
+    return std::nullopt;
+  }
+  const OJ& models = out["models"];
+  NJ kb = ZeroKnowledgeBase();
+  if (models[0].is_object() && models[0].contains("classes") && models[0]["classes"].is_array()) {
+    NJ classes = NJ::array();
+    for (const auto& cl : models[0]["classes"]) {
+      if (cl.is_string()) classes.push_back(cl.get<std::string>());
+    }
+    kb["AIClasses"]["numberOfAIClasses"] = classes.size();
+    if (!classes.empty()) kb["AIClasses"]["listOfAIClasses"] = classes;
+  }
+  NJ list = NJ::array();
+  int64_t labeled = 0;
+  for (const auto& m : models) {
+    if (!m.is_object() || !m.contains("current_metric") || !m["current_metric"].is_object()) {
+      continue;
+    }
+    int64_t n = 0;
+    if (m.contains("number_of_labeled_unseen_sample") &&
+        m["number_of_labeled_unseen_sample"].is_number()) {
+      n = m["number_of_labeled_unseen_sample"].get<int64_t>();
+    }
+    for (const auto& [key, v] : m["current_metric"].items()) {
+      const OJ* first = &v;
+      if ((v.is_array() || v.is_object()) && !v.empty()) first = &*v.begin();
+      NJ model{{"modelID", key},
+               {"averagePrecision", first->is_number() ? first->get<double>() : 0.0},
+               {"numberOfTrainSamples", n}};
+      list.push_back(std::move(model));
+      labeled += n;
+    }
+  }
+  kb["AIModels"]["numberOfAIModels"] = list.size();
+  if (!list.empty()) kb["AIModels"]["listOfAIModels"] = std::move(list);
+  kb["samples"]["numberOfLabeledUnseenSample"] = labeled;
+  return kb;
+}
+
 std::string Lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -130,11 +181,10 @@ NJ LocalGm::Impl::JobObject(const GmJob& j) {
   }
   o["status"] = NJ{{"conditions", conds}};
   if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
-    // A v0.6+ GM's LL status always has knowledgeBase (sedna-head-protocol §1.7, §4.4). Its
-    // counts come from report keys stock lib/sedna never sends; they are not computed here.
+    // A v0.6+ GM's LL status always has knowledgeBase (sedna-head-protocol §1.7, §4.4), from
+    // the latest message with output models (KnowledgeBaseOf); zeros until one came.
     o["status"]["knowledgeBase"] =
-        NJ::parse(R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},)"
-                  R"("samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})");
+        j.knowledge_base.is_object() ? j.knowledge_base : local_gm_detail::ZeroKnowledgeBase();
   }
   return o;
 }
@@ -199,6 +249,7 @@ void LocalGm::Impl::Persist(const GmJob& j) {
   NJ rec{{"conditions", conds},
          {"started", j.state.started},
          {"annotations", NJ(j.state.annotations)}};
+  if (j.knowledge_base.is_object()) rec["knowledge_base"] = j.knowledge_base;
   Status s =
       store->Transact([&](store::Store::Tx& tx) { return tx.PutState(kScope, j.key, rec.dump()); });
   if (!s.ok()) spdlog::error("standalone: persisting {}: {}", j.key, s.message());
@@ -219,6 +270,9 @@ bool LocalGm::Impl::Restore(GmJob& j) {
   try {
     NJ rec = NJ::parse(**v);
     j.state.started = rec.value("started", false);
+    if (rec.contains("knowledge_base") && rec["knowledge_base"].is_object()) {
+      j.knowledge_base = rec["knowledge_base"];
+    }
     if (rec.contains("annotations") && rec["annotations"].is_object()) {
       for (const auto& [k, v] : rec["annotations"].items()) {
         if (v.is_string()) j.state.annotations[k] = v.get<std::string>();
@@ -337,6 +391,9 @@ void LocalGm::Impl::Apply(const std::string& frame) {
     j.reported[lp == "train" ? Stage::kTrain : Stage::kEval] = true;
   }
   j.state = step->state;
+  if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
+    if (auto kb = local_gm_detail::KnowledgeBaseOf(f->content)) j.knowledge_base = std::move(*kb);
+  }
   Persist(j);
   Sync(j);
   Settle(j);

@@ -45,6 +45,17 @@ std::string Lower(std::string s);
 // "dataset" -> "Dataset", ..., for messages.
 std::string KindName(const std::string& kind_lower);
 
+// A v0.6+ GM's LL status.knowledgeBase computed from the content of an upstream LL message
+// (sedna-head-protocol §4.4): AIClasses from output.models[0].classes; one AIModel per key of
+// each output model's current_metric (averagePrecision: the key's first value, in the order the
+// worker wrote it; numberOfTrainSamples: the model's number_of_labeled_unseen_sample);
+// samples.numberOfLabeledUnseenSample the sum of the AIModels' numberOfTrainSamples,
+// numberOfUnseenSample 0. nullopt when the message has no output model (the GM keeps the last).
+// Stock lib/sedna reports none of these keys: all counts 0.
+std::optional<nlohmann::json> KnowledgeBaseOf(const std::string& upstream_content);
+// The knowledgeBase of an LL job no message has set yet (all zeros).
+nlohmann::json ZeroKnowledgeBase();
+
 }  // namespace local_gm_detail
 
 struct GmJob {
@@ -62,6 +73,8 @@ struct GmJob {
   bool inference_hot = false;  // the running inference worker was started for model hot update
   bool warned_no_inference = false;
   bool warned_g1_hot = false;  // hotUpdateEnabled ignored with --gm-protocol g1 (logged once)
+  // G2 LL: status.knowledgeBase from the latest message with output models (null: zeros).
+  nlohmann::json knowledge_base;
   // securityContext fields warned about as not honoured or not applied (by path), once each.
   std::set<std::string> warned_security;
 };

@@ -16,11 +16,13 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "adapters/json/envelope.h"
+#include "app/standalone/local_gm_impl.h"
 
 namespace sedna::app {
 namespace {
@@ -501,6 +503,75 @@ TEST_F(LocalGmTest, G2LifelongRoundEnvAndRouting) {
   ASSERT_TRUE(RunUntil([&] { return Envs("train-").size() == 2; }));
   EXPECT_EQ(Envs("train-")[1]["HAS_COMPLETED_INITIAL_TRAINING"], "true");
   EXPECT_EQ(Envs("train-")[1]["CLOUD_KB_INDEX"], out + "/train/1/index.pkl");
+}
+
+// status.knowledgeBase of a v0.6+ GM (sedna-head-protocol §4.4), from each message's output
+// models; stock lib/sedna reports (none of the keys) give zeros, a message without output models
+// keeps the last one.
+TEST(KnowledgeBaseTest, ComputedFromTheOutputModels) {
+  struct Row {
+    const char* name;
+    std::string content;
+    std::optional<std::string> want;
+  };
+  const std::string zeros =
+      R"({"AIModels":{"numberOfAIModels":0},"AIClasses":{"numberOfAIClasses":0},)"
+      R"("samples":{"numberOfLabeledUnseenSample":0,"numberOfUnseenSample":0}})";
+  const Row rows[] = {
+      {"ProtocolExample",
+       R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":"/o/m",)"
+       R"("classes":["road","sidewalk"],"current_metric":{"front_model":{"mIoU":0.61}},)"
+       R"("number_of_labeled_unseen_sample":12}]}})",
+       R"({"AIModels":{"numberOfAIModels":1,"listOfAIModels":[{"modelID":"front_model",)"
+       R"("averagePrecision":0.61,"numberOfTrainSamples":12}]},"AIClasses":{"numberOfAIClasses":2,)"
+       R"("listOfAIClasses":["road","sidewalk"]},"samples":{"numberOfLabeledUnseenSample":12,)"
+       R"("numberOfUnseenSample":0}})"},
+      {"StockLibSednaIsZeros",
+       R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":"/o/m"}],)"
+       R"("ownerInfo":null}})",
+       zeros},
+      {"EveryKeyOfEveryModel_FirstValueAsWritten_ClassesOfModel0",
+       R"({"output":{"models":[{"url":"/a","classes":null,"current_metric":{"z":[0.5,0.9],)"
+       R"("a":{"recall":0.25,"mIoU":0.75}},"number_of_labeled_unseen_sample":3},)"
+       R"({"url":"/b","classes":["x"],"current_metric":{"k":0.125}}]}})",
+       R"({"AIModels":{"numberOfAIModels":3,"listOfAIModels":[)"
+       R"({"modelID":"z","averagePrecision":0.5,"numberOfTrainSamples":3},)"
+       R"({"modelID":"a","averagePrecision":0.25,"numberOfTrainSamples":3},)"
+       R"({"modelID":"k","averagePrecision":0.125,"numberOfTrainSamples":0}]},)"
+       R"("AIClasses":{"numberOfAIClasses":0},)"
+       R"("samples":{"numberOfLabeledUnseenSample":6,"numberOfUnseenSample":0}})"},
+      {"NoOutputModelsKeepsTheLast", R"({"phase":"train","status":"ready","output":null})",
+       std::nullopt},
+      {"EmptyModelsKeepsTheLast", R"({"output":{"models":[]}})", std::nullopt},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto kb = local_gm_detail::KnowledgeBaseOf(r.content);
+    ASSERT_EQ(kb.has_value(), r.want.has_value());
+    if (kb) EXPECT_EQ(*kb, NJ::parse(*r.want)) << kb->dump();
+  }
+}
+
+// End to end: the job object the local GM sends after a train report with the keys carries them.
+TEST_F(LocalGmTest, G2LifelongKnowledgeBaseFromTheReports) {
+  Start("auto", /*hot=*/false, /*ll=*/true);
+  WaitJob("Train/Waiting");
+  const std::string out = tmp + "/out";
+  Upstream(R"({"phase":"train","status":"ready","input":{"dataURL":")" + out +
+           R"(/data/train/1/data.txt","outputDir":")" + out + R"(/train/1"},"output":null})");
+  WaitJob("Train/Running");
+  Upstream(R"({"phase":"train","status":"completed","output":{"models":[{"format":"pkl","url":")" +
+           out +
+           R"(/train/1/index.pkl","classes":["road","sidewalk"],)"
+           R"("current_metric":{"front_model":{"mIoU":0.61}},)"
+           R"("number_of_labeled_unseen_sample":12}],"ownerInfo":null}})");
+  WaitJob("Eval/Waiting");
+  const NJ kb = Jobs().back().object["status"]["knowledgeBase"];
+  EXPECT_EQ(kb["AIModels"]["numberOfAIModels"], 1) << kb.dump();
+  EXPECT_EQ(kb["AIModels"]["listOfAIModels"][0]["modelID"], "front_model") << kb.dump();
+  EXPECT_EQ(kb["AIModels"]["listOfAIModels"][0]["averagePrecision"], 0.61) << kb.dump();
+  EXPECT_EQ(kb["AIClasses"]["listOfAIClasses"], NJ::parse(R"(["road","sidewalk"])")) << kb.dump();
+  EXPECT_EQ(kb["samples"]["numberOfLabeledUnseenSample"], 12) << kb.dump();
 }
 
 }  // namespace
