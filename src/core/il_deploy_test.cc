@@ -554,7 +554,9 @@ TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
       auto r = All<SendReport>(o);
       if (tc.same_report && i == 0) {
         EXPECT_EQ(r.size(), 1u);  // not ASSERT: every row runs
-        if (!r.empty()) EXPECT_EQ(r[0].report, answer[0].report);
+        if (!r.empty()) {
+          EXPECT_EQ(r[0].report, answer[0].report);
+        }
       } else {
         EXPECT_TRUE(r.empty()) << "send " << i << ": " << (r.empty() ? "" : r[0].report.status);
       }

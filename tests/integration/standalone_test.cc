@@ -967,7 +967,8 @@ TEST_F(StandaloneTest, WorkerNeverReports) {
 TEST_F(StandaloneTest, WorkerTimeout) {
   WriteManifest("common.yaml", CommonYaml());
   WriteManifest("job.yaml", JobYaml({.name = "sleepy", .train_mode = "sleep"}));
-  StartLc({"--worker-timeout", "1"});
+  // 3 s: the worker (python3) must start and write its mark first, also on a loaded machine.
+  StartLc({"--worker-timeout", "3"});
   ASSERT_TRUE(WaitJob("sleepy", "loaded", [](const Json&) { return true; }));
   FeedRound();
   auto m = WaitMarks("sleepy", "sleep", 1);
@@ -981,7 +982,7 @@ TEST_F(StandaloneTest, WorkerTimeout) {
         << ::testing::PrintToString(c);
   }
   ASSERT_TRUE(WaitFor("the timeout in the log", [&] {
-    return Log().find("sleepy: Train worker timed out after 1000 ms") != std::string::npos;
+    return Log().find("sleepy: Train worker timed out after 3000 ms") != std::string::npos;
   }));
   // The inference worker is not a train/eval worker: no timeout for it.
   auto infer = Marks("sleepy", "infer");

@@ -548,7 +548,9 @@ TEST(KnowledgeBaseTest, ComputedFromTheOutputModels) {
     SCOPED_TRACE(r.name);
     auto kb = local_gm_detail::KnowledgeBaseOf(r.content);
     ASSERT_EQ(kb.has_value(), r.want.has_value());
-    if (kb) EXPECT_EQ(*kb, NJ::parse(*r.want)) << kb->dump();
+    if (kb) {
+      EXPECT_EQ(*kb, NJ::parse(*r.want)) << kb->dump();
+    }
   }
 }
 
