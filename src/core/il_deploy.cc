@@ -71,23 +71,27 @@ int64_t NumberAfter(const std::string& s, const std::string& prefix) {
 int64_t RoundBefore(const IlJob& job, const std::string& out, int64_t before,
                     bool* from_train_ready) {
   before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
+  bool eval_ready_seen = false;
   for (int64_t i = before - 1; i >= 0; --i) {
     const JobCondition& c = job.conditions[static_cast<size_t>(i)];
     if (c.type != ConditionType::kReady) continue;
     if (c.stage == Stage::kEval) {
-      // The eval files of train round N are under data/eval/<N+1> (§8.2 round numbering).
-      int64_t n = NumberAfter(c.data.data_url, out + "/data/eval/") - 1;
-      if (n <= 0 && !c.data.input_models.empty()) {
-        n = NumberAfter(c.data.input_models[0].url, out + "/train/");
-      }
+      // The round's trained model lies in its train output <out>/train/<N> (a train report may
+      // name nothing else). Not the eval dataURL: its number is N + 1 in the 2021 layout and N in
+      // the v0.7 one, and which one a round used is not in the conditions. Without a model there,
+      // the (Train, Ready) before it names the round.
+      const int64_t n = c.data.input_models.empty()
+                            ? 0
+                            : NumberAfter(c.data.input_models[0].url, out + "/train/");
       if (n > 0) {
         if (from_train_ready) *from_train_ready = false;
         return n;
       }
+      eval_ready_seen = true;
     } else if (c.stage == Stage::kTrain) {
       const int64_t n = NumberAfter(c.data.output_dir, out + "/train/");
       if (n > 0) {
-        if (from_train_ready) *from_train_ready = true;
+        if (from_train_ready) *from_train_ready = !eval_ready_seen;
         return n;
       }
     }
