@@ -95,8 +95,9 @@ struct State {
   int64_t answered_deploy_waiting = -1;         // index of the last (Deploy, Waiting) answered
   // The round's identity that survives re-indexing (a GM object computed from a stale cache, or
   // whose status write erased conditions the LC appended, shows the same round at other indexes):
-  // the train round N, from the round's (Eval, Ready) dataURL <out>/data/eval/<N+1>/data.* (or
-  // its trained model under <out>/train/<N>/), or a (Train, Ready) outputDir <out>/train/<N>.
+  // the train round N, from the round's (Eval, Ready) trained model under <out>/train/<N>/ (not
+  // its dataURL, whose number depends on the layout), or a (Train, Ready) outputDir
+  // <out>/train/<N>.
   // 0: unknown (conditions without that data), then the index rules above apply.
   int64_t pending_round_key = 0;             // train round of pending_round_id
   int64_t decided_round_key = 0;             // train round of decided_round_id
