@@ -210,6 +210,8 @@ TEST_F(RollbackCommandTest, AStandaloneHotUpdateModelRewritesItsConfig) {
   ctx.hot_update_dir = "/home/u/lc/model-hot-update";  // as `sedna-lc standalone --db` puts it
   for (int i = 1; i <= 2; ++i) {
     core::il::WriteHotUpdate w;
+    w.job_namespace = "default";
+    w.job_name = "j";
     w.config_path = dir + "/model_config.json";
     w.model_path = "/model-hot-update/m.pb";
     w.copies = {{"/out/" + std::to_string(i) + "/m.pb", dir + "/m.pb"}};
