@@ -50,8 +50,23 @@ class IlGenerationsTest : public ClusterFixture {
   }
 
   std::string PostOn(const std::string& node, const std::string& name, const std::string& body) {
-    if (node == kNode2 && node2) return PostWorkerTo(*node2, name, body);
+    if (node == kNode2 && node2) {
+      // G2 sends another node the job only at its stage's Running (and deletes it after): that
+      // LC must have loaded it before the worker reports, else the report is for a job it does
+      // not know and is dropped (issue 23 item 5). Bounded: the post goes ahead after 10 s.
+      const auto until = GmClock::now() + 10s;
+      while (!KnownOnNode2() && GmClock::now() < until) std::this_thread::sleep_for(10ms);
+      return PostWorkerTo(*node2, name, body);
+    }
     return PostWorker(name, body);
+  }
+
+  // Node 2's LC holds the job now: its last "loaded" line is after its last "deleted" one.
+  bool KnownOnNode2() const {
+    const std::string log = node2->lc->Log();
+    const size_t loaded = log.rfind("IncrementalLearningJob default/helmet-detection-demo: loaded");
+    const size_t deleted = log.rfind("incrementallearningjob/helmet-detection-demo: deleted");
+    return loaded != std::string::npos && (deleted == std::string::npos || loaded > deleted);
   }
 
   // Runs the emulated GM until `done`, recording every frame of the job.
@@ -95,21 +110,6 @@ class IlGenerationsTest : public ClusterFixture {
     AppendFile(rootfs + kIlIndexUrl, IndexLines(from, to));
     ASSERT_TRUE(Run(job, At("Train/Running")))
         << "round " << round << " never trained; at " << job.LastCondition();
-    if (train_node == kNode2 && node2) {
-      // G2 sends the train node the job at (Train, Running) (and deletes it there after the
-      // round): its LC must have loaded it for the `round`-th time before the worker reports,
-      // else the report is for a job it does not know (dropped; issue 23 item 5).
-      const std::string loaded = "IncrementalLearningJob default/helmet-detection-demo: loaded";
-      const auto until = GmClock::now() + 10s;
-      auto count = [&] {
-        const std::string log = node2->lc->Log();
-        int n = 0;
-        for (size_t p = log.find(loaded); p != std::string::npos; p = log.find(loaded, p + 1)) ++n;
-        return n;
-      };
-      while (count() < round && GmClock::now() < until) std::this_thread::sleep_for(10ms);
-      ASSERT_GE(count(), round) << "the train node's LC never loaded the job for round " << round;
-    }
     const std::string out = "/output/train/" + std::to_string(round);
     stdfs::create_directories(rootfs + out);
     WriteFile(rootfs + out + "/model.pb", model_bytes);
