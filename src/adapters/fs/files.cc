@@ -281,65 +281,6 @@ Status AtomicCopyFile(const std::string& src, const std::string& dst) {
 
 Status SyncDir(const std::string& dir) { return FsyncDir(dir); }
 
-namespace {
-
-// realpath(3) of `path`, or of its longest existing prefix with the rest appended as named. A
-// loop over the prefixes (never a recursion: `path` has at most kMaxPathComponents components,
-// checked by the caller), realpath's buffer on the heap.
-Result<std::string> ResolveExisting(const std::string& path) {
-  std::string prefix = path, rest;
-  for (;;) {
-    std::unique_ptr<char, decltype(&std::free)> real(::realpath(prefix.c_str(), nullptr),
-                                                     &std::free);
-    if (real) {
-      const std::string r = real.get();
-      if (rest.empty()) return r;
-      return r == "/" ? "/" + rest : r + "/" + rest;
-    }
-    if (errno != ENOENT && errno != ENOTDIR) {
-      return Status::Error("resolving " + path + ": " + std::strerror(errno));
-    }
-    const size_t slash = prefix.rfind('/');
-    if (slash == std::string::npos || prefix == "/") return path;
-    const std::string base = prefix.substr(slash + 1);
-    rest = rest.empty() ? base : base + "/" + rest;
-    prefix = slash == 0 ? "/" : prefix.substr(0, slash);
-  }
-}
-
-bool Within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
-// "s3://bucket/key" -> {"bucket", "/cleaned/key"}; false when it is not one.
-bool SplitS3(const std::string& url, std::string* bucket, std::string* key) {
-  if (!IsS3Url(url)) return false;
-  const std::string rest = url.substr(5);
-  const size_t slash = rest.find('/');
-  *bucket = rest.substr(0, slash);
-  *key = CleanPath("/" + (slash == std::string::npos ? std::string() : rest.substr(slash + 1)));
-  return !bucket->empty();
-}
-
-}  // namespace
-
-Result<bool> ResolvesInside(const std::string& rootfs, const std::string& url,
-                            const std::string& dir) {
-  std::string ub, uk, db, dk;
-  const bool us3 = SplitS3(url, &ub, &uk), ds3 = SplitS3(dir, &db, &dk);
-  if (us3 || ds3) return us3 && ds3 && ub == db && Within(uk, dk);
-  if (url.empty() || url[0] != '/' || dir.empty() || dir[0] != '/') return false;
-  if (Status st = CheckPathBounds(url, url); !st.ok()) return st;
-  if (Status st = CheckPathBounds(dir, dir); !st.ok()) return st;
-  auto rd = ResolveExisting(JoinRootfs(rootfs, dir));
-  if (!rd.ok()) return rd.status();
-  auto ru = ResolveExisting(JoinRootfs(rootfs, url));
-  if (!ru.ok()) return ru.status();
-  return Within(*ru, *rd);
-}
-
 std::string CleanPath(std::string_view path) {
   if (path.empty()) return ".";
   const bool rooted = path[0] == '/';

@@ -73,18 +73,6 @@ std::string StripRootfs(const std::string& rootfs, const std::string& path);
 // True for "s3://..." (scheme compared case-insensitively, as Go's url.Parse lower-cases it).
 bool IsS3Url(std::string_view url);
 
-// Whether `url` is `dir` or lies inside it, as the LC would open it. Host paths (absolute) are
-// joined to `rootfs` and resolved with their symlinks and ".." (a part that does not exist yet is
-// taken as named, below its longest existing prefix); S3 URLs (both) compare bucket and cleaned
-// key. A relative path, or an S3 URL against a host dir (or the reverse), is not inside. An error
-// only when the resolution itself fails (e.g. EACCES, ELOOP), naming the path, or when either is
-// over fs::CheckPathBounds. Touches the filesystem (realpath per prefix): never on the loop, and
-// a check whose answer can be stale by the time of an open; what the LC reads or writes on a
-// job's behalf is opened with fs::Dir (confined.h) instead. Kept for hot_update.cc until its
-// port (#21); no new callers.
-Result<bool> ResolvesInside(const std::string& rootfs, const std::string& url,
-                            const std::string& dir);
-
 // Writes all of `data` at `offset` of `fd` (retrying short writes and EINTR). `path` is used in
 // the error ("writing <path>: <errno text>") and passed to the write fault hook.
 Status WriteAllAt(int fd, int64_t offset, std::string_view data, const std::string& path);
