@@ -94,6 +94,12 @@ Status NoFollowError(int dirfd, const std::string& name, const std::string& show
   return ErrnoError(shown, e);
 }
 
+std::string JoinPath(const std::string& root_shown, const std::vector<std::string>& parts) {
+  std::string shown = root_shown;
+  for (const std::string& p : parts) shown = JoinName(shown, p);
+  return shown;
+}
+
 // Opens `parts` beneath `dirfd` with `flags` for the last one (the ones before as O_PATH
 // directories), nothing followed. `create`: missing directories are made (the last one too when
 // `flags` has O_DIRECTORY).
@@ -135,7 +141,13 @@ Result<UniqueFd> OpenBeneath(int dirfd, const std::string& root_shown,
       return ErrnoError("mkdir " + shown, errno);
     }
     int fd = ::openat(at, name.c_str(), f);
-    if (fd < 0) return NoFollowError(at, name, shown, errno);
+    if (fd < 0) {
+      const int e = errno;
+      // A missing component names the whole path, as openat2 does: the message does not depend
+      // on the resolver (tests and users match the path, not the resolver's step).
+      if (e == ENOENT) return ErrnoError(JoinPath(root_shown, parts), e);
+      return NoFollowError(at, name, shown, e);
+    }
     UniqueFd next(fd);
     if (dir) {
       struct stat st;

@@ -130,6 +130,22 @@ TEST_P(ConfinedTest, ADirectoryIsNotAFile) {
   EXPECT_NE(f.message().find("is a directory"), std::string::npos) << f.message();
 }
 
+// A missing file or directory is named whole, whichever resolver found it missing (qemu-user
+// and some seccomp profiles have no openat2: the walk must say the same).
+TEST_P(ConfinedTest, AMissingPathIsNamedWholeByEitherResolver) {
+  const Dir out = Out();
+  for (const char* rel : {"train/2/model.pb", "train/1/nothing.pb", "eval/3/x/y"}) {
+    auto f = out.OpenFile(rel);
+    ASSERT_FALSE(f.ok()) << rel;
+    EXPECT_NE(f.message().find(out.path() + "/" + rel + ": No such file"), std::string::npos)
+        << f.message();
+  }
+  auto d = out.Sub("train/9/deeper", false);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.message().find(out.path() + "/train/9/deeper: No such file"), std::string::npos)
+      << d.message();
+}
+
 TEST_P(ConfinedTest, SubCreatesMissingDirectoriesBeneath) {
   Dir out = Out();
   auto d = out.Sub("data/train/7", true);
