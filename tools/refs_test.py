@@ -53,11 +53,12 @@ class RewriteTest(unittest.TestCase):
         self.assertIn("(§P4.1)", rewrite("a.h", t))
 
     def test_ids_issues_design_rfc(self):
-        t = ("// fixes B13 and B25 (issue 15 item 3, issues 14, 17); upstream #381; R1 race;\n"
+        t = ("// fixes B13 and B25 (issue 15 item 3, issues 14, 17, issue 4, item 5); upstream #381;"
+             " R1 race;\n"
              "// design.md §4; RFC 6455 §5.1; UTF-8 C4 B0; jbeder/yaml-cpp#1040\n")
         self.assertEqual(rewrite("a.cc", t),
-                         "// fixes [P:B13] and [P:B25] ([D:I15.3], [D:I14], [D:I17]); upstream "
-                         "[P:U381]; [P:R1] race;\n// design-notes §D4; RFC 6455 §5.1; UTF-8 C4 B0; "
+                         "// fixes [P:B13] and [P:B25] ([D:I15.3], [D:I14], [D:I17], [D:I4.5]); "
+                         "upstream [P:U381]; [P:R1] race;\n// design-notes §D4; RFC 6455 §5.1; UTF-8 C4 B0; "
                          "jbeder/yaml-cpp#1040\n")
 
     def test_code_untouched_and_idempotent(self):

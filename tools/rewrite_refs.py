@@ -105,7 +105,7 @@ HEAD_WORD = re.compile(r"\bhead (§)")
 RFC = re.compile(r"\b(?:RFC|FIPS) ?[0-9-]+(?:'s)? *§\s?[0-9.]+$")
 BUG = re.compile(r"(?<![\w\[:./])(B[0-9]{1,2}b?|L[1-8]|W[1-9]|R[1-9])(?![\w\]])")
 HEXBYTE = re.compile(r"[0-9A-F]{2} $")
-ISSUE = re.compile(r"\b([Ii])ssues? #?([0-9]{1,2})(?![0-9])((?: items? [0-9]+(?:(?:, | and | or |/)[0-9]+)*)?)"
+ISSUE = re.compile(r"\b([Ii])ssues? #?([0-9]{1,2})(?![0-9])((?:,? items? [0-9]+(?:(?:, | and | or |/)[0-9]+)*)?)"
                    r"((?:(?:, | and )[0-9]{1,2}\b(?! item))*)")
 UP_ISSUE = re.compile(r"(?<![\w/\[])#([0-9]{3,4})\b")
 PROJ_ISSUE = re.compile(r"(?<![\w/&\[])#([0-9]{1,2})\b")
