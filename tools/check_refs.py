@@ -7,6 +7,7 @@ Checks the comments, docstrings and Markdown of src/, tests/, bench/, tools/, do
 the other source folders (tools/refs_scan.py decides what is prose):
 * no mention of the engineers' documents outside the tree (sedna-protocol.md,
   sedna-head-protocol.md, design.md, ../shared, /work/shared);
+* in code (string literals, printed lines) too: no outside document and no bare §;
 * every §P<n> / §H<n> is a section docs/protocol.md defines, every §D<n> one docs/design-notes.md
   defines; a bare § is allowed only after an RFC or FIPS number;
 * every [P:<id>] is an entry of docs/protocol.md, every [D:<id>] one of docs/design-notes.md;
@@ -26,6 +27,7 @@ import refs_scan  # noqa: E402
 
 OUTSIDE = re.compile(r"sedna-(?:head-)?protocol|/work/shared|\.\./shared|shared/docs|"
                      r"(?<![\w-])design\.md")
+CODE_OUTSIDE = re.compile(r"sedna-(?:head-)?protocol\.md|(?<![\w-])design\.md")
 SECTION = re.compile(r"§\s?([PHD]?)([0-9]+(?:\.[0-9]+)*|A\b)")
 RFC = re.compile(r"\b(?:RFC|FIPS) ?[0-9-]+(?:'s)? *$")
 ENTRY = re.compile(r"\[([PD]):([A-Za-z0-9.\-]+)\]")
@@ -49,7 +51,20 @@ def check_file(rel, text, ids):
     def err(pos, msg):
         errs.append("%s:%d: %s" % (rel, line_no(text, pos), msg))
 
-    for s, e in refs_scan.prose_spans(rel, text):
+    spans = refs_scan.prose_spans(rel, text)
+    # Code is not rewritten, but a message or a printed line that cites a document must cite one
+    # in the repository too (an outside path a build may use, like ../shared, is left to code).
+    last = 0
+    for s, e in spans + [(len(text), len(text))]:
+        code = text[last:s]
+        for m in CODE_OUTSIDE.finditer(code):
+            err(last + m.start(), "code text names a document outside the repository: %r" %
+                m.group(0))
+        for m in SECTION.finditer(code):
+            if not m.group(1) and not RFC.search(code[max(0, m.start() - 16):m.start()]):
+                err(last + m.start(), "code text has a bare %r: cite §P/§H/§D" % m.group(0))
+        last = e
+    for s, e in spans:
         seg = text[s:e]
         for m in OUTSIDE.finditer(seg):
             err(s + m.start(), "names a document outside the repository: %r (cite docs/protocol.md "

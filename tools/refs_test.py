@@ -83,8 +83,10 @@ class CheckTest(unittest.TestCase):
                      "[P:B99] is not an entry", "bare upstream id B6", "bare issue number"):
             self.assertTrue(any(what in e for e in errs), (what, errs))
 
-    def test_strings_are_not_checked(self):
-        self.assertEqual(self.errors("a.cc", 'auto s = "sedna-protocol.md §8.5 B6";\n'), [])
+    def test_strings_checked_for_documents_and_sections_only(self):
+        self.assertEqual(self.errors("a.cc", 'auto s = "B6 issue 15 §P8.5";\n'), [])
+        errs = self.errors("a.cc", 'auto s = "sedna-protocol.md §8.5";\n')
+        self.assertEqual(len(errs), 2, errs)
 
 
 if __name__ == "__main__":
