@@ -70,6 +70,12 @@ class RewriteTest(unittest.TestCase):
                          rewrite_refs.code_signature("a.cc", t))
 
 
+    def test_banner_keeps_its_width(self):
+        t = "// ---- G2 (§1.3, §4.1) " + "-" * 20 + "\n"
+        once = rewrite("a_test.cc", "// sedna-head-protocol.md\n" + t).split("\n")[1]
+        self.assertEqual(once, "// ---- G2 (§H1.3, §H4.1) " + "-" * 18)
+
+
 class CheckTest(unittest.TestCase):
     def errors(self, path, text):
         return check_refs.check_file(path, text, IDS)

@@ -181,6 +181,19 @@ def _part_for(num, ctx):
     return ctx or "P", "default"
 
 
+BANNER = re.compile(r"([-=~*#])\1{4,}$")
+
+
+def keep_banner_width(old, new):
+    """A one-line banner comment ("// ---- G2 (§1.3) ------") keeps its width: its trailing run of
+    dashes gives back what the rewrite added, so the line is not wrapped."""
+    grown = len(new) - len(old)
+    m = BANNER.search(new)
+    if grown <= 0 or "\n" in old or not m or len(m.group(0)) - grown < 3:
+        return new
+    return new[:len(new) - grown]
+
+
 class FileRewriter:
     def __init__(self, path, text, report):
         self.path = path
@@ -302,9 +315,8 @@ class FileRewriter:
         for s, e in spans:
             out.append(text[last:s])
             seg = text[s:e]
-            seg = self.sections(seg, text, s)
-            seg = self.ids(seg)
-            out.append(seg)
+            new = self.ids(self.sections(seg, text, s))
+            out.append(keep_banner_width(seg, new))
             last = e
         out.append(text[last:])
         return "".join(out)
