@@ -82,7 +82,7 @@ run store "$BUILD_DIR/bench/store_bench" $STORE_DEFAULT ${STORE_ARGS:-}
 run s3 "$BUILD_DIR/bench/s3_bench" --lc="$LC" $S3_DEFAULT ${S3_ARGS:-}
 
 echo
-echo "==== summary (targets from design.md §2; figures, not pass/fail)"
+echo "==== summary (targets of docs/design-notes.md §D2; figures, not pass/fail)"
 machine
 cat <<'EOF'
 targets: Train Ready p50 <= 20 ms, p99 <= 100 ms | idle RSS <= 6 MB (0 jobs), <= 10 MB (100 jobs)

@@ -74,7 +74,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.txt"), train1);
   for (const char* d :
        {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
-    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";
   }
   // GM resync re-sends (B4): no second Ready.
   gm->Send("insert", job.Object());
@@ -194,7 +194,7 @@ TEST_F(IlClusterTest, ChangedOutputDirGetsItsDirectories) {
   Barrier();
   for (const char* d :
        {"/output2/data/train", "/output2/data/eval", "/output2/train", "/output2/eval"}) {
-    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";
   }
   EXPECT_EQ(lc->Stop(), 0);
 }

@@ -75,7 +75,7 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
                                Report("ll", "inference", R"([{"format":"pkl","url":"/m"}])"));
     EXPECT_EQ(r.status, 200) << r.raw;
     auto fwd = gm.Next("LifelongLearningJob");
-    ASSERT_TRUE(fwd) << "a report of another kind is forwarded verbatim (§3.5)";
+    ASSERT_TRUE(fwd) << "a report of another kind is forwarded verbatim (§P3.5)";
     EXPECT_NE(lc.Log().find("inference"), std::string::npos);
   }
   // A completed train report that is malformed, or names a model the job may not use, or comes

@@ -255,7 +255,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1);
   for (const char* d :
        {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
-    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§4.5)";
+    EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";
   }
   // §4.1: what the GM keeps of LL-1 and hands to the train pod.
   {
