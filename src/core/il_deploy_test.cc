@@ -148,7 +148,9 @@ TEST_F(IlDeployTest, G2_DeployWaitingDecides_CopyThenReadyWithTrainedAndDeployMo
   EXPECT_TRUE(All<SendReport>(o).empty()) << "Ready only after the copy";
   auto r = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Ready", true, {kTrainedPb, kDeploy}}));
+  EXPECT_EQ(
+      r[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {kTrainedPb, kDeploy}}));
   EXPECT_EQ(state.decided_by, "(Deploy, Waiting)");
   ASSERT_EQ(state.deployments.size(), 1u);
   EXPECT_EQ(state.deployments[0].round, 1);
@@ -171,7 +173,7 @@ TEST_F(IlDeployTest, G1_DecidedDeployWaitAfterTheForwardWasWritten) {
   ASSERT_EQ(c.size(), 1u);
   auto r = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Ready");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kReady);
   EXPECT_EQ(state.decided_by, "deploy-wait");
   // A G2 GM that was slower than the wait: its (Deploy, Waiting) for the decided round is not
   // answered again (idempotency, §3.2).
@@ -197,7 +199,7 @@ TEST_F(IlDeployTest, NotFired_DeployCompleted) {
   EXPECT_TRUE(All<CopyModel>(o).empty());
   auto r = All<SendReport>(o);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_NE(state.last_decision.find("kept"), std::string::npos);
 }
 
@@ -207,7 +209,9 @@ TEST_F(IlDeployTest, CopyFails_DeployFailedWithInputModels) {
   Run(JobChanged{});
   auto r = All<SendReport>(Run(ModelCopied{false, "Permission denied"}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Failed", true, {kTrainedPb, kDeploy}}));
+  EXPECT_EQ(
+      r[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kFailed, true, {kTrainedPb, kDeploy}}));
   EXPECT_TRUE(state.deployments.empty());
 }
 
@@ -218,7 +222,7 @@ TEST_F(IlDeployTest, B9_ShortDeployedMetrics_NoCrashNotDeployed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Completed");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kCompleted);
 }
 
 TEST_F(IlDeployTest, OneEvalResult_NotDeployed) {
@@ -226,7 +230,7 @@ TEST_F(IlDeployTest, OneEvalResult_NotDeployed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Completed");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kCompleted);
   EXPECT_NE(state.last_decision.find("1 result"), std::string::npos) << state.last_decision;
 }
 
@@ -246,7 +250,7 @@ TEST_F(IlDeployTest, AnOlderRoundsEvalOutputIsNotUsed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_NE(state.last_decision.find("no eval result"), std::string::npos) << state.last_decision;
 }
 
@@ -411,7 +415,9 @@ TEST_F(IlDeployTest, InitialEvalModel_EvalBaselineAndSecondCopy) {
   EXPECT_EQ(c2[0].dst_url, "/models/eval.pb");
   auto ready = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_EQ(ready[0].report, (StatusReport{"Deploy", "Ready", true, {a_om, *deploy_model}}));
+  EXPECT_EQ(
+      ready[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {a_om, *deploy_model}}));
 }
 
 // Issue 15: a refused eval report (not forwarded) arms the wait; without a valid one the round is
@@ -426,7 +432,7 @@ TEST_F(IlDeployTest, RefusedEvalReport_DecidedNotDeployedAfterTheDeployWait) {
   now.unix_ms += 1;
   auto r = All<SendReport>(Run(Tick{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_EQ(state.decisions, 1);
   EXPECT_NE(state.last_decision.find("not deployed"), std::string::npos);
   EXPECT_EQ(NextWakeMs(MakeSpec(), state), 0) << "the next round is not held back";
@@ -536,7 +542,7 @@ TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
     ASSERT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u);
     const auto answer = All<SendReport>(Run(ModelCopied{true, ""}));
     ASSERT_EQ(answer.size(), 1u);
-    ASSERT_EQ(answer[0].report.status, "Ready");
+    ASSERT_EQ(answer[0].report.status, ReportStatus::kReady);
     const std::vector<JobCondition> answered = job.conditions;
     if (tc.closed) {
       Push(Cond(Stage::kDeploy, ConditionType::kReady));
@@ -558,7 +564,8 @@ TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
           EXPECT_EQ(r[0].report, answer[0].report);
         }
       } else {
-        EXPECT_TRUE(r.empty()) << "send " << i << ": " << (r.empty() ? "" : r[0].report.status);
+        EXPECT_TRUE(r.empty()) << "send " << i << ": "
+                               << (r.empty() ? "" : ReportStatusName(r[0].report.status));
       }
     }
     EXPECT_EQ(state.decisions, 1);
@@ -578,7 +585,7 @@ TEST_F(IlDeployTest, PendingRoundSeenAtAnotherIndex_DecidedWithItsEvalReport) {
   auto c = All<CopyModel>(Run(JobChanged{}));
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].src_url, kTrainedPb.url);
-  EXPECT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).at(0).report.status, "Ready");
+  EXPECT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).at(0).report.status, ReportStatus::kReady);
 }
 
 // The eval node of a multi-node job decides from the conditions and the eval report it forwarded;
@@ -635,7 +642,9 @@ class IlHotUpdateTest : public IlDeployTest {
     auto r = All<SendReport>(d);
     EXPECT_EQ(r.size(), 1u);
     if (!r.empty()) {
-      EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Ready", true, {kTrainedPb, kDeploy}}));
+      EXPECT_EQ(
+          r[0].report,
+          (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {kTrainedPb, kDeploy}}));
     }
     Push(Cond(Stage::kDeploy, ConditionType::kReady));
     Push(Cond(Stage::kDeploy, ConditionType::kStarting));

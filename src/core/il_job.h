@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/facts.h"
 #include "core/report.h"
 #include "core/resources.h"
 #include "core/trigger.h"
@@ -268,6 +269,7 @@ using Action = std::variant<WriteSamples, SendReport, CopyModel, Log, WriteHotUp
 struct Output {
   State state;
   std::vector<Action> actions;
+  std::vector<Fact> facts;  // what the step did, for the observers (core/facts.h)
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);

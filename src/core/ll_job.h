@@ -179,6 +179,7 @@ struct Spec {
 struct Output {
   State state;
   std::vector<Action> actions;
+  std::vector<Fact> facts;  // what the step did, for the observers (core/facts.h)
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);

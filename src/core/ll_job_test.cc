@@ -49,8 +49,8 @@ ModelRef EvalModel(int64_t v) { return Pkl("/output/eval/" + std::to_string(v) +
 
 StatusReport Ll1(int64_t v) {
   const std::string s = std::to_string(v);
-  return {"train",
-          "ready",
+  return {ReportPhase::kTrain,
+          ReportStatus::kReady,
           true,
           {},
           "/output/data/train/" + s + "/data.csv",
@@ -59,18 +59,20 @@ StatusReport Ll1(int64_t v) {
 }
 StatusReport Ll3(int64_t v, std::vector<ModelRef> models) {
   const std::string s = std::to_string(v);
-  return {"eval",
-          "ready",
+  return {ReportPhase::kEval,
+          ReportStatus::kReady,
           true,
           std::move(models),
           "/output/data/eval/" + s + "/data.csv",
           "",
           "/output/eval/" + s};
 }
-StatusReport Ll5(const ModelRef& m) { return {"deploy", "ready", true, {m}}; }
-const StatusReport kEvalFailed{"eval", "failed"};
-const StatusReport kDeployFailed{"deploy", "failed"};
-const StatusReport kDeployCompleted{"deploy", "completed"};
+StatusReport Ll5(const ModelRef& m) {
+  return {ReportPhase::kDeploy, ReportStatus::kReady, true, {m}};
+}
+const StatusReport kEvalFailed{ReportPhase::kEval, ReportStatus::kFailed};
+const StatusReport kDeployFailed{ReportPhase::kDeploy, ReportStatus::kFailed};
+const StatusReport kDeployCompleted{ReportPhase::kDeploy, ReportStatus::kCompleted};
 
 // How the GM delivers the job to this LC.
 enum class Shape {
@@ -190,12 +192,12 @@ class LlJobTest : public ::testing::Test {
     d.input_models = r.input_models;
     d.data_url = r.data_url;
     d.output_dir = r.output_dir;
-    const Stage stage = r.phase == "train"  ? Stage::kTrain
-                        : r.phase == "eval" ? Stage::kEval
-                                            : Stage::kDeploy;
-    const ConditionType type = r.status == "ready"       ? CT::kReady
-                               : r.status == "completed" ? CT::kCompleted
-                                                         : CT::kFailed;
+    const Stage stage = r.phase == ReportPhase::kTrain  ? Stage::kTrain
+                        : r.phase == ReportPhase::kEval ? Stage::kEval
+                                                        : Stage::kDeploy;
+    const ConditionType type = r.status == ReportStatus::kReady       ? CT::kReady
+                               : r.status == ReportStatus::kCompleted ? CT::kCompleted
+                                                                      : CT::kFailed;
     return Gm(stage, type, std::move(d));
   }
 
@@ -290,7 +292,7 @@ class LlJobTest : public ::testing::Test {
   // The GM's reaction to a deploy report, ending at (Train, Waiting).
   void GmAfterDeploy(const StatusReport& r) {
     GmEcho(r);
-    if (r.status == "ready") {
+    if (r.status == ReportStatus::kReady) {
       if (shape == Shape::kG1) Gm(Stage::kDeploy, CT::kStarting);
       Gm(Stage::kDeploy, CT::kCompleted);
     }
@@ -429,7 +431,7 @@ TEST_P(LlAnswerTable, Row) {
     for (auto& m : want.input_models) m.url.replace(m.url.rfind("/1/"), 3, "/2/");
   }
   ExpectReport(got[0], want);
-  EXPECT_NE(got[0].phase, "") << "never a null content";
+  EXPECT_TRUE(got[0].has_input || got[0].status != ReportStatus::kReady) << "never a null content";
   // Answered once: the GM re-sends the same Waiting.
   EXPECT_TRUE(Reports(Deliver()).empty());
   EXPECT_EQ(state.work, Work::kNone);
@@ -851,7 +853,10 @@ TEST_P(LlRestartTable, Row) {
   EXPECT_EQ(state, settled);
   // Exactly one answer of each kind up to here.
   std::vector<std::string> kinds;
-  for (const Sent& s : sent) kinds.push_back(s.report.phase + "/" + s.report.status);
+  for (const Sent& s : sent) {
+    kinds.push_back(std::string(ReportPhaseName(s.report.phase)) + "/" +
+                    ReportStatusName(s.report.status));
+  }
   const size_t n = row.point >= Point::kDeployCopying ? 3
                    : row.point >= Point::kEvalWriting ? 2
                                                       : 1;
@@ -1156,8 +1161,8 @@ TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
   Gm(Stage::kTrain, CT::kWaiting);
   Ingest(501, 125);
   StatusReport ll1 = OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""}));
-  ExpectReport(ll1, StatusReport{"train",
-                                 "ready",
+  ExpectReport(ll1, StatusReport{ReportPhase::kTrain,
+                                 ReportStatus::kReady,
                                  true,
                                  {},
                                  "s3://b/out/data/train/1/data.txt",
@@ -1172,8 +1177,8 @@ TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
   EXPECT_EQ(w[0].index_url, "s3://b/out/data/eval/1/dataIndex.txt");
   EXPECT_FALSE(w[0].csv_header);
   ExpectReport(OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""})),
-               StatusReport{"eval",
-                            "ready",
+               StatusReport{ReportPhase::kEval,
+                            ReportStatus::kReady,
                             true,
                             {model},
                             "s3://b/out/data/eval/1/data.txt",
