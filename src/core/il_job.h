@@ -1,5 +1,5 @@
 // The incremental-learning job as seen by the LC on the dataset node (sedna-protocol.md §8.2, with
-// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions}.
+// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions, facts}.
 //
 // The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
 // condition at most once (identified by its index in status.conditions, which only grows), so a
