@@ -20,6 +20,26 @@ std::string BaseName(std::string url) {
   return slash == std::string::npos ? url : url.substr(slash + 1);
 }
 
+// The State::last_decision text of a decision: its kind, then its reason.
+std::string DecisionPrefix(DecisionKind k) {
+  switch (k) {
+    case DecisionKind::kDeploy:
+      return "deploying trained model: ";
+    case DecisionKind::kKept:
+      return "kept deployed model: ";
+    case DecisionKind::kNotDeployed:
+      return "not deployed: ";
+  }
+  return "";
+}
+
+// A report status as the IL log lines name it ("Completed").
+std::string StatusWord(ReportStatus st) {
+  std::string w = ReportStatusName(st);
+  w[0] = static_cast<char>(w[0] - 'a' + 'A');
+  return w;
+}
+
 std::string DirName(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -230,8 +250,9 @@ void Stepper::OnDeployWaiting(int64_t idx) {
         spec.job_received_ms >= at + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
       Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is still the latest " +
            std::to_string((spec.job_received_ms - at) / 1000) +
-           " s after this LC's answer; sending it again (Deploy " + report->status + ")");
-      Report(*report);
+           " s after this LC's answer; sending it again (Deploy " + StatusWord(report->status) +
+           ")");
+      Report(*report, latest ? s.decided_round : (d ? d->round : 0));
       if (latest) s.decided_at_ms = spec.job_received_ms;
       if (d) d->at_ms = spec.job_received_ms;
     } else if (idx != s.answered_deploy_waiting && key > 0) {
@@ -262,24 +283,27 @@ void Stepper::FinishDecision(StatusReport r, const std::string& by) {
       }
     }
   }
-  Report(std::move(r));
+  Report(std::move(r), s.decided_round);
 }
 
-// The round `round_id` (train round `key`) is decided: no longer pending, counted, and described.
-void Stepper::RecordDecision(int64_t round_id, int64_t key, std::string text) {
+// The round `round_id` (train round `key`) is decided: no longer pending, counted, described
+// (State::last_decision) and told (the DeployDecided fact, its round filled here).
+void Stepper::RecordDecision(int64_t round_id, int64_t key, DeployDecided d) {
   ClearPending();
   s.decided_round_id = round_id;
   s.decided_round_key = key;
   s.decisions++;
   s.decided_round = s.eval_round > 0 ? s.eval_round - 1 : 0;
-  s.last_decision = std::move(text);
+  s.last_decision = DecisionPrefix(d.kind) + d.reason;
+  d.round = s.decided_round;
+  facts.push_back(std::move(d));
 }
 
 void Stepper::DecideNotDeployed(int64_t round_id, int64_t key, const std::string& why,
                                 const std::string& by) {
-  RecordDecision(round_id, key, "not deployed: " + why);
+  RecordDecision(round_id, key, DeployDecided{0, DecisionKind::kNotDeployed, why, {}, {}, ""});
   Error(s.last_decision + " (decided on " + by + ")");
-  FinishDecision(StatusReport{"Deploy", "Completed"}, by);
+  FinishDecision(StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}, by);
 }
 
 // The decision's content (§3.2): eval results from this round's (Eval, Completed) output, else
@@ -323,10 +347,13 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
   if (!deploy && job.spec.initial_eval_model_name.empty() && round_models.size() >= 2) {
     deploy = round_models[1];
   }
+  const MetricNumbers new_metrics = NumbersOf(results[0].metrics);
+  const MetricNumbers deployed_metrics = NumbersOf(results[1].metrics);
   if (!d.fired) {
-    RecordDecision(round_id, key, "kept deployed model: " + d.reason);
+    RecordDecision(round_id, key,
+                   DeployDecided{0, DecisionKind::kKept, d.reason, new_metrics, deployed_metrics});
     Info(what + " " + s.last_decision + " (decided on " + by + ")");
-    FinishDecision(StatusReport{"Deploy", "Completed"}, by);
+    FinishDecision(StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}, by);
     return;
   }
   if (!deploy) {
@@ -366,11 +393,14 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
       }
     }
   }
-  RecordDecision(round_id, key, "deploying trained model: " + d.reason);
+  RecordDecision(round_id, key,
+                 DeployDecided{0, DecisionKind::kDeploy, d.reason, new_metrics, deployed_metrics,
+                               job.spec.hot_update_enabled ? "" : work[1].url});
   Info(what + " " + s.last_decision + " (decided on " + by + ")");
   if (job.spec.hot_update_enabled) {
     // Hot update: Ready without copying; the files are written on (Deploy, Running) (§4.1).
-    FinishDecision(StatusReport{"Deploy", "Ready", true, {work[0], work[1]}}, by);
+    FinishDecision(
+        StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {work[0], work[1]}}, by);
     return;
   }
   s.decided_by = by;
@@ -404,12 +434,14 @@ void Stepper::OnCopied(const ModelCopied& e) {
     else
       Info("deployed " + pair[0].url + " to " + pair[1].url);
     RecordDeployment(s.work_round, pair[0].url);
-    FinishDecision(StatusReport{"Deploy", "Ready", true, pair}, s.decided_by);
+    FinishDecision(StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, pair},
+                   s.decided_by);
   } else {
     Error("deploy copy " + s.work_models[i].url + " -> " + s.work_models[i + 1].url +
           " failed: " + e.error);
     s.last_error = e.error;
-    FinishDecision(StatusReport{"Deploy", "Failed", true, pair}, s.decided_by);
+    FinishDecision(StatusReport{ReportPhase::kDeploy, ReportStatus::kFailed, true, pair},
+                   s.decided_by);
   }
   s.work = Work::kNone;
   s.work_models.clear();

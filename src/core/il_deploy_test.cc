@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <sstream>
 
 #include "core/il_job.h"
 
@@ -148,7 +150,9 @@ TEST_F(IlDeployTest, G2_DeployWaitingDecides_CopyThenReadyWithTrainedAndDeployMo
   EXPECT_TRUE(All<SendReport>(o).empty()) << "Ready only after the copy";
   auto r = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Ready", true, {kTrainedPb, kDeploy}}));
+  EXPECT_EQ(
+      r[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {kTrainedPb, kDeploy}}));
   EXPECT_EQ(state.decided_by, "(Deploy, Waiting)");
   ASSERT_EQ(state.deployments.size(), 1u);
   EXPECT_EQ(state.deployments[0].round, 1);
@@ -171,7 +175,7 @@ TEST_F(IlDeployTest, G1_DecidedDeployWaitAfterTheForwardWasWritten) {
   ASSERT_EQ(c.size(), 1u);
   auto r = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Ready");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kReady);
   EXPECT_EQ(state.decided_by, "deploy-wait");
   // A G2 GM that was slower than the wait: its (Deploy, Waiting) for the decided round is not
   // answered again (idempotency, §3.2).
@@ -197,7 +201,7 @@ TEST_F(IlDeployTest, NotFired_DeployCompleted) {
   EXPECT_TRUE(All<CopyModel>(o).empty());
   auto r = All<SendReport>(o);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_NE(state.last_decision.find("kept"), std::string::npos);
 }
 
@@ -207,7 +211,9 @@ TEST_F(IlDeployTest, CopyFails_DeployFailedWithInputModels) {
   Run(JobChanged{});
   auto r = All<SendReport>(Run(ModelCopied{false, "Permission denied"}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Failed", true, {kTrainedPb, kDeploy}}));
+  EXPECT_EQ(
+      r[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kFailed, true, {kTrainedPb, kDeploy}}));
   EXPECT_TRUE(state.deployments.empty());
 }
 
@@ -218,7 +224,7 @@ TEST_F(IlDeployTest, B9_ShortDeployedMetrics_NoCrashNotDeployed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Completed");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kCompleted);
 }
 
 TEST_F(IlDeployTest, OneEvalResult_NotDeployed) {
@@ -226,7 +232,7 @@ TEST_F(IlDeployTest, OneEvalResult_NotDeployed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Completed");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kCompleted);
   EXPECT_NE(state.last_decision.find("1 result"), std::string::npos) << state.last_decision;
 }
 
@@ -246,7 +252,7 @@ TEST_F(IlDeployTest, AnOlderRoundsEvalOutputIsNotUsed) {
   GmPublishesDeployWaiting();
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_NE(state.last_decision.find("no eval result"), std::string::npos) << state.last_decision;
 }
 
@@ -411,7 +417,9 @@ TEST_F(IlDeployTest, InitialEvalModel_EvalBaselineAndSecondCopy) {
   EXPECT_EQ(c2[0].dst_url, "/models/eval.pb");
   auto ready = All<SendReport>(Run(ModelCopied{true, ""}));
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_EQ(ready[0].report, (StatusReport{"Deploy", "Ready", true, {a_om, *deploy_model}}));
+  EXPECT_EQ(
+      ready[0].report,
+      (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {a_om, *deploy_model}}));
 }
 
 // Issue 15: a refused eval report (not forwarded) arms the wait; without a valid one the round is
@@ -426,7 +434,7 @@ TEST_F(IlDeployTest, RefusedEvalReport_DecidedNotDeployedAfterTheDeployWait) {
   now.unix_ms += 1;
   auto r = All<SendReport>(Run(Tick{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_EQ(state.decisions, 1);
   EXPECT_NE(state.last_decision.find("not deployed"), std::string::npos);
   EXPECT_EQ(NextWakeMs(MakeSpec(), state), 0) << "the next round is not held back";
@@ -536,7 +544,7 @@ TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
     ASSERT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u);
     const auto answer = All<SendReport>(Run(ModelCopied{true, ""}));
     ASSERT_EQ(answer.size(), 1u);
-    ASSERT_EQ(answer[0].report.status, "Ready");
+    ASSERT_EQ(answer[0].report.status, ReportStatus::kReady);
     const std::vector<JobCondition> answered = job.conditions;
     if (tc.closed) {
       Push(Cond(Stage::kDeploy, ConditionType::kReady));
@@ -558,7 +566,8 @@ TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
           EXPECT_EQ(r[0].report, answer[0].report);
         }
       } else {
-        EXPECT_TRUE(r.empty()) << "send " << i << ": " << (r.empty() ? "" : r[0].report.status);
+        EXPECT_TRUE(r.empty()) << "send " << i << ": "
+                               << (r.empty() ? "" : ReportStatusName(r[0].report.status));
       }
     }
     EXPECT_EQ(state.decisions, 1);
@@ -578,7 +587,7 @@ TEST_F(IlDeployTest, PendingRoundSeenAtAnotherIndex_DecidedWithItsEvalReport) {
   auto c = All<CopyModel>(Run(JobChanged{}));
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].src_url, kTrainedPb.url);
-  EXPECT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).at(0).report.status, "Ready");
+  EXPECT_EQ(All<SendReport>(Run(ModelCopied{true, ""})).at(0).report.status, ReportStatus::kReady);
 }
 
 // The eval node of a multi-node job decides from the conditions and the eval report it forwarded;
@@ -635,7 +644,9 @@ class IlHotUpdateTest : public IlDeployTest {
     auto r = All<SendReport>(d);
     EXPECT_EQ(r.size(), 1u);
     if (!r.empty()) {
-      EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Ready", true, {kTrainedPb, kDeploy}}));
+      EXPECT_EQ(
+          r[0].report,
+          (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {kTrainedPb, kDeploy}}));
     }
     Push(Cond(Stage::kDeploy, ConditionType::kReady));
     Push(Cond(Stage::kDeploy, ConditionType::kStarting));
@@ -729,6 +740,198 @@ TEST_F(IlHotUpdateTest, ColdJobIgnoresDeployRunning) {
   Push(Cond(Stage::kDeploy, ConditionType::kRunning));
   Output o = Run(JobChanged{});
   EXPECT_TRUE(All<WriteHotUpdate>(o).empty());
+}
+
+// ---- facts (core/facts.h): what each transition of a round tells the round history
+
+std::string Describe(const Fact& f) {
+  std::ostringstream o;
+  auto metrics = [&](const MetricNumbers& m) {
+    o << "{";
+    for (const auto& [k, v] : m) o << k << "=" << v << " ";
+    o << "}";
+  };
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, TrainTriggerFired>) {
+          o << "fired{" << x.round << ", " << x.samples << ", " << x.reason << "}";
+        } else if constexpr (std::is_same_v<X, ReportSent>) {
+          o << "sent{" << x.round << ", " << ReportPhaseName(x.phase) << ", "
+            << ReportStatusName(x.status) << ", " << x.data_url << ", " << x.output_dir << "}";
+        } else if constexpr (std::is_same_v<X, StageReported>) {
+          o << "reported{" << x.round << ", " << ReportPhaseName(x.stage) << ", " << x.completed
+            << ", " << x.model_url << ", ";
+          for (const auto& m : x.metrics) metrics(m);
+          o << "}";
+        } else {
+          o << "decided{" << x.round << ", " << static_cast<int>(x.kind) << ", " << x.reason
+            << ", ";
+          metrics(x.new_metrics);
+          metrics(x.deployed_metrics);
+          o << ", " << x.copy_to << "}";
+        }
+      },
+      f);
+  return o.str();
+}
+
+std::string Describe(const std::vector<Fact>& facts) {
+  std::string s;
+  for (const Fact& f : facts) s += Describe(f) + "\n";
+  return s;
+}
+
+struct FactRow {
+  const char* what;
+  std::function<Output()> step;
+  std::vector<Fact> want;
+};
+
+void ExpectFacts(const std::vector<FactRow>& rows) {
+  for (const FactRow& row : rows) {
+    const Output o = row.step();
+    EXPECT_EQ(o.facts, row.want) << row.what << ": got\n"
+                                 << Describe(o.facts) << "want\n"
+                                 << Describe(row.want);
+  }
+}
+
+// One cold round that deploys, transition by transition.
+TEST_F(IlDeployTest, Facts_ADeployedRound) {
+  WorkerReport train_done;
+  train_done.worker_name = "train-worker-1";
+  train_done.kind = "train";
+  train_done.status = "completed";
+  train_done.results = {kTrainedPb, kTrainedCkpt};
+  WorkerReport eval_done = train_done;
+  eval_done.worker_name = "eval-worker-1";
+  eval_done.kind = "eval";
+  eval_done.results = Better();
+  ExpectFacts({
+      {"samples fire the train trigger",
+       [&] {
+         state.train_pending = {0, 200, 20};
+         return Run(JobChanged{});
+       },
+       {TrainTriggerFired{1, 20, "fired: num_of_samples = 20 > 10"}}},
+      {"the train file is written",
+       [&] {
+         return Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+       },
+       {ReportSent{1, ReportPhase::kTrain, ReportStatus::kReady, "/output/data/train/1/data.txt",
+                   "/output/train/1"}}},
+      {"the train worker completes",
+       [&] {
+         Push(Cond(Stage::kTrain, ConditionType::kReady));
+         return Run(WorkerReported{train_done});
+       },
+       {StageReported{1, ReportPhase::kTrain, true, kTrainedPb.url, {{}, {}}}}},
+      {"(Eval, Waiting) starts the eval file: no fact",
+       [&] {
+         Push(WithOutput(Cond(Stage::kTrain, ConditionType::kCompleted),
+                         {kTrainedPb, kTrainedCkpt}));
+         Push(Cond(Stage::kEval, ConditionType::kWaiting));
+         return Run(JobChanged{});
+       },
+       {}},
+      {"the eval file is written",
+       [&] {
+         return Run(FileWritten{Work::kWriteEval, 2, true, ""});
+       },
+       {ReportSent{1, ReportPhase::kEval, ReportStatus::kReady, "/output/data/eval/1/data.txt",
+                   ""}}},
+      {"the eval worker completes",
+       [&] {
+         Push(Cond(Stage::kEval, ConditionType::kReady));
+         return Run(WorkerReported{eval_done});
+       },
+       {StageReported{1,
+                      ReportPhase::kEval,
+                      true,
+                      kTrainedPb.url,
+                      {{{"precision", 0.9}}, {{"precision", 0.5}}}}}},
+      {"(Deploy, Waiting): the decision, a copy",
+       [&] {
+         GmPublishesDeployWaiting();
+         return Run(JobChanged{});
+       },
+       {DeployDecided{1,
+                      DecisionKind::kDeploy,
+                      "fired: precision_delta[0] = 0.4 > 0.1",
+                      {{"precision", 0.9}},
+                      {{"precision", 0.5}},
+                      kDeploy.url}}},
+      {"the copy is done",
+       [&] {
+         return Run(ModelCopied{true, ""});
+       },
+       {ReportSent{1, ReportPhase::kDeploy, ReportStatus::kReady, "", ""}}},
+      {"the GM's re-send of the Waiting: nothing", [&] { return Run(JobChanged{}); }, {}},
+  });
+}
+
+// The other ends of a round: kept, not deployed, a failed copy, failed workers.
+TEST_F(IlDeployTest, Facts_RoundsThatDoNotDeploy) {
+  struct Case {
+    const char* what;
+    std::vector<ModelRef> eval_results;
+    bool copy_fails;
+    std::vector<Fact> want;
+  };
+  const Case cases[] = {
+      {"worse: kept",
+       {Precision(kTrainedPb, {0.5}), Precision(kDeploy, {0.9})},
+       false,
+       {DeployDecided{1,
+                      DecisionKind::kKept,
+                      "not fired: precision_delta[0] = -0.4, not > 0.1",
+                      {{"precision", 0.5}},
+                      {{"precision", 0.9}},
+                      ""},
+        ReportSent{1, ReportPhase::kDeploy, ReportStatus::kCompleted, "", ""}}},
+      {"no eval result: not deployed",
+       {},
+       false,
+       {DeployDecided{1,
+                      DecisionKind::kNotDeployed,
+                      "no eval result for round 1 (no (Eval, Completed) output and no valid eval "
+                      "report reached this LC)",
+                      {},
+                      {},
+                      ""},
+        ReportSent{1, ReportPhase::kDeploy, ReportStatus::kCompleted, "", ""}}},
+      {"better, the copy fails",
+       Better(),
+       true,
+       {ReportSent{1, ReportPhase::kDeploy, ReportStatus::kFailed, "", ""}}},
+  };
+  for (const Case& c : cases) {
+    state = State{};
+    job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
+    ToEvalReport({kTrainedPb, kTrainedCkpt}, c.eval_results);
+    GmPublishesDeployWaiting();
+    Output o = Run(JobChanged{});
+    std::vector<Fact> got = o.facts;
+    if (c.copy_fails) got = Run(ModelCopied{false, "disk full"}).facts;
+    EXPECT_EQ(got, c.want) << c.what << ": got\n" << Describe(got) << "want\n" << Describe(c.want);
+  }
+  // A failed worker report is a fact of its stage.
+  WorkerReport failed;
+  failed.worker_name = "eval-worker-1";
+  failed.kind = "eval";
+  failed.status = "failed";
+  state = State{};
+  job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting)};
+  ToEvalReport({kTrainedPb, kTrainedCkpt}, {});
+  EXPECT_EQ(Run(WorkerReported{failed}).facts,
+            (std::vector<Fact>{StageReported{1, ReportPhase::kEval, false, "", {}}}));
+  failed.kind = "train";
+  failed.worker_name = "train-worker-1";
+  EXPECT_EQ(Run(WorkerReported{failed}).facts,
+            (std::vector<Fact>{StageReported{1, ReportPhase::kTrain, false, "", {}}}));
+  failed.kind = "inference";  // no stage of a round: no fact
+  EXPECT_TRUE(Run(WorkerReported{failed}).facts.empty());
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ void Stepper::MaybeStartTrain(int64_t idx) {
   }
   s.last_error.clear();
   Info("train trigger fired for round " + std::to_string(s.round) + ": " + d.reason);
+  facts.push_back(TrainTriggerFired{s.round, s.train_pending.count, d.reason});
   s.work = Work::kWriteTrain;
   s.work_condition = idx;
   s.work_round = s.round;
@@ -192,7 +193,7 @@ void Stepper::StartEval(int64_t idx) {
         "eval requested but no trained model is known (no Train/Completed output); "
         "reporting Eval Failed");
     s.answered_eval_waiting = idx;
-    Report(StatusReport{"Eval", "Failed"});
+    Report(StatusReport{ReportPhase::kEval, ReportStatus::kFailed}, s.round - 1);
     return;
   }
   s.last_error.clear();
@@ -229,14 +230,14 @@ void Stepper::OnFileWritten(const FileWritten& e) {
   if (e.work == Work::kWriteTrain) {
     const std::string out = Out();
     const std::string data = TrainDataUrl(out, s.round, spec.csv);
-    StatusReport r{"Train",
-                   "Ready",
+    StatusReport r{ReportPhase::kTrain,
+                   ReportStatus::kReady,
                    true,
                    s.work_models,
                    data,
                    DataIndexUrl(data, spec.dataset_s3, spec.csv),
                    TrainOutputDir(out, s.round)};
-    Report(std::move(r));
+    Report(std::move(r), s.round);
     s.answered_train_waiting = s.work_condition;
     s.train_pending.begin = s.work_range.end;
     s.train_pending.count -= s.work_range.count;
@@ -249,9 +250,13 @@ void Stepper::OnFileWritten(const FileWritten& e) {
   } else {
     const std::string data =
         EvalDataUrl(Out(), EvalDirRound(s.work_round, s.work_layout), spec.csv);
-    StatusReport r{"Eval",        "Ready", true,
-                   s.work_models, data,    DataIndexUrl(data, spec.dataset_s3, spec.csv)};
-    Report(std::move(r));
+    StatusReport r{ReportPhase::kEval,
+                   ReportStatus::kReady,
+                   true,
+                   s.work_models,
+                   data,
+                   DataIndexUrl(data, spec.dataset_s3, spec.csv)};
+    Report(std::move(r), s.work_round - 1);  // the train round (eval files use round + 1)
     s.answered_eval_waiting = s.work_condition;
     ClearPending();
     s.eval_outstanding = true;
@@ -277,8 +282,16 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
       Warn(who + ": kind \"" + r.kind + "\" is not train or eval; forwarded only");
     return;
   }
+  const ReportPhase stage = kind == "train" ? ReportPhase::kTrain : ReportPhase::kEval;
+  // The round the report is about: the train of the last Train Ready, the outstanding eval.
+  const int64_t round = stage == ReportPhase::kTrain ? std::max<int64_t>(s.round - 1, 0)
+                        : s.eval_outstanding         ? s.eval_round - 1
+                                                     : 0;
   if (status != "completed") {
-    if (status == "failed") Warn(who + " reported failure");
+    if (status == "failed") {
+      Warn(who + " reported failure");
+      facts.push_back(StageReported{round, stage, false, "", {}});
+    }
     if (kind == "eval" && status == "failed" && s.eval_outstanding) {
       s.eval_outstanding = false;  // the GM goes (Eval, Failed) -> (Train, Waiting): no decision
       ClearPending();
@@ -293,6 +306,7 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
     Error(who + ": rejected: results: empty");
     return;
   }
+  facts.push_back(StageReported{round, stage, true, r.results[0].url, ObservedMetrics(r)});
   if (kind == "train") {
     s.trained = r.results[0];
     s.trained_base = r.results.size() >= 2 ? r.results[1] : r.results[0];
@@ -397,7 +411,7 @@ Output Step(const Spec& spec, const State& state, const Event& event, const Now&
       event);
   st.CheckDeployWait();
   st.Advance();
-  return Output{std::move(st.s), std::move(st.actions)};
+  return Output{std::move(st.s), std::move(st.actions), std::move(st.facts)};
 }
 
 }  // namespace sedna::core::il

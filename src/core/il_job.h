@@ -1,5 +1,5 @@
 // The incremental-learning job as seen by the LC on the dataset node (sedna-protocol.md §8.2, with
-// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions}.
+// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions, facts}.
 //
 // The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
 // condition at most once (identified by its index in status.conditions, which only grows), so a
@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/facts.h"
 #include "core/report.h"
 #include "core/resources.h"
 #include "core/trigger.h"
@@ -268,6 +269,7 @@ using Action = std::variant<WriteSamples, SendReport, CopyModel, Log, WriteHotUp
 struct Output {
   State state;
   std::vector<Action> actions;
+  std::vector<Fact> facts;  // what the step did, for the observers (core/facts.h)
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);

@@ -146,8 +146,13 @@ TEST_F(IlJobTest, TrainWaiting_TriggerFires_WritesRoundFileFirst) {
 
 TEST_F(IlJobTest, TrainWaiting_FileWritten_SendsIL1AndAdvancesRound) {
   StatusReport r = DispatchTrain();
-  StatusReport want{"Train", "Ready",          true, {kInitial}, "/output/data/train/1/data.txt",
-                    "",      "/output/train/1"};
+  StatusReport want{ReportPhase::kTrain,
+                    ReportStatus::kReady,
+                    true,
+                    {kInitial},
+                    "/output/data/train/1/data.txt",
+                    "",
+                    "/output/train/1"};
   EXPECT_EQ(r, want);
   EXPECT_EQ(state.round, 2);
   EXPECT_EQ(state.answered_train_waiting, 0);
@@ -318,8 +323,8 @@ TEST_F(IlJobTest, S3DatasetAndOutput_IL1s_WritesAndReportsDataIndex) {
   Output f = Run(FileWritten{Work::kWriteTrain, w[0].round, true, ""});
   auto reports = All<SendReport>(f);
   ASSERT_EQ(reports.size(), 1u);
-  StatusReport want{"Train",
-                    "Ready",
+  StatusReport want{ReportPhase::kTrain,
+                    ReportStatus::kReady,
                     true,
                     {ckpt},
                     "s3://kubeedge/output/data/train/2/data.txt",
@@ -405,7 +410,11 @@ TEST_F(IlEvalTest, EvalWaiting_WritesEvalFileUnderIncrementedRound) {
 
 TEST_F(IlEvalTest, EvalWaiting_FileWritten_SendsIL3WithTrainedAndDeployed) {
   StatusReport r = DispatchEval();
-  StatusReport want{"Eval", "Ready", true, {kTrainedPb, kDeploy}, "/output/data/eval/2/data.txt"};
+  StatusReport want{ReportPhase::kEval,
+                    ReportStatus::kReady,
+                    true,
+                    {kTrainedPb, kDeploy},
+                    "/output/data/eval/2/data.txt"};
   EXPECT_EQ(r, want);
   EXPECT_TRUE(state.eval_outstanding);
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "answered once";
@@ -485,7 +494,7 @@ TEST_F(IlEvalTest, DeployWaitingWithNoValidEvalReport_AnsweredNotDeployedOnce) {
   job.conditions.push_back(Cond(Stage::kDeploy, ConditionType::kWaiting));
   auto r = All<SendReport>(Run(JobChanged{}));
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Deploy", "Completed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}));
   EXPECT_EQ(state.answered_deploy_waiting, static_cast<int64_t>(job.conditions.size()) - 1);
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty()) << "a re-send is not answered again";
 }
@@ -509,7 +518,7 @@ TEST_F(IlEvalTest, B6_NoTrainedModelAtAll_ReportsEvalFailedInsteadOfNull) {
   Output o = Run(JobChanged{});
   auto r = All<SendReport>(o);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report, (StatusReport{"Eval", "Failed"}));
+  EXPECT_EQ(r[0].report, (StatusReport{ReportPhase::kEval, ReportStatus::kFailed}));
   EXPECT_TRUE(All<WriteSamples>(o).empty());
   EXPECT_TRUE(All<SendReport>(Run(Tick{})).empty()) << "answered once";
 }
@@ -542,7 +551,7 @@ TEST_F(IlEvalTest, B7_FirstObservationInEvalWaiting_FreshStateNoCrash) {
   Output o = Run(JobChanged{});
   auto r = All<SendReport>(o);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].report.status, "Failed");
+  EXPECT_EQ(r[0].report.status, ReportStatus::kFailed);
 }
 
 TEST_F(IlEvalTest, Resume_ReissuesInFlightWork) {

@@ -31,6 +31,7 @@ struct Stepper {
   const Now& now;
   State s;
   std::vector<Action> actions;
+  std::vector<Fact> facts;
 
   void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
   void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }
@@ -40,7 +41,11 @@ struct Stepper {
     if (s.last_error != t) Warn(t);
     s.last_error = t;
   }
-  void Report(StatusReport r) { actions.push_back(SendReport{std::move(r)}); }
+  // Sends `r`, a report about train round `round` (0: not known here).
+  void Report(StatusReport r, int64_t round) {
+    facts.push_back(ReportSent{round, r.phase, r.status, r.data_url, r.output_dir});
+    actions.push_back(SendReport{std::move(r)});
+  }
   std::string Out() const { return OutputRoot(spec.job->spec.output_dir); }
   int64_t LastIndex() const { return static_cast<int64_t>(spec.job->conditions.size()) - 1; }
 
@@ -64,7 +69,7 @@ struct Stepper {
   void CheckDeployWait();
   int64_t DeployWaitMs() const;
   void Decide(int64_t round_id, int64_t key, const std::string& by);
-  void RecordDecision(int64_t round_id, int64_t key, std::string text);
+  void RecordDecision(int64_t round_id, int64_t key, DeployDecided d);
   void DecideNotDeployed(int64_t round_id, int64_t key, const std::string& why,
                          const std::string& by);
   int64_t NoteClosedRounds(int64_t idx);

@@ -41,6 +41,7 @@ struct Stepper {
   const Now& now;
   State s;
   std::vector<Action> actions;
+  std::vector<Fact> facts;
 
   void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
   void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }
@@ -50,11 +51,13 @@ struct Stepper {
     if (s.last_error != t) Warn(t);
     s.last_error = t;
   }
-  // Sends the answer to the Waiting at `idx` and remembers it for the lost-answer rule.
+  // Sends the answer to the Waiting at `idx` (about version `s.version`) and remembers it for
+  // the lost-answer rule.
   void Answer(int64_t idx, StatusReport r) {
     s.answer_condition = idx;
     s.answer_at_ms = now.unix_ms;
     s.answer = r;
+    facts.push_back(ReportSent{s.version, r.phase, r.status, r.data_url, r.output_dir});
     actions.push_back(SendReport{std::move(r)});
   }
 
@@ -313,6 +316,7 @@ struct Stepper {
     s.last_error.clear();
     Info(Waiting(idx, Stage::kTrain) + ": train trigger fired for version " +
          std::to_string(s.version + 1) + ": " + d.reason);
+    facts.push_back(TrainTriggerFired{s.version + 1, s.train_pending.count, d.reason});
     s.phase = Phase::kTrain;
     s.work = Work::kWriteTrain;
     s.work_condition = idx;
@@ -345,7 +349,7 @@ struct Stepper {
       s.worker_awaited = false;
       s.answered_eval_waiting = idx;
       s.answered_eval_version = s.version;
-      Answer(idx, StatusReport{"eval", "failed"});
+      Answer(idx, StatusReport{ReportPhase::kEval, ReportStatus::kFailed});
       return;
     }
     if (train_open && ours) {
@@ -385,10 +389,14 @@ struct Stepper {
     const bool ours = RoundIsOurs(idx, Stage::kEval);
     if (s.phase == Phase::kEval && s.worker_awaited) s.worker_awaited = false;
     std::vector<ModelRef> models;
+    DeployDecided fact{s.version, DecisionKind::kDeploy, "", {}, {}, DeployModelUrl(Out())};
     if (const auto* out = RoundOutput(idx, Stage::kEval)) {
       models = WithoutMetrics(*out);
+      fact.reason = "the round's (Eval, Completed) output";
+      fact.new_metrics = NumbersOf(out->front().metrics);
     } else if (ours && s.eval_models_version == s.version && !s.eval_models.empty()) {
       models = s.eval_models;
+      fact.reason = "the eval report this LC received";
       Info(Waiting(idx, Stage::kDeploy) +
            ": the (Eval, Completed) condition has no output; using the eval report this LC "
            "received");
@@ -397,12 +405,15 @@ struct Stepper {
     if (models.empty()) {
       Info(Waiting(idx, Stage::kDeploy) +
            ": this round has no eval output; nothing to deploy (deploy completed)");
+      facts.push_back(DeployDecided{
+          s.version, DecisionKind::kNotDeployed, "this round has no eval output", {}, {}, ""});
       s.answered_deploy_waiting = idx;
       s.answered_deploy_version = s.version;
-      Answer(idx, StatusReport{"deploy", "completed"});
+      Answer(idx, StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted});
       s.phase = Phase::kTrain;
       return;
     }
+    facts.push_back(std::move(fact));
     s.work = Work::kDeploy;
     s.work_condition = idx;
     s.work_models = {models[0]};
@@ -441,8 +452,8 @@ struct Stepper {
       s.version = e.round;
       const std::string data = TrainDataUrl(out, s.version, spec.csv);
       s.answered_train_waiting = idx;
-      Answer(idx, StatusReport{"train",
-                               "ready",
+      Answer(idx, StatusReport{ReportPhase::kTrain,
+                               ReportStatus::kReady,
                                true,
                                {},
                                data,
@@ -457,7 +468,7 @@ struct Stepper {
       s.answered_eval_waiting = idx;
       s.answered_eval_version = s.version;
       s.eval_inputs = s.work_models;
-      Answer(idx, StatusReport{"eval", "ready", true, s.work_models, data,
+      Answer(idx, StatusReport{ReportPhase::kEval, ReportStatus::kReady, true, s.work_models, data,
                                il::DataIndexUrl(data, spec.dataset_s3, spec.csv),
                                EvalOutputDir(out, s.version)});
     }
@@ -478,8 +489,10 @@ struct Stepper {
            ", version " + V() + "); forwarded only");
       return;
     }
+    const ReportPhase stage = phase == Phase::kTrain ? ReportPhase::kTrain : ReportPhase::kEval;
     if (status == "failed") {
       Warn(who + ": " + kind + " of version " + V() + " failed; the GM starts the next round");
+      facts.push_back(StageReported{s.version, stage, false, "", {}});
       WorkerFailed();
       return;
     }
@@ -499,6 +512,7 @@ struct Stepper {
       }
     }
     // Recorded only: the next step waits for the GM's Waiting.
+    facts.push_back(StageReported{s.version, stage, true, r.results[0].url, ObservedMetrics(r)});
     if (phase == Phase::kTrain) {
       s.train_models = WithoutMetrics(r.results);
       s.train_models_version = s.version;
@@ -518,7 +532,7 @@ struct Stepper {
     s.answered_deploy_waiting = idx;
     s.answered_deploy_version = s.version;
     if (e.ok) {
-      Answer(idx, StatusReport{"deploy", "ready", true, {model}});
+      Answer(idx, StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {model}});
       s.deployments.push_back(Deployment{s.version, model.url, now.rfc3339});
       while (static_cast<int>(s.deployments.size()) > kDeploymentsKept) {
         s.deployments.erase(s.deployments.begin());
@@ -528,7 +542,7 @@ struct Stepper {
       Error("deploy copy " + model.url + " -> " + dst + " failed: " + e.error +
             "; reporting deploy failed");
       s.last_error = e.error;
-      Answer(idx, StatusReport{"deploy", "failed"});
+      Answer(idx, StatusReport{ReportPhase::kDeploy, ReportStatus::kFailed});
     }
     s.deploy_count++;
     s.phase = Phase::kTrain;  // the round is answered; the next step is a train
@@ -631,7 +645,7 @@ Output Step(const Spec& spec, const State& state, const Event& event, const Now&
       event);
   st.ScanConditions();
   st.Advance();
-  return Output{std::move(st.s), std::move(st.actions)};
+  return Output{std::move(st.s), std::move(st.actions), std::move(st.facts)};
 }
 
 }  // namespace sedna::core::ll

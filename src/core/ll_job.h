@@ -1,8 +1,8 @@
 // The lifelong-learning job as seen by the LC that answers the GM's Waiting conditions: the LC on
 // the Dataset's node with a G2 GM (sedna-head-protocol.md §1.7), the LC on
 // trainSpec.template.spec.nodeName with a G1 GM (which sends it every update, §2.3). Pure:
-// Step(spec, state, event, now) -> {state, actions}, with the IL event and action types so one
-// controller path runs both kinds.
+// Step(spec, state, event, now) -> {state, actions, facts}, with the IL event and action types so
+// one controller path runs both kinds.
 //
 // Condition-driven on every GM generation (§3.2): each answer follows a Waiting the GM committed,
 // once per condition index (the index in status.conditions, which only grows) and once per round
@@ -179,6 +179,7 @@ struct Spec {
 struct Output {
   State state;
   std::vector<Action> actions;
+  std::vector<Fact> facts;  // what the step did, for the observers (core/facts.h)
 };
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now);

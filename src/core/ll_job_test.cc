@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <ostream>
 
 namespace sedna::core::ll {
@@ -49,8 +50,8 @@ ModelRef EvalModel(int64_t v) { return Pkl("/output/eval/" + std::to_string(v) +
 
 StatusReport Ll1(int64_t v) {
   const std::string s = std::to_string(v);
-  return {"train",
-          "ready",
+  return {ReportPhase::kTrain,
+          ReportStatus::kReady,
           true,
           {},
           "/output/data/train/" + s + "/data.csv",
@@ -59,18 +60,20 @@ StatusReport Ll1(int64_t v) {
 }
 StatusReport Ll3(int64_t v, std::vector<ModelRef> models) {
   const std::string s = std::to_string(v);
-  return {"eval",
-          "ready",
+  return {ReportPhase::kEval,
+          ReportStatus::kReady,
           true,
           std::move(models),
           "/output/data/eval/" + s + "/data.csv",
           "",
           "/output/eval/" + s};
 }
-StatusReport Ll5(const ModelRef& m) { return {"deploy", "ready", true, {m}}; }
-const StatusReport kEvalFailed{"eval", "failed"};
-const StatusReport kDeployFailed{"deploy", "failed"};
-const StatusReport kDeployCompleted{"deploy", "completed"};
+StatusReport Ll5(const ModelRef& m) {
+  return {ReportPhase::kDeploy, ReportStatus::kReady, true, {m}};
+}
+const StatusReport kEvalFailed{ReportPhase::kEval, ReportStatus::kFailed};
+const StatusReport kDeployFailed{ReportPhase::kDeploy, ReportStatus::kFailed};
+const StatusReport kDeployCompleted{ReportPhase::kDeploy, ReportStatus::kCompleted};
 
 // How the GM delivers the job to this LC.
 enum class Shape {
@@ -190,12 +193,12 @@ class LlJobTest : public ::testing::Test {
     d.input_models = r.input_models;
     d.data_url = r.data_url;
     d.output_dir = r.output_dir;
-    const Stage stage = r.phase == "train"  ? Stage::kTrain
-                        : r.phase == "eval" ? Stage::kEval
-                                            : Stage::kDeploy;
-    const ConditionType type = r.status == "ready"       ? CT::kReady
-                               : r.status == "completed" ? CT::kCompleted
-                                                         : CT::kFailed;
+    const Stage stage = r.phase == ReportPhase::kTrain  ? Stage::kTrain
+                        : r.phase == ReportPhase::kEval ? Stage::kEval
+                                                        : Stage::kDeploy;
+    const ConditionType type = r.status == ReportStatus::kReady       ? CT::kReady
+                               : r.status == ReportStatus::kCompleted ? CT::kCompleted
+                                                                      : CT::kFailed;
     return Gm(stage, type, std::move(d));
   }
 
@@ -290,7 +293,7 @@ class LlJobTest : public ::testing::Test {
   // The GM's reaction to a deploy report, ending at (Train, Waiting).
   void GmAfterDeploy(const StatusReport& r) {
     GmEcho(r);
-    if (r.status == "ready") {
+    if (r.status == ReportStatus::kReady) {
       if (shape == Shape::kG1) Gm(Stage::kDeploy, CT::kStarting);
       Gm(Stage::kDeploy, CT::kCompleted);
     }
@@ -429,7 +432,7 @@ TEST_P(LlAnswerTable, Row) {
     for (auto& m : want.input_models) m.url.replace(m.url.rfind("/1/"), 3, "/2/");
   }
   ExpectReport(got[0], want);
-  EXPECT_NE(got[0].phase, "") << "never a null content";
+  EXPECT_TRUE(got[0].has_input || got[0].status != ReportStatus::kReady) << "never a null content";
   // Answered once: the GM re-sends the same Waiting.
   EXPECT_TRUE(Reports(Deliver()).empty());
   EXPECT_EQ(state.work, Work::kNone);
@@ -851,7 +854,10 @@ TEST_P(LlRestartTable, Row) {
   EXPECT_EQ(state, settled);
   // Exactly one answer of each kind up to here.
   std::vector<std::string> kinds;
-  for (const Sent& s : sent) kinds.push_back(s.report.phase + "/" + s.report.status);
+  for (const Sent& s : sent) {
+    kinds.push_back(std::string(ReportPhaseName(s.report.phase)) + "/" +
+                    ReportStatusName(s.report.status));
+  }
   const size_t n = row.point >= Point::kDeployCopying ? 3
                    : row.point >= Point::kEvalWriting ? 2
                                                       : 1;
@@ -1156,8 +1162,8 @@ TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
   Gm(Stage::kTrain, CT::kWaiting);
   Ingest(501, 125);
   StatusReport ll1 = OneReport(Run(FileWritten{Work::kWriteTrain, 1, true, ""}));
-  ExpectReport(ll1, StatusReport{"train",
-                                 "ready",
+  ExpectReport(ll1, StatusReport{ReportPhase::kTrain,
+                                 ReportStatus::kReady,
                                  true,
                                  {},
                                  "s3://b/out/data/train/1/data.txt",
@@ -1172,8 +1178,8 @@ TEST_F(LlJobTest, S3TxtDataset_DataIndexBesideTrainAndEvalFiles) {
   EXPECT_EQ(w[0].index_url, "s3://b/out/data/eval/1/dataIndex.txt");
   EXPECT_FALSE(w[0].csv_header);
   ExpectReport(OneReport(Run(FileWritten{Work::kWriteEval, 1, true, ""})),
-               StatusReport{"eval",
-                            "ready",
+               StatusReport{ReportPhase::kEval,
+                            ReportStatus::kReady,
                             true,
                             {model},
                             "s3://b/out/data/eval/1/data.txt",
@@ -1233,6 +1239,168 @@ TEST(LlLayoutTest, Paths) {
   EXPECT_STREQ(PhaseName(Phase::kTrain), "train");
   EXPECT_STREQ(PhaseName(Phase::kEval), "eval");
   EXPECT_STREQ(PhaseName(Phase::kDeploy), "deploy");
+}
+
+// ---- facts (core/facts.h): what each transition of a version tells the round history
+
+std::string Describe(const std::vector<Fact>& facts) {
+  std::string s;
+  for (const Fact& f : facts) {
+    std::visit(
+        [&](const auto& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, TrainTriggerFired>) {
+            s += "fired{" + std::to_string(x.round) + ", " + std::to_string(x.samples) + ", " +
+                 x.reason + "}";
+          } else if constexpr (std::is_same_v<X, ReportSent>) {
+            s += "sent{" + std::to_string(x.round) + ", " + ReportPhaseName(x.phase) + ", " +
+                 ReportStatusName(x.status) + ", " + x.data_url + ", " + x.output_dir + "}";
+          } else if constexpr (std::is_same_v<X, StageReported>) {
+            s += "reported{" + std::to_string(x.round) + ", " + ReportPhaseName(x.stage) + ", " +
+                 (x.completed ? "completed" : "failed") + ", " + x.model_url + ", " +
+                 std::to_string(x.metrics.size()) + " result(s)}";
+          } else {
+            s += "decided{" + std::to_string(x.round) + ", " +
+                 std::to_string(static_cast<int>(x.kind)) + ", " + x.reason + ", " + x.copy_to +
+                 "}";
+          }
+        },
+        f);
+    s += "\n";
+  }
+  return s;
+}
+
+// One version, transition by transition (G2: Waiting and Running conditions are delivered).
+TEST_F(LlJobTest, Facts_ADeployedVersion) {
+  shape = Shape::kG2;
+  ModelRef trained = TrainModel(1);
+  trained.metrics = {{"summer", MetricValue::Other()}};
+  WorkerReport train_done = Worker("train", "completed", {trained});
+  train_done.observed_metrics = {{{"summer/accuracy", 0.9}}};  // as the codec flattens them
+  ModelRef evaluated = EvalModel(1);
+  evaluated.metrics = {{"precision_score", MetricValue::Number(0.8)}};
+  const struct {
+    const char* what;
+    std::function<Output()> step;
+    std::vector<Fact> want;
+  } rows[] = {
+      {"(Train, Waiting) without samples: nothing",
+       [&] { return Gm(Stage::kTrain, CT::kWaiting); },
+       {}},
+      {"samples fire the train trigger",
+       [&] { return Ingest(501, 125); },
+       {TrainTriggerFired{1, 501, "fired: num_of_samples = 501 > 500"}}},
+      {"the train file is written: train ready",
+       [&] {
+         return Run(FileWritten{Work::kWriteTrain, 1, true, ""});
+       },
+       {ReportSent{1, ReportPhase::kTrain, ReportStatus::kReady, "/output/data/train/1/data.csv",
+                   "/output/train/1"}}},
+      {"the train worker completes",
+       [&] {
+         GmEcho(Ll1(1));
+         Gm(Stage::kTrain, CT::kRunning);
+         return Run(WorkerReported{train_done});
+       },
+       {StageReported{1, ReportPhase::kTrain, true, trained.url, {{{"summer/accuracy", 0.9}}}}}},
+      {"(Eval, Waiting) starts the eval file: no fact",
+       [&] {
+         Gm(Stage::kTrain, CT::kCompleted, Output_({TrainModel(1)}));
+         return Gm(Stage::kEval, CT::kWaiting);
+       },
+       {}},
+      {"the eval file is written: eval ready",
+       [&] {
+         return Run(FileWritten{Work::kWriteEval, 1, true, ""});
+       },
+       {ReportSent{1, ReportPhase::kEval, ReportStatus::kReady, "/output/data/eval/1/data.csv",
+                   "/output/eval/1"}}},
+      {"the eval worker completes (metrics from the parsed results)",
+       [&] {
+         GmEcho(Ll3(1, {TrainModel(1)}));
+         Gm(Stage::kEval, CT::kRunning);
+         return Run(WorkerReported{Worker("eval", "completed", {evaluated})});
+       },
+       {StageReported{1, ReportPhase::kEval, true, evaluated.url, {{{"precision_score", 0.8}}}}}},
+      {"(Deploy, Waiting): deploy decided, the copy starts",
+       [&] {
+         Gm(Stage::kEval, CT::kCompleted, Output_({evaluated}));
+         return Gm(Stage::kDeploy, CT::kWaiting);
+       },
+       {DeployDecided{1,
+                      DecisionKind::kDeploy,
+                      "the round's (Eval, Completed) output",
+                      {{"precision_score", 0.8}},
+                      {},
+                      "/output/deploy/index.pkl"}}},
+      {"the copy is done: deploy ready",
+       [&] {
+         return Run(ModelCopied{true, ""});
+       },
+       {ReportSent{1, ReportPhase::kDeploy, ReportStatus::kReady, "", ""}}},
+  };
+  for (const auto& row : rows) {
+    const Output o = row.step();
+    EXPECT_EQ(o.facts, row.want) << row.what << ": got\n"
+                                 << Describe(o.facts) << "want\n"
+                                 << Describe(row.want);
+  }
+}
+
+// The other ends of a version: a failed worker, no eval output, a failed copy, no trained model.
+TEST_F(LlJobTest, Facts_VersionsThatDoNotDeploy) {
+  shape = Shape::kG2;
+  ToTrainReady(1);
+  GmEcho(Ll1(1));
+  Gm(Stage::kTrain, CT::kRunning);
+  EXPECT_EQ(Run(WorkerReported{Worker("train", "failed", {})}).facts,
+            (std::vector<Fact>{StageReported{1, ReportPhase::kTrain, false, "", {}}}))
+      << "a failed train";
+  EXPECT_TRUE(Run(WorkerReported{Worker("train", "failed", {})}).facts.empty())
+      << "no train of this LC is open any more: forwarded only";
+
+  auto fresh = [&] {
+    state = State{};
+    job.conditions.clear();
+    sent.clear();
+  };
+
+  // No train output anywhere (the condition's erased, no report here): the eval is answered
+  // failed.
+  fresh();
+  ToTrainReady(1);
+  GmEcho(Ll1(1));
+  Gm(Stage::kTrain, CT::kRunning);
+  Gm(Stage::kTrain, CT::kCompleted);
+  const Output no_model = Gm(Stage::kEval, CT::kWaiting);
+  EXPECT_EQ(no_model.facts,
+            (std::vector<Fact>{ReportSent{1, ReportPhase::kEval, ReportStatus::kFailed, "", ""}}))
+      << Describe(no_model.facts);
+
+  // The eval had no output (erased, no report here): nothing to deploy.
+  fresh();
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  const Output nothing = EvalRuns(1, /*report_here=*/false, /*erased=*/true);
+  EXPECT_EQ(
+      nothing.facts,
+      (std::vector<Fact>{
+          DeployDecided{1, DecisionKind::kNotDeployed, "this round has no eval output", {}, {}, ""},
+          ReportSent{1, ReportPhase::kDeploy, ReportStatus::kCompleted, "", ""}}))
+      << Describe(nothing.facts);
+
+  // The copy fails.
+  fresh();
+  ToTrainReady(1);
+  TrainRuns(1);
+  ToEvalReady(1, {TrainModel(1)});
+  EvalRuns(1);
+  ASSERT_EQ(state.work, Work::kDeploy);
+  EXPECT_EQ(
+      Run(ModelCopied{false, "disk full"}).facts,
+      (std::vector<Fact>{ReportSent{1, ReportPhase::kDeploy, ReportStatus::kFailed, "", ""}}));
 }
 
 }  // namespace

@@ -6,8 +6,13 @@ os.replace'd over the index), and prints each version as it happens from the dae
 endpoint (the LL job's `round` is the version, `decisions` counts deployments, `work` is
 "<phase>/<work>"), then a summary table.
 
-usage: demo.py <sedna-lc binary> [--versions N] [--timeout SECONDS]
-Exit code 0 when N versions were deployed and sedna-lc shut down cleanly.
+usage: demo.py <sedna-lc binary> [--versions N] [--timeout SECONDS] [--check]
+Exit code 0 when N versions were deployed and sedna-lc shut down cleanly. --check also checks
+what an operator looks at (the test of docs/dashboard.md's promises for LL): the round history
+(`sedna-lc status --history seasons-ll`, /api/history) has the versions with their train, eval
+and deploy, its deploy count matches the deployments, the STAGE column of `sedna-lc status` is
+filled (live and from the database), the dashboard feed has the LL eval and train chart series,
+and /metrics counts the deploys; exit 1 naming what is missing.
 """
 import argparse
 import collections
@@ -42,6 +47,94 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def get(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=5) as r:
+            return r.read().decode()
+    except OSError as e:
+        return "unreachable: %s" % e
+
+
+def lc_status(lc_bin, env, *args):
+    """`sedna-lc status ARGS` (the operator's view); its output and exit code."""
+    p = subprocess.run([lc_bin, "status"] + list(args), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=30)
+    return p.stdout.decode(errors="replace"), p.returncode
+
+
+def stage_cells(table):
+    """The STAGE cell of the seasons-ll row of `sedna-lc status`, by its column offset."""
+    lines = table.splitlines()
+    head = next((l for l in lines if l.startswith("KIND")), None)
+    row = next((l for l in lines if "/seasons-ll" in l), None)
+    if head is None or row is None:
+        return None
+    at, end = head.index("STAGE"), head.index("ROUND")
+    return row[at:end].strip()
+
+
+def check_live(a, port, env, deployed):
+    """The observation surfaces of a live daemon after `deployed` deployments; problems found."""
+    problems = []
+    try:
+        hist = json.loads(get(port, "/api/history?job=seasons-ll"))
+    except ValueError:
+        hist = []
+    h = hist[0] if len(hist) == 1 else {}
+    rounds = h.get("rounds", [])
+    done = [r for r in rounds if r.get("decision") == "deployed"]
+    if len(rounds) < a.versions:
+        problems.append("/api/history: %d rounds, expected at least %d" % (len(rounds), a.versions))
+    if h.get("deploys") != deployed or len(done) != deployed:
+        problems.append("/api/history: deploys %s, rounds deployed %d, expected %d (/status)"
+                        % (h.get("deploys"), len(done), deployed))
+    for r in done:
+        missing = [k for k in ("firedMs", "trainReadyMs", "trainDoneMs", "evalReadyMs",
+                               "evalDoneMs", "deployedMs") if not r.get(k)]
+        if missing or r.get("trainStatus") != "completed" or r.get("evalStatus") != "completed" \
+                or r.get("samples", 0) <= 200 or not r.get("newMetrics") \
+                or not r.get("trainMetrics"):
+            problems.append("/api/history: version %s is incomplete: %s" % (r.get("round"), r))
+    try:
+        feed = json.loads(get(port, "/api/dashboard"))
+        job = next(j for j in feed["jobs"] if j["name"] == "seasons-ll")
+    except (ValueError, KeyError, StopIteration):
+        feed, job = {}, {}
+    frs = job.get("history", {}).get("rounds", [])
+    eval_series = {k for r in frs for k in r.get("newMetrics", {})}
+    train_series = {k for r in frs for k in r.get("trainMetrics", {})}
+    if job.get("short") != "LL" or "precision_score" not in eval_series or \
+            not any("/" in k for k in train_series):
+        problems.append("/api/dashboard: no LL chart series (eval %s, train %s)"
+                        % (sorted(eval_series), sorted(train_series)))
+    if not job.get("stage"):
+        problems.append("/api/dashboard: the job has no stage")
+    metrics = get(port, "/metrics")
+    want = 'sedna_lc_job_deploys_total{job="default/seasons-ll",kind="LL"} %d' % deployed
+    if want not in metrics:
+        problems.append("/metrics: no line %r" % want)
+    out, code = lc_status(a.lc, env, "--status-port", str(port), "--history", "seasons-ll")
+    if code != 0 or ("deploys: %d" % deployed) not in out or \
+            ("(%d round(s)" % len(rounds)) not in out or len(rounds) == 0:
+        problems.append("sedna-lc status --history seasons-ll (live):\n" + out)
+    out, code = lc_status(a.lc, env, "--status-port", str(port))
+    if code != 0 or not stage_cells(out):
+        problems.append("sedna-lc status (live): empty STAGE column:\n" + out)
+    return problems
+
+
+def check_database(a, env, deployed):
+    """The same from the database once the daemon is gone; problems found."""
+    problems = []
+    out, code = lc_status(a.lc, env, "--status-port", "0", "--history", "seasons-ll")
+    if code != 0 or ("deploys: %d" % deployed) not in out or "(0 round(s)" in out:
+        problems.append("sedna-lc status --history seasons-ll (database):\n" + out)
+    out, code = lc_status(a.lc, env, "--status-port", "0")
+    if code != 0 or not stage_cells(out):
+        problems.append("sedna-lc status (database): empty STAGE column:\n" + out)
+    return problems
 
 
 def status(port):
@@ -91,6 +184,8 @@ def main():
     ap.add_argument("lc")
     ap.add_argument("--versions", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=200)
+    ap.add_argument("--check", action="store_true",
+                    help="also check the round history, status, dashboard feed and metrics")
     a = ap.parse_args()
 
     shutil.rmtree(WS, ignore_errors=True)
@@ -128,7 +223,7 @@ def main():
             time.sleep(0.1)
         say("job seasons-ll loaded: train when num_of_samples > 200 (train samples waiting; "
             "trainProb 0.8), then eval (precision_score, model_threshold 0.5), then deploy")
-        code, ok, rows = run(a, lc, log, status_port, files, rows0)
+        code, ok, rows, problems = run(a, lc, log, status_port, files, rows0, env)
     finally:
         if lc.poll() is None:  # never leave the daemon behind (Ctrl-C, a closed pipe, an error)
             lc.send_signal(signal.SIGTERM)
@@ -137,10 +232,12 @@ def main():
             except subprocess.TimeoutExpired:
                 lc.kill()
                 lc.wait()
-    summary(a, rows, code, ok, log)
+    if a.check and ok:
+        problems += check_database(a, env, sum(r["state"] == "deployed" for r in rows.values()))
+    summary(a, rows, code, ok, log, problems)
 
 
-def run(a, lc, log, status_port, files, rows0):
+def run(a, lc, log, status_port, files, rows0, env):
     in_index = rows0          # rows in the current trainData.csv
     next_file = 0
     announced_ingest = 0
@@ -282,16 +379,19 @@ def run(a, lc, log, status_port, files, rows0):
             break
         time.sleep(0.1)
 
+    problems = []
+    if a.check and ok:
+        problems = check_live(a, status_port, env, seen_decisions)
     lc.send_signal(signal.SIGTERM)
     try:
         code = lc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         lc.kill()
         code = -9
-    return code, ok, rows
+    return code, ok, rows, problems
 
 
-def summary(a, rows, code, ok, log):
+def summary(a, rows, code, ok, log, problems):
     print()
     print("%-8s %-14s %-13s %-28s %-10s %-9s %s" % (
         "VERSION", "TRAIN SAMPLES", "EVAL SAMPLES", "TASKS", "PRECISION", "DEPLOYED",
@@ -314,6 +414,12 @@ def summary(a, rows, code, ok, log):
     if not ok:
         print(open(log.name).read()[-4000:])
         sys.exit("demo: fewer than %d versions deployed in %.0f s" % (a.versions, a.timeout))
+    if problems:
+        print("\n".join("check: " + p for p in problems))
+        sys.exit("demo: --check found %d problem(s)" % len(problems))
+    if a.check:
+        print("check: the round history, status (live and from the database), the dashboard "
+              "feed and /metrics show the %d deployed version(s)" % len(rows))
     sys.exit(0 if code == 0 else 1)
 
 

@@ -45,14 +45,14 @@ TEST(Envelope, EncodesGoldenFramesByteExact) {
 TEST(Envelope, LcFramesFromCodecsMatchGolden) {
   EXPECT_EQ(EncodeFrame(kGoldenFrames[2].header, EncodeDatasetStatus(1000)),
             ReadTestdata("frame_lc_dataset_status.json"));
-  core::StatusReport il1{"Train",
-                         "Ready",
+  core::StatusReport il1{core::ReportPhase::kTrain,
+                         core::ReportStatus::kReady,
                          true,
                          {{"ckpt", "/models/base_model", {}}},
                          "/output/data/train/1/data.txt",
                          "",
                          "/output/train/1"};
-  EXPECT_EQ(EncodeFrame(kGoldenFrames[3].header, EncodeStatusReport(il1)),
+  EXPECT_EQ(EncodeFrame(kGoldenFrames[3].header, EncodeStatusReport(il1, ReportSpelling::kIl)),
             ReadTestdata("frame_lc_il_train_ready.json"));
 }
 

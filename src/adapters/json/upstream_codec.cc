@@ -1,6 +1,7 @@
 #include "adapters/json/upstream_codec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -91,6 +92,32 @@ Status AppendCondModels(const RawJson& holder, std::string_view path, std::strin
 }
 
 // ---- worker results --------------------------------------------------------------------------
+
+// Adds the numbers of the metric `v` named `name` (core::MetricNumbers): a nested object's
+// members as "<name>/<member>" up to two levels below `metrics`.
+void AddObservedMetric(const RawJson& v, const std::string& name, int depth,
+                       core::MetricNumbers& out) {
+  if (out.size() >= core::kMaxObservedMetrics || name.size() > core::kMaxObservedMetricName) return;
+  if (v.is_number()) {
+    if (auto d = v.AsDouble(); d.ok() && std::isfinite(*d)) out[name] = *d;
+  } else if (v.is_array()) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (!v[k].is_number()) continue;
+      if (auto d = v[k].AsDouble(); d.ok()) {
+        sum += *d;
+        ++n;
+      }
+    }
+    const double mean = n > 0 ? sum / static_cast<double>(n) : 0;
+    if (n > 0 && std::isfinite(mean)) out[name] = mean;
+  } else if (v.is_object() && depth < 2) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      AddObservedMetric(v[k], name.empty() ? v.key(k) : name + "/" + v.key(k), depth + 1, out);
+    }
+  }
+}
 
 // Fills `ref` from one result element; returns the first structural problem, "" when none.
 std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
@@ -196,11 +223,38 @@ bool IsInformationalFrame(std::string_view frame) {
   return IsInformationalReport(*phase, *status);
 }
 
-std::string EncodeStatusReport(const core::StatusReport& report) {
+std::string ReportPhaseText(core::ReportPhase p, ReportSpelling spelling) {
+  std::string t = core::ReportPhaseName(p);
+  if (spelling == ReportSpelling::kIl) t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return t;
+}
+
+std::string ReportStatusText(core::ReportStatus s, ReportSpelling spelling) {
+  std::string t = core::ReportStatusName(s);
+  if (spelling == ReportSpelling::kIl) t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return t;
+}
+
+std::optional<core::ReportPhase> ParseReportPhase(std::string_view text) {
+  for (auto p : {core::ReportPhase::kTrain, core::ReportPhase::kEval, core::ReportPhase::kDeploy}) {
+    if (EqualsAsciiLower(text, core::ReportPhaseName(p))) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<core::ReportStatus> ParseReportStatus(std::string_view text) {
+  for (auto s :
+       {core::ReportStatus::kReady, core::ReportStatus::kCompleted, core::ReportStatus::kFailed}) {
+    if (EqualsAsciiLower(text, core::ReportStatusName(s))) return s;
+  }
+  return std::nullopt;
+}
+
+std::string EncodeStatusReport(const core::StatusReport& report, ReportSpelling spelling) {
   std::string out = "{\"phase\":";
-  AppendGoString(out, report.phase);
+  AppendGoString(out, ReportPhaseText(report.phase, spelling));
   out += ",\"status\":";
-  AppendGoString(out, report.status);
+  AppendGoString(out, ReportStatusText(report.status, spelling));
   if (report.has_input) {
     out += ",\"input\":{";
     bool first = true;
@@ -269,12 +323,17 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
   if (results != nullptr) {
     msg.results = *results;
     r.results.resize(results->size());
+    r.observed_metrics.resize(results->size());
     for (size_t i = 0; i < results->size(); ++i) {
       // Go decodes results into []map[string]interface{}: an element that is neither an object
       // nor null fails the decode (400); what is inside an object is free-form.
       const RawJson& el = (*results)[i];
       if (!el.is_object() && !el.is_null()) return TypeError(Index("results", i), "an object", el);
       std::string problem = ReadResult(el, i, &r.results[i]);
+      if (const RawJson* m = el.is_object() ? Member(el, "metrics") : nullptr;
+          m != nullptr && m->is_object()) {
+        AddObservedMetric(*m, "", 0, r.observed_metrics[i]);
+      }
       if (r.results_error.empty()) r.results_error = std::move(problem);
     }
   }

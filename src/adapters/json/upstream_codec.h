@@ -22,8 +22,18 @@ namespace sedna::json {
 // omitted (omitempty; the v0.7.0 LC's runtime.Model has device_soc_versions omitempty after url);
 // input models never carry metrics, nor the v0.7.0 LC's "classes":null: no GM reads either, and
 // both GM generations re-marshal the models before storing them (a v0.6+ GM adds "classes":null
-// itself, a 2021 GM drops unknown keys). phase and status are always present.
-std::string EncodeStatusReport(const core::StatusReport& report);
+// itself, a 2021 GM drops unknown keys). phase and status are always present, spelled as
+// `spelling` says.
+// The wire spelling of an LC-originated report's phase and status (the only place the core's
+// enums meet text): an IL job's "Train"/"Eval"/"Deploy" and "Ready"/"Completed"/"Failed", an LL
+// job's "train"/... and "ready"/... (as each Go controller writes and compares them).
+enum class ReportSpelling { kIl, kLl };
+std::string ReportPhaseText(core::ReportPhase p, ReportSpelling spelling);
+std::string ReportStatusText(core::ReportStatus s, ReportSpelling spelling);
+// Either spelling, any case; nullopt for any other text.
+std::optional<core::ReportPhase> ParseReportPhase(std::string_view text);
+std::optional<core::ReportStatus> ParseReportStatus(std::string_view text);
+std::string EncodeStatusReport(const core::StatusReport& report, ReportSpelling spelling);
 
 // {"numberOfSamples":N} (§3.1).
 std::string EncodeDatasetStatus(int64_t number_of_samples);
@@ -48,7 +58,8 @@ struct WorkerMessage {
 // that is neither an object nor null is an error, as for Go's
 // []map[string]interface{}. A body of more than kMaxWorkerBodyValues JSON values is refused
 // ("invalid JSON: more than 32768 values"): each costs ~150 bytes parsed, so a 1 MiB body of `0,`
-// would otherwise take ~75 MB.
+// would otherwise take ~75 MB. report.observed_metrics has one entry per result: its `metrics`
+// as core::MetricNumbers (nested objects flattened, lists as means, bounded).
 inline constexpr size_t kMaxWorkerBodyValues = size_t{1} << 15;
 Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
 

@@ -14,16 +14,18 @@ using core::StatusReport;
 using testing::NestedArrays;
 using testing::ReadTestdata;
 
-StatusReport Report(std::string phase, std::string status) {
+// A report from its wire spelling (either job kind's).
+StatusReport Report(const std::string& phase, const std::string& status) {
   StatusReport r;
-  r.phase = std::move(phase);
-  r.status = std::move(status);
+  r.phase = ParseReportPhase(phase).value();
+  r.status = ParseReportStatus(status).value();
   return r;
 }
 
-StatusReport Input(std::string phase, std::string status, std::vector<ModelRef> models,
-                   std::string data_url, std::string data_index_url, std::string output_dir) {
-  StatusReport r = Report(std::move(phase), std::move(status));
+StatusReport Input(const std::string& phase, const std::string& status,
+                   std::vector<ModelRef> models, std::string data_url, std::string data_index_url,
+                   std::string output_dir) {
+  StatusReport r = Report(phase, status);
   r.has_input = true;
   r.input_models = std::move(models);
   r.data_url = std::move(data_url);
@@ -64,22 +66,57 @@ TEST(UpstreamCodec, EncodesLcReportsByteExact) {
       {"upstream_ll-6.json", Report("deploy", "failed")},
   };
   for (const auto& [file, report] : kCases) {
-    EXPECT_EQ(EncodeStatusReport(report), ReadTestdata(file)) << file;
+    const ReportSpelling spelling =
+        file.rfind("upstream_il", 0) == 0 ? ReportSpelling::kIl : ReportSpelling::kLl;
+    EXPECT_EQ(EncodeStatusReport(report, spelling), ReadTestdata(file)) << file;
+  }
+}
+
+// The enums meet text here only: each job kind's spelling, read back in any case.
+TEST(UpstreamCodec, ReportPhaseAndStatusSpellings) {
+  using core::ReportPhase;
+  using core::ReportStatus;
+  const struct {
+    ReportPhase phase;
+    ReportStatus status;
+    const char *il_phase, *il_status, *ll_phase, *ll_status;
+  } kRows[] = {
+      {ReportPhase::kTrain, ReportStatus::kReady, "Train", "Ready", "train", "ready"},
+      {ReportPhase::kEval, ReportStatus::kFailed, "Eval", "Failed", "eval", "failed"},
+      {ReportPhase::kDeploy, ReportStatus::kCompleted, "Deploy", "Completed", "deploy",
+       "completed"},
+  };
+  for (const auto& row : kRows) {
+    EXPECT_EQ(ReportPhaseText(row.phase, ReportSpelling::kIl), row.il_phase);
+    EXPECT_EQ(ReportStatusText(row.status, ReportSpelling::kIl), row.il_status);
+    EXPECT_EQ(ReportPhaseText(row.phase, ReportSpelling::kLl), row.ll_phase);
+    EXPECT_EQ(ReportStatusText(row.status, ReportSpelling::kLl), row.ll_status);
+    for (const char* t : {row.il_phase, row.ll_phase}) EXPECT_EQ(ParseReportPhase(t), row.phase);
+    for (const char* t : {row.il_status, row.ll_status}) {
+      EXPECT_EQ(ParseReportStatus(t), row.status);
+    }
+  }
+  EXPECT_EQ(ParseReportPhase("TRAIN"), ReportPhase::kTrain);
+  EXPECT_EQ(ParseReportStatus("rEaDy"), ReportStatus::kReady);
+  for (const char* t : {"", "Inference", "train ", "running"}) {
+    EXPECT_EQ(ParseReportPhase(t), std::nullopt) << t;
+    EXPECT_EQ(ParseReportStatus(t), std::nullopt) << t;
   }
 }
 
 TEST(UpstreamCodec, StatusReportOmitsEmptyAndNeverEncodesMetrics) {
   StatusReport r =
       Input("Train", "Ready", {ModelRef{"", "", {{"loss", MetricValue::Number(1)}}}}, "", "", "");
-  EXPECT_EQ(EncodeStatusReport(r),
+  EXPECT_EQ(EncodeStatusReport(r, ReportSpelling::kIl),
             R"({"phase":"Train","status":"Ready","input":{"models":[{}]},"output":null})");
   r.input_models.clear();
-  EXPECT_EQ(EncodeStatusReport(r),
+  EXPECT_EQ(EncodeStatusReport(r, ReportSpelling::kIl),
             R"({"phase":"Train","status":"Ready","input":{},"output":null})");
-  EXPECT_EQ(EncodeStatusReport(Report("", "")), R"({"phase":"","status":"","output":null})");
+  EXPECT_EQ(EncodeStatusReport(Report("Eval", "Failed"), ReportSpelling::kLl),
+            R"({"phase":"eval","status":"failed","output":null})");
   r = Input("Deploy", "Ready", {Model("p<b", "/a&b")}, "", "", "/o>");
   EXPECT_EQ(
-      EncodeStatusReport(r),
+      EncodeStatusReport(r, ReportSpelling::kIl),
       R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"p\u003cb","url":"/a\u0026b"}],"outputDir":"/o\u003e"},"output":null})");
 }
 
@@ -92,11 +129,11 @@ TEST(UpstreamCodec, StatusReportCarriesDeviceSocVersions) {
        ModelRef{"om", "/models/deploy.om", {}, {"Ascend710"}}, Model("pb", "/models/eval.pb")},
       "/output/data/eval/1/data.txt", "", "");
   EXPECT_EQ(
-      EncodeStatusReport(r),
+      EncodeStatusReport(r, ReportSpelling::kIl),
       R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"om","url":"/output/train/1/a.om","device_soc_versions":["Ascend310","\u003cx\u003e"]},{"format":"om","url":"/models/deploy.om","device_soc_versions":["Ascend710"]},{"format":"pb","url":"/models/eval.pb"}],"dataURL":"/output/data/eval/1/data.txt"},"output":null})");
   r = Input("Deploy", "Ready", {ModelRef{"", "", {}, {"a"}}}, "", "", "");
   EXPECT_EQ(
-      EncodeStatusReport(r),
+      EncodeStatusReport(r, ReportSpelling::kIl),
       R"({"phase":"Deploy","status":"Ready","input":{"models":[{"device_soc_versions":["a"]}]},"output":null})");
 }
 
@@ -143,6 +180,40 @@ TEST(UpstreamCodec, DecodesMetricKindsOfWorkerBodies) {
   auto lle = DecodeWorkerMessage(ReadTestdata("worker_ll_eval.json"));
   ASSERT_TRUE(lle.ok());
   EXPECT_EQ(lle->report.results[0].metrics.at("precision_score"), MetricValue::Number(0.62));
+}
+
+// The observers' numbers (core::MetricNumbers): LL's per-task objects flattened, a list as its
+// mean, a hostile report bounded.
+TEST(UpstreamCodec, ObservedMetricsFlattenWithinBounds) {
+  auto ll = DecodeWorkerMessage(ReadTestdata("worker_ll_train.json"));
+  ASSERT_TRUE(ll.ok()) << ll.message();
+  ASSERT_EQ(ll->report.observed_metrics.size(), 1u);
+  EXPECT_EQ(ll->report.observed_metrics[0], (core::MetricNumbers{{"summer_2/mlogloss", 0.91}}));
+  std::string many = "{";
+  for (int i = 0; i < 100; ++i) many += (i ? ",\"m" : "\"m") + std::to_string(i) + "\":1";
+  many += "}";
+  auto m = DecodeWorkerMessage(
+      R"({"name":"eval-worker-x","kind":"eval","status":"completed","results":[)"
+      R"({"format":"pkl","url":"u","metrics":{"task_a":{"acc":0.9},"task_b":{"acc":0.7,"deep":{"x":{"y":1}}},"f":[1,"x",2]}},)"
+      R"({"format":"pkl","url":"v","metrics":)" +
+      many + R"(},{"format":"pkl","url":"w"},null]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_EQ(m->report.observed_metrics.size(), 4u);
+  EXPECT_EQ(m->report.observed_metrics[0],
+            (core::MetricNumbers{{"task_a/acc", 0.9}, {"task_b/acc", 0.7}, {"f", 1.5}}));
+  EXPECT_EQ(m->report.observed_metrics[1].size(), core::kMaxObservedMetrics);
+  EXPECT_TRUE(m->report.observed_metrics[2].empty());
+  EXPECT_TRUE(m->report.observed_metrics[3].empty());
+  // What the core reads when the codec did not fill them (NumbersOf).
+  EXPECT_EQ(core::ObservedMetrics(m->report), m->report.observed_metrics);
+  core::WorkerReport bare;
+  bare.results = {ModelRef{"pkl",
+                           "u",
+                           {{"acc", MetricValue::Number(0.5)},
+                            {"p", MetricValue::List({0.5, 1.0})},
+                            {"t", MetricValue::Other()}}}};
+  EXPECT_EQ(core::ObservedMetrics(bare),
+            (std::vector<core::MetricNumbers>{{{"acc", 0.5}, {"p", 0.75}}}));
 }
 
 TEST(UpstreamCodec, ForwardsWorkerBodiesByteExact) {
@@ -497,13 +568,14 @@ TEST(UpstreamCodec, InformationalFramesAreForwardedReportsThatOnlyInform) {
 
   // The LC's own frames: condition answers (output null) and Dataset counts are not.
   StatusReport ready;
-  ready.phase = "Inference";  // even a phase no completion has: an answer of the LC's
-  ready.status = "Ready";
-  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready))));
-  ready.phase = "Train";
+  ready.phase = core::ReportPhase::kDeploy;  // even a phase no completion has: the LC's answer
+  ready.status = core::ReportStatus::kReady;
+  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready, ReportSpelling::kIl))));
+  ready.phase = core::ReportPhase::kTrain;
   ready.has_input = true;
   ready.data_url = "/output/data/train/1/data.txt";
-  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready))));
+  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready, ReportSpelling::kIl))));
+  EXPECT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(ready, ReportSpelling::kLl))));
   EXPECT_FALSE(IsInformationalFrame(
       EncodeFrame({"default", "dataset", "d", "status"}, R"({"numberOfSamples":12})")));
   // Frames it cannot read are counted against the bound, as before the quotas.

@@ -59,6 +59,16 @@ Result<std::vector<JobView>> FromDatabase(const Config& cfg) {
     v.kind = "LifelongLearningJob";
     v.ns = key.substr(0, key.find('/'));
     v.name = key.substr(key.rfind('/') + 1);
+    if (auto s = (*st)->GetState("status", key); s.ok() && s->has_value()) {
+      auto job = json::DecodeLlJob(
+          json::AssembleObject(R"({"kind":"LifelongLearningJob","apiVersion":"sedna.io/v1alpha1"})",
+                               R"({"name":")" + v.name + R"(","namespace":")" + v.ns + R"("})",
+                               "{}", **s, std::nullopt));
+      if (job.ok() && !job->object.conditions.empty()) {
+        const auto& c = job->object.conditions.back();
+        v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
+      }
+    }
     FillLlView(r->state, v);
     out.push_back(std::move(v));
   }

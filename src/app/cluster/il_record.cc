@@ -1,6 +1,9 @@
 #include "app/cluster/il_record.h"
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "adapters/json/upstream_codec.h"
 
 namespace sedna::app {
 namespace {
@@ -148,17 +151,31 @@ dataset::IndexCursor CursorFromJson(const json& j) {
   return c;
 }
 
+// A report's phase and status in a record: as the job's kind sends them
+// (sedna::json::ReportSpelling), read back in either spelling.
+core::ReportPhase PhaseFrom(const std::string& text, const char* field) {
+  auto p = sedna::json::ParseReportPhase(text);
+  if (!p) throw std::runtime_error(std::string(field) + ".phase: \"" + text + "\" is no phase");
+  return *p;
+}
+
+core::ReportStatus StatusFrom(const std::string& text, const char* field) {
+  auto s = sedna::json::ParseReportStatus(text);
+  if (!s) throw std::runtime_error(std::string(field) + ".status: \"" + text + "\" is no status");
+  return *s;
+}
+
 json DecisionToJson(const core::StatusReport& d) {
-  return json{{"phase", d.phase},
-              {"status", d.status},
+  return json{{"phase", sedna::json::ReportPhaseText(d.phase, sedna::json::ReportSpelling::kIl)},
+              {"status", sedna::json::ReportStatusText(d.status, sedna::json::ReportSpelling::kIl)},
               {"has_input", d.has_input},
               {"input_models", ModelsToJson(d.input_models)}};
 }
 
 core::StatusReport DecisionFromJson(const json& d) {
   core::StatusReport r;
-  r.phase = d.value("phase", "");
-  r.status = d.value("status", "");
+  r.phase = PhaseFrom(d.value("phase", ""), "decision");
+  r.status = StatusFrom(d.value("status", ""), "decision");
   r.has_input = d.value("has_input", false);
   r.input_models = ModelsFromJson(d.value("input_models", json::array()));
   return r;
@@ -319,7 +336,8 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
 namespace {
 
 json ReportToJson(const core::StatusReport& r) {
-  json j{{"phase", r.phase}, {"status", r.status}};
+  json j{{"phase", sedna::json::ReportPhaseText(r.phase, sedna::json::ReportSpelling::kLl)},
+         {"status", sedna::json::ReportStatusText(r.status, sedna::json::ReportSpelling::kLl)}};
   if (r.has_input) {
     j["input"] = json{{"models", ModelsToJson(r.input_models)},
                       {"data_url", r.data_url},
@@ -331,8 +349,8 @@ json ReportToJson(const core::StatusReport& r) {
 
 core::StatusReport ReportFromJson(const json& j) {
   core::StatusReport r;
-  r.phase = j.at("phase").get<std::string>();
-  r.status = j.at("status").get<std::string>();
+  r.phase = PhaseFrom(j.at("phase").get<std::string>(), "answer");
+  r.status = StatusFrom(j.at("status").get<std::string>(), "answer");
   if (j.contains("input")) {
     const json& in = j["input"];
     r.has_input = true;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace sedna::app {
 namespace {
@@ -84,7 +85,8 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.eval_written_ms = 1700000000123;
   s.decided_round_id = 7;
   s.decided_at_ms = 1700000000000;
-  s.decision_report = core::StatusReport{"Deploy", "Ready", true, s.work_models};
+  s.decision_report = core::StatusReport{core::ReportPhase::kDeploy, core::ReportStatus::kReady,
+                                         true, s.work_models};
   s.decided_by = "deploy-wait";
   s.answered_deploy_waiting = 8;
   s.answered_hot_update = 13;
@@ -92,13 +94,49 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.pending_round_key = 3;
   s.decided_round_key = 2;
   s.closed_round = 1;
-  s.decided_rounds = {{1, core::StatusReport{"Deploy", "Completed"}, 1699999999000},
-                      {2, *s.decision_report, 1700000000000}};
+  s.decided_rounds = {
+      {1, core::StatusReport{core::ReportPhase::kDeploy, core::ReportStatus::kCompleted},
+       1699999999000},
+      {2, *s.decision_report, 1700000000000}};
   r.cursor = SampleCursor();
   auto back = DecodeIlRecord(EncodeIlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
   ExpectCursorEq(back->cursor, r.cursor);
+}
+
+// Reports in records keep the text records have always had (IL "Deploy"/"Completed", LL
+// "eval"/"ready"), so a record written before the report enums existed reads back, and one written
+// now reads in an older LC.
+TEST(IlRecordTest, ReportsKeepTheirWireSpellingInRecords) {
+  IlRecord il;
+  il.state.decision_report =
+      core::StatusReport{core::ReportPhase::kDeploy, core::ReportStatus::kCompleted};
+  il.state.decided_rounds = {
+      {3, core::StatusReport{core::ReportPhase::kDeploy, core::ReportStatus::kFailed}, 9}};
+  nlohmann::json j = nlohmann::json::parse(EncodeIlRecord(il));
+  EXPECT_EQ(j["state"]["decision_report"]["phase"], "Deploy");
+  EXPECT_EQ(j["state"]["decision_report"]["status"], "Completed");
+  EXPECT_EQ(j["state"]["decided_rounds"][0]["report"]["status"], "Failed");
+  j["state"]["decision_report"]["status"] = "Ready";  // as an older LC wrote it
+  auto back = DecodeIlRecord(j.dump());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->state.decision_report->status, core::ReportStatus::kReady);
+  EXPECT_EQ(back->state.decided_rounds.at(0).report.status, core::ReportStatus::kFailed);
+  j["state"]["decision_report"]["phase"] = "Inference";
+  EXPECT_FALSE(DecodeIlRecord(j.dump()).ok()) << "a phase no LC wrote is a corrupt record";
+
+  LlRecord ll;
+  ll.state.answer = core::StatusReport{core::ReportPhase::kEval, core::ReportStatus::kReady};
+  j = nlohmann::json::parse(EncodeLlRecord(ll));
+  EXPECT_EQ(j["state"]["answer"]["phase"], "eval");
+  EXPECT_EQ(j["state"]["answer"]["status"], "ready");
+  j["state"]["answer"]["phase"] = "deploy";
+  j["state"]["answer"]["status"] = "completed";
+  auto lb = DecodeLlRecord(j.dump());
+  ASSERT_TRUE(lb.ok()) << lb.message();
+  EXPECT_EQ(lb->state.answer->phase, core::ReportPhase::kDeploy);
+  EXPECT_EQ(lb->state.answer->status, core::ReportStatus::kCompleted);
 }
 
 // A record written before the G2 deploy decision: its outstanding eval becomes the pending round.
@@ -160,8 +198,8 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   s.answered_deploy_waiting = 9;
   s.answer_condition = 16;
   s.answer_at_ms = 1'700'000'000'123;
-  s.answer = core::StatusReport{"eval",
-                                "ready",
+  s.answer = core::StatusReport{core::ReportPhase::kEval,
+                                core::ReportStatus::kReady,
                                 true,
                                 {core::ModelRef{"pkl", "/o/train/5/index.pkl", {}}},
                                 "/o/data/eval/5/data.csv",
@@ -184,7 +222,7 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   EXPECT_EQ(back->state, r.state);
   ExpectCursorEq(back->cursor, r.cursor);
   // An answer without input (deploy completed) and no answer at all.
-  s.answer = core::StatusReport{"deploy", "completed"};
+  s.answer = core::StatusReport{core::ReportPhase::kDeploy, core::ReportStatus::kCompleted};
   back = DecodeLlRecord(EncodeLlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);

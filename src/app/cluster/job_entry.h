@@ -99,6 +99,7 @@ struct PlannedStep {
   core::il::State il_next;
   core::ll::State ll_next;
   std::vector<core::il::Action> actions;
+  std::vector<core::Fact> facts;    // the step's, for the round history
   std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports
   bool write_record = false;        // the state or the cursor changed
   std::string record;

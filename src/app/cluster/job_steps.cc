@@ -151,16 +151,20 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
                       out.state.eval_written_ms == 0 && !pre_frames.empty();
     p.il_next = std::move(out.state);
     p.actions = std::move(out.actions);
+    p.facts = std::move(out.facts);
   } else {
     core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
     state_changed = !(out.state == e.ll_state);
     p.ll_next = std::move(out.state);
     p.actions = std::move(out.actions);
+    p.facts = std::move(out.facts);
   }
   p.frames = std::move(pre_frames);
   for (const Action& a : p.actions) {
     if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-      p.frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report)));
+      p.frames.push_back(
+          JobFrame(e, json::EncodeStatusReport(r->report, e.is_il() ? json::ReportSpelling::kIl
+                                                                    : json::ReportSpelling::kLl)));
     }
   }
   if (new_cursor) p.new_cursor = *new_cursor;
@@ -194,10 +198,9 @@ void JobRunner::Adopt(PlannedStep& p) {
 
 void JobRunner::ActOn(PlannedStep& p) {
   const JobEntry& e = *p.e;
-  history_.OnStep(
-      {e.key, e.object_kind(), e.meta().ns, e.meta().name, e.is_il() ? &e.il_state : nullptr,
-       e.is_il() ? nullptr : &e.ll_state, e.train_trigger.text, e.deploy_trigger.text},
-      p.frames, p.actions, p.now_ms);
+  history_.OnStep({e.key, e.object_kind(), e.meta().ns, e.meta().name, e.train_trigger.text,
+                   e.deploy_trigger.text},
+                  p.facts, p.now_ms);
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
     outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
@@ -284,7 +287,11 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
         break;
     }
   } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-    spdlog::info("{}: reported {} {}", who, r->report.phase, r->report.status);
+    spdlog::info("{}: reported {} {}", who,
+                 json::ReportPhaseText(r->report.phase, e.is_il() ? json::ReportSpelling::kIl
+                                                                  : json::ReportSpelling::kLl),
+                 json::ReportStatusText(r->report.status, e.is_il() ? json::ReportSpelling::kIl
+                                                                    : json::ReportSpelling::kLl));
   } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
     std::vector<fs::FileRange> ranges;
     const std::string spool =

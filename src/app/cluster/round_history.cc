@@ -5,11 +5,9 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
-
-#include "adapters/json/envelope.h"
+#include <variant>
 
 namespace sedna::app {
 
@@ -17,104 +15,35 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kMaxName = 64;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string Cut(std::string s, size_t n = RoundHistory::kMaxText) {
   if (s.size() > n) s.resize(n);
   return s;
 }
 
-void Flatten(const json& v, const std::string& name, int depth,
-             std::map<std::string, double>& out) {
-  if (out.size() >= RoundHistory::kMaxMetrics || name.size() > kMaxName) return;
-  if (v.is_number()) {
-    if (std::isfinite(v.get<double>())) out[name] = v.get<double>();
-  } else if (v.is_array()) {
-    // As the triggers compare a bare list (core::ResolveMetric): its mean.
-    double sum = 0;
-    size_t n = 0;
-    for (const json& x : v) {
-      if (x.is_number()) sum += x.get<double>(), ++n;
-    }
-    if (n > 0) out[name] = sum / static_cast<double>(n);
-  } else if (v.is_object() && depth < 2) {
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      Flatten(it.value(), name.empty() ? it.key() : name + "/" + it.key(), depth + 1, out);
-    }
-  }
-}
-
-std::map<std::string, double> MetricsOf(const json& models, size_t i) {
+// A fact's metrics, bounded as the history keeps them (the codec bounds them already).
+std::map<std::string, double> Bounded(const core::MetricNumbers& m) {
   std::map<std::string, double> out;
-  if (!models.is_array() || i >= models.size() || !models[i].is_object()) return out;
-  auto m = models[i].find("metrics");
-  if (m != models[i].end() && m->is_object()) Flatten(*m, "", 0, out);
+  for (const auto& [k, v] : m) {
+    if (out.size() >= RoundHistory::kMaxMetrics) break;
+    if (std::isfinite(v)) out[Cut(k, core::kMaxObservedMetricName)] = v;
+  }
   return out;
 }
 
-std::string UrlOf(const json& models, size_t i) {
-  if (!models.is_array() || i >= models.size() || !models[i].is_object()) return "";
-  auto u = models[i].find("url");
-  return u != models[i].end() && u->is_string() ? Cut(u->get<std::string>()) : "";
+const char* DecisionText(core::DecisionKind k) {
+  switch (k) {
+    case core::DecisionKind::kDeploy:
+      return "deploy";
+    case core::DecisionKind::kKept:
+      return "kept";
+    case core::DecisionKind::kNotDeployed:
+      return "not deployed";
+  }
+  return "";
 }
 
-// A forwarded worker report (json::EncodeForwardedWorkerMessage): its phase, status and models.
-bool RecordWorkerReport(JobHistory& h, const std::string& frame, int64_t now_ms) {
-  if (h.rounds.empty()) return false;
-  auto f = sedna::json::DecodeFrame(frame);
-  if (!f.ok()) return false;
-  json c = json::parse(f->content, nullptr, false);
-  if (!c.is_object() || !c.contains("output") || !c["output"].is_object()) return false;
-  const std::string phase = Lower(c.value("phase", ""));
-  const std::string status = Lower(c.value("status", ""));
-  if (status != "completed" && status != "failed") return false;
-  const json models = c["output"].value("models", json());
-  RoundRecord& r = h.rounds.back();
-  if (phase == "train") {
-    r.train_status = status;
-    r.train_done_ms = now_ms;
-    if (status == "completed") {
-      r.trained_model = UrlOf(models, 0);
-      r.train_metrics = MetricsOf(models, 0);
-    }
-    return true;
-  }
-  if (phase == "eval") {
-    r.eval_status = status;
-    r.eval_done_ms = now_ms;
-    if (status == "completed") {
-      r.new_metrics = MetricsOf(models, 0);
-      r.deployed_metrics = MetricsOf(models, 1);
-    }
-    return true;
-  }
-  return false;
-}
-
-// "train trigger fired for round 3: fired: num_of_samples = 600 > 500" (IL) or "... for version
-// 3: ..." (LL): the round and the reason.
-bool ParseFired(const std::string& text, int64_t* round, std::string* reason) {
-  static const std::string kPrefix = "train trigger fired for ";
-  if (text.compare(0, kPrefix.size(), kPrefix) != 0) return false;
-  size_t p = text.find(' ', kPrefix.size());
-  if (p == std::string::npos) return false;
-  size_t end = p + 1;
-  int64_t n = 0;
-  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) && end - p < 18) {
-    n = n * 10 + (text[end] - '0');
-    ++end;
-  }
-  if (end == p + 1) return false;
-  *round = n;
-  *reason = end + 2 <= text.size() ? text.substr(end + 2) : "";
-  return true;
-}
-
+// The record of `round`, else the latest one (a fact whose round the step did not know, or of a
+// round the history did not see fire); nullptr when there is none.
 RoundRecord* RoundOf(JobHistory& h, int64_t round) {
   for (auto it = h.rounds.rbegin(); it != h.rounds.rend(); ++it) {
     if (it->round == round) return &*it;
@@ -122,94 +51,110 @@ RoundRecord* RoundOf(JobHistory& h, int64_t round) {
   return h.rounds.empty() ? nullptr : &h.rounds.back();
 }
 
-// IL: a decision the state counts that the history has not recorded yet.
-bool RecordIlDecision(JobHistory& h, const StepFacts& f, int64_t now_ms) {
-  const core::il::State& s = *f.il;
-  if (s.decisions < h.decisions_seen) h.decisions_seen = s.decisions;  // a new job of that name
-  if (s.decisions == h.decisions_seen) return false;
-  h.decisions_seen = s.decisions;
-  RoundRecord* r = RoundOf(h, s.decided_round);
-  if (!r) return true;
-  static const std::pair<const char*, const char*> kKinds[] = {
-      {"deploying trained model: ", "deploy"},
-      {"kept deployed model: ", "kept"},
-      {"not deployed: ", "not deployed"}};
-  r->decision = "decided";
-  r->decision_reason = Cut(s.last_decision);
-  for (const auto& [prefix, kind] : kKinds) {
-    const std::string p = prefix;
-    if (s.last_decision.compare(0, p.size(), p) == 0) {
-      r->decision = kind;
-      r->decision_reason = Cut(s.last_decision.substr(p.size()));
-    }
-  }
-  r->deploy_trigger = Cut(f.deploy_trigger);
-  r->decided_ms = now_ms;
-  return true;
-}
+// Each fact's record. Returns whether `h` changed.
+struct Recorder {
+  JobHistory& h;
+  const HistoryJob& job;
+  int64_t now_ms;
 
-bool RecordAction(JobHistory& h, const StepFacts& f, const core::il::Action& a, int64_t now_ms) {
-  if (auto* log = std::get_if<core::il::Log>(&a)) {
-    int64_t round = 0;
-    std::string reason;
-    if (!ParseFired(log->text, &round, &reason)) return false;
-    if (h.rounds.empty() || h.rounds.back().round != round) {
+  bool operator()(const core::TrainTriggerFired& f) {
+    if (h.rounds.empty() || h.rounds.back().round != f.round) {
       h.rounds.push_back({});
-      h.rounds.back().round = round;
+      h.rounds.back().round = f.round;
     }
     RoundRecord& r = h.rounds.back();
     r.attempts++;
-    r.fired = Cut(reason);
+    r.fired = Cut(f.reason);
     r.fired_ms = now_ms;
-    r.train_trigger = Cut(f.train_trigger);
-    r.samples = f.il ? f.il->work_range.count : f.ll ? f.ll->train_range.count : 0;
+    r.train_trigger = Cut(job.train_trigger);
+    r.samples = f.samples;
     r.train_ready_ms = r.train_done_ms = r.eval_ready_ms = r.eval_done_ms = 0;
     r.train_status.clear();
     return true;
   }
-  if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    // The deploy target is the first copy's (an initialEvalModel copy follows it).
-    if (h.deploy_target == c->dst_url || (f.il && f.il->work_copies_done > 0)) return false;
-    h.deploy_target = Cut(c->dst_url);
+
+  bool operator()(const core::StageReported& f) {
+    RoundRecord* r = RoundOf(h, f.round);
+    if (!r) return false;
+    const std::string status = f.completed ? "completed" : "failed";
+    auto metrics = [&](size_t i) {
+      return i < f.metrics.size() ? Bounded(f.metrics[i]) : std::map<std::string, double>{};
+    };
+    if (f.stage == core::ReportPhase::kTrain) {
+      r->train_status = status;
+      r->train_done_ms = now_ms;
+      if (f.completed) {
+        r->trained_model = Cut(f.model_url);
+        r->train_metrics = metrics(0);
+      }
+      return true;
+    }
+    if (f.stage != core::ReportPhase::kEval) return false;
+    r->eval_status = status;
+    r->eval_done_ms = now_ms;
+    if (f.completed) {
+      r->new_metrics = metrics(0);
+      r->deployed_metrics = metrics(1);
+    }
     return true;
   }
-  auto* sr = std::get_if<core::il::SendReport>(&a);
-  if (!sr || h.rounds.empty()) return false;
-  const std::string phase = Lower(sr->report.phase), status = Lower(sr->report.status);
-  RoundRecord& r = h.rounds.back();
-  // A report sent again (the GM's answer was lost) is not a new event: the first one counts.
-  if (phase == "train" && status == "ready") {
-    if (r.train_ready_ms != 0) return false;
-    r.train_ready_ms = now_ms;
-    r.data_url = Cut(sr->report.data_url);
-    r.output_dir = Cut(sr->report.output_dir);
-  } else if (phase == "train" && status == "failed") {
-    r.train_status = "failed";
-    r.train_done_ms = now_ms;
-  } else if (phase == "eval" && status == "ready") {
-    if (r.eval_ready_ms != 0) return false;
-    r.eval_ready_ms = now_ms;
-  } else if (phase == "eval" && status == "failed") {
-    r.eval_status = "failed";
-    r.eval_done_ms = now_ms;
-  } else if (phase == "deploy" && status == "ready") {
-    // IL: the deploy copy finished (or a hot update was decided); LL: the version is deployed.
-    if (r.decision == "deployed") return false;
-    r.decision = "deployed";
-    if (r.decided_ms == 0) r.decided_ms = now_ms;
-    if (r.deploy_trigger.empty()) r.deploy_trigger = Cut(f.deploy_trigger);
-    r.deployed_ms = now_ms;
-    h.deploys++;
-  } else if (phase == "deploy" && status == "failed") {
-    if (r.decision == "deploy failed") return false;
-    r.decision = "deploy failed";
-    if (r.decided_ms == 0) r.decided_ms = now_ms;
-    r.deployed_ms = now_ms;
-  } else {
-    return false;
+
+  bool operator()(const core::DeployDecided& f) {
+    if (!f.copy_to.empty() && h.deploy_target != f.copy_to) h.deploy_target = Cut(f.copy_to);
+    RoundRecord* r = RoundOf(h, f.round);
+    if (!r) return true;
+    r->decision = DecisionText(f.kind);
+    r->decision_reason = Cut(f.reason);
+    r->deploy_trigger = Cut(job.deploy_trigger);
+    r->decided_ms = now_ms;
+    // The results the decision compared, when no eval report reached this LC (the eval ran on
+    // another node and its output came with the GM's conditions).
+    if (r->new_metrics.empty() && r->deployed_metrics.empty()) {
+      r->new_metrics = Bounded(f.new_metrics);
+      r->deployed_metrics = Bounded(f.deployed_metrics);
+    }
+    return true;
   }
-  return true;
-}
+
+  bool operator()(const core::ReportSent& f) {
+    if (h.rounds.empty()) return false;
+    RoundRecord& r = *RoundOf(h, f.round);
+    using P = core::ReportPhase;
+    using S = core::ReportStatus;
+    // A report sent again (the GM's answer was lost) is not a new event: the first one counts.
+    if (f.phase == P::kTrain && f.status == S::kReady) {
+      if (r.train_ready_ms != 0) return false;
+      r.train_ready_ms = now_ms;
+      r.data_url = Cut(f.data_url);
+      r.output_dir = Cut(f.output_dir);
+    } else if (f.phase == P::kTrain && f.status == S::kFailed) {
+      r.train_status = "failed";
+      r.train_done_ms = now_ms;
+    } else if (f.phase == P::kEval && f.status == S::kReady) {
+      if (r.eval_ready_ms != 0) return false;
+      r.eval_ready_ms = now_ms;
+    } else if (f.phase == P::kEval && f.status == S::kFailed) {
+      r.eval_status = "failed";
+      r.eval_done_ms = now_ms;
+    } else if (f.phase == P::kDeploy && f.status == S::kReady) {
+      // IL: the deploy copy finished (or a hot update was decided); LL: the version is deployed.
+      if (r.decision == "deployed") return false;
+      r.decision = "deployed";
+      if (r.decided_ms == 0) r.decided_ms = now_ms;
+      if (r.deploy_trigger.empty()) r.deploy_trigger = Cut(job.deploy_trigger);
+      r.deployed_ms = now_ms;
+      h.deploys++;
+    } else if (f.phase == P::kDeploy && f.status == S::kFailed) {
+      if (r.decision == "deploy failed") return false;
+      r.decision = "deploy failed";
+      if (r.decided_ms == 0) r.decided_ms = now_ms;
+      r.deployed_ms = now_ms;
+    } else {
+      return false;
+    }
+    return true;
+  }
+};
 
 json MetricsJson(const std::map<std::string, double>& m) {
   json o = json::object();
@@ -230,21 +175,20 @@ std::map<std::string, double> MetricsFrom(const json& o) {
 
 }  // namespace
 
-bool RecordStep(JobHistory& h, const StepFacts& f, const std::vector<std::string>& frames,
-                const std::vector<core::il::Action>& actions, int64_t now_ms, size_t max_rounds) {
+bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fact>& facts,
+                int64_t now_ms, size_t max_rounds) {
   bool changed = false;
   auto set = [&](std::string& field, const std::string& v) {
     if (field != v) field = Cut(v), changed = true;
   };
-  set(h.key, f.key);
-  set(h.kind, f.kind);
-  set(h.ns, f.ns);
-  set(h.name, f.name);
-  set(h.train_trigger, f.train_trigger);
-  set(h.deploy_trigger, f.deploy_trigger);
-  for (const std::string& fr : frames) changed |= RecordWorkerReport(h, fr, now_ms);
-  if (f.il) changed |= RecordIlDecision(h, f, now_ms);
-  for (const auto& a : actions) changed |= RecordAction(h, f, a, now_ms);
+  set(h.key, job.key);
+  set(h.kind, job.kind);
+  set(h.ns, job.ns);
+  set(h.name, job.name);
+  set(h.train_trigger, job.train_trigger);
+  set(h.deploy_trigger, job.deploy_trigger);
+  Recorder rec{h, job, now_ms};
+  for (const core::Fact& f : facts) changed |= std::visit(rec, f);
   while (h.rounds.size() > std::max<size_t>(max_rounds, 1)) {
     h.rounds.pop_front();
     changed = true;
@@ -383,15 +327,14 @@ const JobHistory* RoundHistory::Find(const std::string& key) const {
   return it == jobs_.end() ? nullptr : &it->second;
 }
 
-void RoundHistory::OnStep(const StepFacts& f, const std::vector<std::string>& frames,
-                          const std::vector<core::il::Action>& actions, int64_t now_ms) {
+void RoundHistory::OnStep(const HistoryJob& job, const std::vector<core::Fact>& facts,
+                          int64_t now_ms) {
   Load();
   const size_t max_rounds = static_cast<size_t>(std::max<int64_t>(ctx_.cfg.history_rounds, 1));
-  auto it = jobs_.find(f.key);
+  auto it = jobs_.find(job.key);
   if (it == jobs_.end()) {
     JobHistory h;
-    if (f.il) h.decisions_seen = f.il->decisions;  // decided before the history knew the job
-    if (!RecordStep(h, f, frames, actions, now_ms, max_rounds)) return;
+    if (!RecordStep(h, job, facts, now_ms, max_rounds)) return;
     if (jobs_.size() >= kMaxJobs) {
       auto oldest = std::min_element(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) {
         return a.second.updated_ms < b.second.updated_ms;
@@ -400,12 +343,12 @@ void RoundHistory::OnStep(const StepFacts& f, const std::vector<std::string>& fr
       jobs_.erase(oldest);
     }
     h.updated_ms = now_ms;
-    jobs_[f.key] = std::move(h);
+    jobs_[job.key] = std::move(h);
   } else {
-    if (!RecordStep(it->second, f, frames, actions, now_ms, max_rounds)) return;
+    if (!RecordStep(it->second, job, facts, now_ms, max_rounds)) return;
     it->second.updated_ms = now_ms;
   }
-  dirty_[f.key] = true;
+  dirty_[job.key] = true;
   ScheduleFlush();
 }
 

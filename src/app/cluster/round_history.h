@@ -4,9 +4,10 @@
 // metrics) and the deploy decision, with their times. What /dashboard, the per-job /metrics
 // gauges and `sedna-lc status --history JOB` show.
 //
-// Derived, never authoritative: it is recorded from what each job step already produced (its
-// actions: the core's Log lines, SendReport, CopyModel; the worker report it forwarded; the job's
-// state after the step), so it never changes what a job does. It is kept in the lc_state scope
+// Derived, never authoritative: it is recorded from the typed facts each job step returns
+// (core/facts.h: trigger fired, report sent, train/eval reported, deploy decided), never from log
+// text or the frames the step sends, so it never changes what a job does. It is kept in the
+// lc_state scope
 // "history" (one record per job), written in a transaction of its own after the step (a posted
 // flush, coalesced): a crash may lose the step's history entry, never the step.
 //
@@ -27,8 +28,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "app/cluster/context.h"
-#include "core/il_job.h"
-#include "core/ll_job.h"
+#include "core/facts.h"
 
 namespace sedna::app {
 
@@ -72,25 +72,24 @@ struct JobHistory {
   std::string train_trigger, deploy_trigger;  // the job's current trigger expressions
   std::string deploy_target;                  // the deploy copy's destination (for rollback)
   int64_t deploys = 0;                        // successful deploy copies, ever
-  int64_t decisions_seen = 0;                 // IL: state.decisions already recorded
+  // Read and written back unchanged: what records written before the typed facts used (the IL
+  // decisions already recorded); nothing derives from it now.
+  int64_t decisions_seen = 0;
   int64_t updated_ms = 0;
   std::deque<RoundRecord> rounds;  // oldest first
   bool operator==(const JobHistory&) const = default;
 };
 
-// What the job runner tells about a job after a step (the state is the adopted one).
-struct StepFacts {
+// The job a step was of, as the job runner tells it with the step's facts.
+struct HistoryJob {
   std::string key, kind, ns, name;
-  const core::il::State* il = nullptr;  // one of the two
-  const core::ll::State* ll = nullptr;
   std::string train_trigger, deploy_trigger;  // core::Trigger::text
 };
 
-// Pure: records one step into `h` (frames: the step's upstream frames, the forwarded worker
-// report among them; actions: the core's). Returns whether `h` changed. Keeps at most
-// `max_rounds` rounds.
-bool RecordStep(JobHistory& h, const StepFacts& f, const std::vector<std::string>& frames,
-                const std::vector<core::il::Action>& actions, int64_t now_ms, size_t max_rounds);
+// Pure: records one step's facts (in the order the core returned them) into `h`. Returns whether
+// `h` changed. Keeps at most `max_rounds` rounds.
+bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fact>& facts,
+                int64_t now_ms, size_t max_rounds);
 
 nlohmann::json JobHistoryJson(const JobHistory& h);
 std::string EncodeJobHistory(const JobHistory& h);  // JobHistoryJson, dumped
@@ -108,9 +107,8 @@ class RoundHistory {
   RoundHistory(const RoundHistory&) = delete;
   RoundHistory& operator=(const RoundHistory&) = delete;
 
-  // After a step was committed and adopted (JobRunner::ActOn).
-  void OnStep(const StepFacts& f, const std::vector<std::string>& frames,
-              const std::vector<core::il::Action>& actions, int64_t now_ms);
+  // After a step was committed and adopted (JobRunner::ActOn), with its facts.
+  void OnStep(const HistoryJob& job, const std::vector<core::Fact>& facts, int64_t now_ms);
   // The histories, by job key. The first call loads them from the store.
   const std::map<std::string, JobHistory>& All() const;
   const JobHistory* Find(const std::string& key) const;

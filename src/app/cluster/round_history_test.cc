@@ -7,47 +7,44 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "adapters/json/envelope.h"
 #include "app/cluster/dashboard_feed.h"
 
 namespace sedna::app {
 namespace {
 
-using core::il::Action;
-using core::il::Log;
-using core::il::SendReport;
+using core::DecisionKind;
+using core::DeployDecided;
+using core::Fact;
+using core::ReportPhase;
+using core::ReportSent;
+using core::ReportStatus;
+using core::StageReported;
+using core::TrainTriggerFired;
 
-// A forwarded worker report frame as the job runner commits it (EncodeForwardedWorkerMessage).
-std::string Forwarded(const std::string& phase, const std::string& status,
-                      const std::string& models) {
-  return json::EncodeFrame({"default", "incrementallearningjob", "digits", "status"},
-                           R"({"phase":")" + phase + R"(","status":")" + status +
-                               R"(","output":{"models":)" + models + R"(,"ownerInfo":null}})");
+Fact Fired(int64_t round, const std::string& reason, int64_t samples = 0) {
+  return TrainTriggerFired{round, samples, reason};
 }
-
-Action Info(const std::string& text) { return Log{Log::Level::kInfo, text}; }
-Action Report(const std::string& phase, const std::string& status) {
-  core::StatusReport r{phase, status};
-  if (phase == "Train") {
-    r.has_input = true;
+Fact Sent(ReportPhase phase, ReportStatus status, int64_t round = 1) {
+  ReportSent r{round, phase, status, "", ""};
+  if (phase == ReportPhase::kTrain && status == ReportStatus::kReady) {
     r.data_url = "/out/data/train/1/data.txt";
     r.output_dir = "/out/train/1";
   }
-  return SendReport{r};
+  return r;
+}
+Fact Reported(ReportPhase stage, bool completed, std::string model,
+              std::vector<core::MetricNumbers> metrics, int64_t round = 1) {
+  return StageReported{round, stage, completed, std::move(model), std::move(metrics)};
 }
 
 struct Job {
-  core::il::State s;
-  StepFacts Facts() const {
-    StepFacts f{"default/incrementallearningjob/digits",
-                "IncrementalLearningJob",
-                "default",
-                "digits",
-                &s,
-                nullptr,
-                "num_of_samples > 300",
-                "precision_delta > 0.01"};
-    return f;
+  HistoryJob Facts() const {
+    return HistoryJob{"default/incrementallearningjob/digits",
+                      "IncrementalLearningJob",
+                      "default",
+                      "digits",
+                      "num_of_samples > 300",
+                      "precision_delta > 0.01"};
   }
 };
 
@@ -55,10 +52,8 @@ struct Job {
 TEST(RoundHistoryTest, RecordsAnIlRoundFromTheStepsItTakes) {
   Job j;
   JobHistory h;
-  j.s.work_range.count = 312;
-  ASSERT_TRUE(RecordStep(
-      h, j.Facts(), {},
-      {Info("train trigger fired for round 1: fired: num_of_samples = 312 > 300")}, 1000, 10));
+  ASSERT_TRUE(
+      RecordStep(h, j.Facts(), {Fired(1, "fired: num_of_samples = 312 > 300", 312)}, 1000, 10));
   ASSERT_EQ(h.rounds.size(), 1u);
   EXPECT_EQ(h.rounds[0].round, 1);
   EXPECT_EQ(h.rounds[0].samples, 312);
@@ -66,39 +61,40 @@ TEST(RoundHistoryTest, RecordsAnIlRoundFromTheStepsItTakes) {
   EXPECT_EQ(h.rounds[0].train_trigger, "num_of_samples > 300");
   EXPECT_EQ(h.rounds[0].fired_ms, 1000);
 
-  ASSERT_TRUE(RecordStep(h, j.Facts(), {}, {Report("Train", "Ready")}, 1100, 10));
+  ASSERT_TRUE(
+      RecordStep(h, j.Facts(), {Sent(ReportPhase::kTrain, ReportStatus::kReady)}, 1100, 10));
   EXPECT_EQ(h.rounds[0].train_ready_ms, 1100);
   EXPECT_EQ(h.rounds[0].data_url, "/out/data/train/1/data.txt");
   EXPECT_EQ(h.rounds[0].output_dir, "/out/train/1");
 
-  ASSERT_TRUE(RecordStep(h, j.Facts(),
-                         {Forwarded("train", "completed",
-                                    R"([{"format":"pkl","url":"/out/train/1/m.pkl",)"
-                                    R"("metrics":{"spring":{"accuracy":0.5}}}])")},
-                         {}, 3100, 10));
+  ASSERT_TRUE(RecordStep(
+      h, j.Facts(),
+      {Reported(ReportPhase::kTrain, true, "/out/train/1/m.pkl", {{{"spring/accuracy", 0.5}}})},
+      3100, 10));
   EXPECT_EQ(h.rounds[0].train_status, "completed");
   EXPECT_EQ(h.rounds[0].train_done_ms, 3100);
   EXPECT_EQ(h.rounds[0].trained_model, "/out/train/1/m.pkl");
   EXPECT_EQ(h.rounds[0].train_metrics, (std::map<std::string, double>{{"spring/accuracy", 0.5}}));
 
-  ASSERT_TRUE(RecordStep(h, j.Facts(), {}, {Report("Eval", "Ready")}, 3200, 10));
+  ASSERT_TRUE(RecordStep(h, j.Facts(), {Sent(ReportPhase::kEval, ReportStatus::kReady)}, 3200, 10));
   EXPECT_EQ(h.rounds[0].eval_ready_ms, 3200);
 
-  j.s.decisions = 1;
-  j.s.decided_round = 1;
-  j.s.last_decision = "deploying trained model: fired: precision_delta = 0.05 > 0.01";
+  // The eval report and the decision it allows, in one step (the facts in the core's order).
   ASSERT_TRUE(RecordStep(
       h, j.Facts(),
-      {Forwarded("eval", "completed",
-                 R"([{"url":"/out/train/1/m.pkl","metrics":{"precision":[0.9,0.8],"recall":0.7}},)"
-                 R"({"url":"/deploy/m.pkl","metrics":{"precision":[0.85,0.75],"recall":0.6}}])")},
-      {Info("round 1 deploying trained model: fired: precision_delta = 0.05 > 0.01"),
-       core::il::CopyModel{"/out/train/1/m.pkl", "/deploy/m.pkl"}},
+      {Reported(ReportPhase::kEval, true, "/out/train/1/m.pkl",
+                {{{"precision", 0.85}, {"recall", 0.7}}, {{"precision", 0.8}, {"recall", 0.6}}}),
+       DeployDecided{1,
+                     DecisionKind::kDeploy,
+                     "fired: precision_delta = 0.05 > 0.01",
+                     {{"precision", 0.1}},
+                     {{"precision", 0.2}},
+                     "/deploy/m.pkl"}},
       4000, 10));
   const RoundRecord& r = h.rounds[0];
   EXPECT_EQ(r.eval_status, "completed");
   ASSERT_EQ(r.new_metrics.size(), 2u);
-  EXPECT_DOUBLE_EQ(r.new_metrics.at("precision"), 0.85);  // a list: its mean
+  EXPECT_DOUBLE_EQ(r.new_metrics.at("precision"), 0.85);  // the report's, not the decision's
   EXPECT_DOUBLE_EQ(r.new_metrics.at("recall"), 0.7);
   ASSERT_EQ(r.deployed_metrics.size(), 2u);
   EXPECT_DOUBLE_EQ(r.deployed_metrics.at("precision"), 0.8);
@@ -110,58 +106,71 @@ TEST(RoundHistoryTest, RecordsAnIlRoundFromTheStepsItTakes) {
   EXPECT_EQ(h.deploy_target, "/deploy/m.pkl");
   EXPECT_EQ(h.deploys, 0);
 
-  ASSERT_TRUE(RecordStep(h, j.Facts(), {}, {Report("Deploy", "Ready")}, 4300, 10));
+  ASSERT_TRUE(
+      RecordStep(h, j.Facts(), {Sent(ReportPhase::kDeploy, ReportStatus::kReady)}, 4300, 10));
   EXPECT_EQ(h.rounds[0].decision, "deployed");
   EXPECT_EQ(h.rounds[0].deployed_ms, 4300);
   EXPECT_EQ(h.deploys, 1);
   // Sent again when the GM's answer was lost: one deploy, at its first time.
-  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {Report("Deploy", "Ready")}, 64300, 10));
+  EXPECT_FALSE(
+      RecordStep(h, j.Facts(), {Sent(ReportPhase::kDeploy, ReportStatus::kReady)}, 64300, 10));
   EXPECT_EQ(h.deploys, 1);
   EXPECT_EQ(h.rounds[0].deployed_ms, 4300);
-  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {Report("Eval", "Ready")}, 64400, 10));
+  EXPECT_FALSE(
+      RecordStep(h, j.Facts(), {Sent(ReportPhase::kEval, ReportStatus::kReady)}, 64400, 10));
   EXPECT_EQ(h.rounds[0].eval_ready_ms, 3200);
-  // A second copy of the same deploy (initialEvalModel's) does not move the deploy target.
-  j.s.work_copies_done = 1;
-  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {core::il::CopyModel{"/out/e", "/eval/m"}}, 1, 10));
+  // A later decision without a copy (a hot update) does not move the deploy target.
+  RecordStep(h, j.Facts(), {DeployDecided{1, DecisionKind::kDeploy, "x", {}, {}, ""}}, 1, 10);
   EXPECT_EQ(h.deploy_target, "/deploy/m.pkl");
 
-  // An ingest step with nothing new changes nothing (nothing to write).
-  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, {}, 5000, 10));
+  // A step with no fact (an ingest with nothing new) changes nothing (nothing to write).
+  EXPECT_FALSE(RecordStep(h, j.Facts(), {}, 5000, 10));
 }
 
 TEST(RoundHistoryTest, DecisionKinds) {
   struct Row {
-    const char* last_decision;
-    const char* decision;
+    DecisionKind kind;
     const char* reason;
+    const char* decision;
   };
   const Row rows[] = {
-      {"kept deployed model: not fired: precision_delta = 0 <= 0.01", "kept",
-       "not fired: precision_delta = 0 <= 0.01"},
-      {"not deployed: no valid eval report for round 1", "not deployed",
-       "no valid eval report for round 1"},
-      {"something new", "decided", "something new"},
+      {DecisionKind::kKept, "not fired: precision_delta = 0 <= 0.01", "kept"},
+      {DecisionKind::kNotDeployed, "no valid eval report for round 1", "not deployed"},
+      {DecisionKind::kDeploy, "fired: x", "deploy"},
   };
   for (const Row& row : rows) {
     Job j;
     JobHistory h;
-    RecordStep(h, j.Facts(), {}, {Info("train trigger fired for round 1: fired: x")}, 1, 10);
-    j.s.decisions = 1;
-    j.s.decided_round = 1;
-    j.s.last_decision = row.last_decision;
-    ASSERT_TRUE(RecordStep(h, j.Facts(), {}, {}, 2, 10)) << row.last_decision;
-    EXPECT_EQ(h.rounds[0].decision, row.decision) << row.last_decision;
-    EXPECT_EQ(h.rounds[0].decision_reason, row.reason) << row.last_decision;
+    RecordStep(h, j.Facts(), {Fired(1, "fired: x")}, 1, 10);
+    ASSERT_TRUE(
+        RecordStep(h, j.Facts(), {DeployDecided{1, row.kind, row.reason, {}, {}, ""}}, 2, 10))
+        << row.reason;
+    EXPECT_EQ(h.rounds[0].decision, row.decision) << row.reason;
+    EXPECT_EQ(h.rounds[0].decision_reason, row.reason) << row.reason;
+    EXPECT_EQ(h.rounds[0].decided_ms, 2) << row.reason;
   }
+}
+
+// A decision whose eval report never reached this LC (the eval ran on another node) shows the
+// results it compared; a round the history did not see fire gets the latest record's.
+TEST(RoundHistoryTest, ADecisionCarriesTheResultsItCompared) {
+  Job j;
+  JobHistory h;
+  RecordStep(h, j.Facts(), {Fired(2, "f")}, 1, 10);
+  RecordStep(h, j.Facts(),
+             {DeployDecided{7, DecisionKind::kKept, "not fired", {{"acc", 0.5}}, {{"acc", 0.6}}}},
+             2, 10);
+  EXPECT_EQ(h.rounds[0].new_metrics, (std::map<std::string, double>{{"acc", 0.5}}));
+  EXPECT_EQ(h.rounds[0].deployed_metrics, (std::map<std::string, double>{{"acc", 0.6}}));
+  EXPECT_EQ(h.rounds[0].decision, "kept");
 }
 
 TEST(RoundHistoryTest, KeepsTheLastRoundsAndRetriesInPlace) {
   Job j;
   JobHistory h;
   for (int round = 1; round <= 5; ++round) {
-    const std::string fired = "train trigger fired for round " + std::to_string(round) + ": f";
-    RecordStep(h, j.Facts(), {}, {Info(fired)}, round, 3);
-    RecordStep(h, j.Facts(), {}, {Info(fired)}, round, 3);  // fired again: a retry
+    RecordStep(h, j.Facts(), {Fired(round, "f")}, round, 3);
+    RecordStep(h, j.Facts(), {Fired(round, "f")}, round, 3);  // fired again: a retry
   }
   ASSERT_EQ(h.rounds.size(), 3u);
   EXPECT_EQ(h.rounds.front().round, 3);
@@ -169,38 +178,34 @@ TEST(RoundHistoryTest, KeepsTheLastRoundsAndRetriesInPlace) {
   EXPECT_EQ(h.rounds.back().attempts, 2);
 }
 
-// LL reports metrics per task (nested objects); a hostile report is bounded.
-TEST(RoundHistoryTest, FlattensNestedMetricsWithinBounds) {
-  core::ll::State ll;
-  ll.train_range.count = 40;
-  StepFacts f{"default/lifelonglearningjob/ll",
-              "LifelongLearningJob",
-              "default",
-              "ll",
-              nullptr,
-              &ll,
-              "num_of_samples > 10",
-              ""};
+// LL: versions, per-task metrics (flattened by the codec: upstream_codec_test), its deploy; a
+// fact's metrics are bounded.
+TEST(RoundHistoryTest, RecordsAnLlVersionWithinBounds) {
+  HistoryJob f{"default/lifelonglearningjob/ll",
+               "LifelongLearningJob",
+               "default",
+               "ll",
+               "num_of_samples > 10",
+               ""};
   JobHistory h;
-  RecordStep(h, f, {}, {Info("train trigger fired for version 2: fired: n")}, 1, 10);
+  RecordStep(h, f, {Fired(2, "fired: n", 40)}, 1, 10);
   EXPECT_EQ(h.rounds[0].round, 2);
   EXPECT_EQ(h.rounds[0].samples, 40);
-  std::string many = "{";
-  for (int i = 0; i < 100; ++i) many += (i ? ",\"m" : "\"m") + std::to_string(i) + "\":1";
-  many += "}";
-  RecordStep(
-      h, f,
-      {Forwarded(
-          "eval", "completed",
-          R"([{"url":"u","metrics":{"task_a":{"acc":0.9},"task_b":{"acc":0.7,"deep":{"x":{"y":1}}},"f":[1,"x",2]}},)"
-          R"({"url":"v","metrics":)" +
-              many + "}]")},
-      {}, 2, 10);
+  core::MetricNumbers many;
+  for (int i = 0; i < 100; ++i) many["m" + std::to_string(i)] = 1;
+  RecordStep(h, f,
+             {Reported(ReportPhase::kEval, true, "u",
+                       {{{"task_a/acc", 0.9}, {"task_b/acc", 0.7}, {"f", 1.5}}, many}, 2)},
+             2, 10);
   EXPECT_EQ(h.rounds[0].new_metrics,
             (std::map<std::string, double>{{"task_a/acc", 0.9}, {"task_b/acc", 0.7}, {"f", 1.5}}));
   EXPECT_EQ(h.rounds[0].deployed_metrics.size(), RoundHistory::kMaxMetrics);
-  RecordStep(h, f, {}, {Report("deploy", "ready")}, 3, 10);
+  RecordStep(h, f,
+             {DeployDecided{2, DecisionKind::kDeploy, "eval output", {}, {}, "/o/deploy/index.pkl"},
+              Sent(ReportPhase::kDeploy, ReportStatus::kReady, 2)},
+             3, 10);
   EXPECT_EQ(h.rounds[0].decision, "deployed");
+  EXPECT_EQ(h.deploy_target, "/o/deploy/index.pkl");
   EXPECT_EQ(h.deploys, 1);
 }
 
@@ -208,27 +213,25 @@ TEST(RoundHistoryTest, IgnoresReportsItCannotPlace) {
   Job j;
   JobHistory h;
   // No round yet: a worker report or a Ready has nowhere to go.
-  RecordStep(h, j.Facts(), {Forwarded("train", "completed", "[]")}, {Report("Train", "Ready")}, 1,
-             10);
+  RecordStep(h, j.Facts(),
+             {Reported(ReportPhase::kTrain, true, "", {}),
+              Sent(ReportPhase::kTrain, ReportStatus::kReady)},
+             1, 10);
   EXPECT_TRUE(h.rounds.empty());
-  RecordStep(h, j.Facts(), {}, {Info("train trigger fired for round x: y")}, 1, 10);
-  EXPECT_TRUE(h.rounds.empty());
-  RecordStep(h, j.Facts(), {}, {Info("train trigger fired for round 1: y")}, 1, 10);
+  RecordStep(h, j.Facts(), {Fired(1, "y")}, 1, 10);
   EXPECT_FALSE(
-      RecordStep(h, j.Facts(), {"not a frame", Forwarded("train", "running", "[]")}, {}, 2, 10));
+      RecordStep(h, j.Facts(), {Sent(ReportPhase::kDeploy, ReportStatus::kCompleted)}, 2, 10));
   EXPECT_EQ(h.rounds[0].train_status, "");
+  EXPECT_EQ(h.rounds[0].decision, "");
 }
 
 TEST(RoundHistoryTest, EncodesAndDecodes) {
   Job j;
   JobHistory h;
-  j.s.work_range.count = 7;
-  RecordStep(h, j.Facts(), {}, {Info("train trigger fired for round 4: fired: n = 7 > 5")}, 10, 10);
-  RecordStep(
-      h, j.Facts(),
-      {Forwarded("eval", "completed",
-                 R"([{"url":"a","metrics":{"acc":0.5}},{"url":"b","metrics":{"acc":0.25}}])")},
-      {}, 20, 10);
+  RecordStep(h, j.Facts(), {Fired(4, "fired: n = 7 > 5", 7)}, 10, 10);
+  RecordStep(h, j.Facts(),
+             {Reported(ReportPhase::kEval, true, "a", {{{"acc", 0.5}}, {{"acc", 0.25}}}, 4)}, 20,
+             10);
   h.rounds[0].trained_model = "bad \xff utf-8";  // encodes (replaced), never throws
   h.deploys = 3;
   auto d = DecodeJobHistory(EncodeJobHistory(h));
@@ -239,6 +242,32 @@ TEST(RoundHistoryTest, EncodesAndDecodes) {
   EXPECT_EQ(d->rounds[0].trained_model, "bad \xef\xbf\xbd utf-8");
   EXPECT_FALSE(DecodeJobHistory("[1]").ok());
   EXPECT_FALSE(DecodeJobHistory(R"({"rounds":[{"round":"x"}]})").ok());
+}
+
+// A record written before the typed facts (with decisionsSeen) loads, and keeps that field.
+TEST(RoundHistoryTest, AnOldRecordLoads) {
+  const std::string old =
+      R"({"key":"default/incrementallearningjob/digits","kind":"IncrementalLearningJob",)"
+      R"("namespace":"default","name":"digits","trainTrigger":"t","deployTrigger":"d",)"
+      R"("deployTarget":"/d/m.pkl","deploys":2,"decisionsSeen":2,"updatedMs":5,"rounds":[)"
+      R"({"round":2,"samples":9,"trainTrigger":"t","fired":"f","firedMs":1,"attempts":1,)"
+      R"("dataURL":"u","outputDir":"o","trainReadyMs":2,"trainDoneMs":3,"trainStatus":"completed",)"
+      R"("trainedModel":"m","trainMetrics":{},"evalReadyMs":4,"evalDoneMs":5,)"
+      R"("evalStatus":"completed","newMetrics":{"acc":0.5},"deployedMetrics":{"acc":0.4},)"
+      R"("decision":"deployed","decisionReason":"r","deployTrigger":"d","decidedMs":5,)"
+      R"("deployedMs":6}]})";
+  auto h = DecodeJobHistory(old);
+  ASSERT_TRUE(h.ok()) << h.message();
+  EXPECT_EQ(h->decisions_seen, 2);
+  EXPECT_EQ(h->deploys, 2);
+  ASSERT_EQ(h->rounds.size(), 1u);
+  EXPECT_EQ(h->rounds[0].decision, "deployed");
+  EXPECT_EQ(h->rounds[0].new_metrics, (std::map<std::string, double>{{"acc", 0.5}}));
+  EXPECT_EQ(nlohmann::json::parse(EncodeJobHistory(*h)), nlohmann::json::parse(old));
+  // The next round is recorded after it.
+  Job j;
+  RecordStep(*h, j.Facts(), {Fired(3, "g")}, 7, 10);
+  EXPECT_EQ(h->rounds.back().round, 3);
 }
 
 class TempDb {
@@ -276,8 +305,7 @@ TEST(RoundHistoryTest, SurvivesARestart) {
     auto ctx = OpenContext(io, db.path(), 2);
     RoundHistory rh(*ctx);
     for (int round = 1; round <= 3; ++round) {
-      rh.OnStep(j.Facts(), {},
-                {Info("train trigger fired for round " + std::to_string(round) + ": f")}, round);
+      rh.OnStep(j.Facts(), {Fired(round, "f")}, round);
     }
     io.run();  // the posted flush
     EXPECT_EQ(rh.Find(j.Facts().key)->rounds.size(), 2u);
@@ -293,29 +321,27 @@ TEST(RoundHistoryTest, SurvivesARestart) {
   EXPECT_EQ(h->train_trigger, "num_of_samples > 300");
 }
 
-// Decisions taken before the history knew the job (an upgrade) are not put on its first round.
+// Only the step's own facts are recorded: a job whose history starts late (an upgrade) has no
+// decision on its first round.
 TEST(RoundHistoryTest, OldDecisionsAreNotRecorded) {
   TempDb db;
   boost::asio::io_context io;
   auto ctx = OpenContext(io, db.path(), 10);
   RoundHistory rh(*ctx);
   Job j;
-  j.s.decisions = 4;
-  j.s.last_decision = "kept deployed model: x";
-  rh.OnStep(j.Facts(), {}, {Info("train trigger fired for round 5: f")}, 1);
+  rh.OnStep(j.Facts(), {Fired(5, "f")}, 1);
   EXPECT_EQ(rh.Find(j.Facts().key)->rounds[0].decision, "");
+  rh.OnStep(j.Facts(), {}, 2);  // no fact: nothing recorded, nothing to write
+  EXPECT_EQ(rh.Find(j.Facts().key)->updated_ms, 1);
 }
 
 TEST(DashboardFeedTest, JobGaugesFollowPrometheusNaming) {
   Job j;
   JobHistory h;
-  RecordStep(h, j.Facts(), {}, {Info("train trigger fired for round 1: f")}, 1, 10);
-  RecordStep(
-      h, j.Facts(),
-      {Forwarded("eval", "completed",
-                 R"([{"url":"a","metrics":{"acc":0.5}},{"url":"b","metrics":{"acc":0.25}}])")},
-      {}, 2, 10);
-  RecordStep(h, j.Facts(), {}, {Report("Deploy", "Ready")}, 3, 10);
+  RecordStep(h, j.Facts(), {Fired(1, "f")}, 1, 10);
+  RecordStep(h, j.Facts(),
+             {Reported(ReportPhase::kEval, true, "a", {{{"acc", 0.5}}, {{"acc", 0.25}}})}, 2, 10);
+  RecordStep(h, j.Facts(), {Sent(ReportPhase::kDeploy, ReportStatus::kReady)}, 3, 10);
   std::map<std::string, JobHistory> all{{h.key, h}};
   JobView v;
   v.kind = "IncrementalLearningJob";
@@ -344,9 +370,9 @@ TEST(DashboardFeedTest, JobGaugesFollowPrometheusNaming) {
 TEST(DashboardFeedTest, FeedCarriesHistoryVersionsAndWorkers) {
   Job j;
   JobHistory h;
-  RecordStep(h, j.Facts(), {},
-             {Info("train trigger fired for round 1: f"), core::il::CopyModel{"/o/m", "/d/m.pkl"}},
-             1, 10);
+  RecordStep(h, j.Facts(),
+             {Fired(1, "f"), DeployDecided{1, DecisionKind::kDeploy, "r", {}, {}, "/d/m.pkl"}}, 1,
+             10);
   std::map<std::string, JobHistory> all{{h.key, h}};
   JobView v;
   v.kind = "IncrementalLearningJob";
