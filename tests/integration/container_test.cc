@@ -2,9 +2,10 @@
 // podman with runc builds containers from the OCI layout packaging/image/build_image.py writes
 // (from this tree's sedna-lc), with host networking, a temp directory playing the host's / at
 // /rootfs (ROOTFS_MOUNT_DIR), the database on its hostPath (SEDNA_DB_PATH), a read-only root
-// filesystem without a /tmp tmpfs (as Kubernetes' readOnlyRootFilesystem), the probes asked from
-// the host, and the GM emulator and the workers on the host. Every case SKIPS, with its reason,
-// when podman cannot run containers here (not installed, no runc, not root, no container).
+// filesystem with a tmpfs at /tmp (the manifest's readOnlyRootFilesystem and /tmp emptyDir), the
+// probes asked from the host, and the GM emulator and the workers on the host. Every case SKIPS,
+// with its reason, when podman cannot run containers here (not installed, no runc, not root, no
+// container).
 //
 // SEDNA_IMAGE_OCI=<dir> runs an OCI layout built elsewhere (tools/build_image.sh) instead.
 #include <gtest/gtest.h>
@@ -234,15 +235,16 @@ class ContainerTest : public IlJobFixture {
   }
 
   // A container of the DaemonSet's pod (deploy/lc-daemonset.yaml): host network, the rootfs and
-  // database mounts, Sedna's env, the manifest's args, read-only root; as `user` when set. With
-  // `connect`, fails the test unless it connects to the GM within 20 s.
+  // database mounts, Sedna's env, the manifest's args, read-only root with a /tmp tmpfs; as `user`
+  // when set. With `connect`, fails the test unless it connects to the GM within 20 s.
   void StartContainer(const std::string& user = "", bool connect = true) {
     const std::string name =
         "sedna-lc-test-" + std::to_string(::getpid()) + "-" + std::to_string(containers.size() + 1);
     std::string args = "run -d --name " + name + " --pull never --network host" +
-                       " --read-only --read-only-tmpfs=false" + Rt().ulimits + " -v " +
-                       Quote(rootfs + ":/rootfs") + " -v " + Quote(db_dir + ":/var/lib/sedna-lc") +
-                       " -e GM_ADDRESS=" + gm->address() + " -e BIND_PORT=" + std::to_string(port) +
+                       " --read-only --read-only-tmpfs=false --tmpfs /tmp:rw,mode=1777,size=64m" +
+                       Rt().ulimits + " -v " + Quote(rootfs + ":/rootfs") + " -v " +
+                       Quote(db_dir + ":/var/lib/sedna-lc") + " -e GM_ADDRESS=" + gm->address() +
+                       " -e BIND_PORT=" + std::to_string(port) +
                        " -e NODENAME=edge-node -e ROOTFS_MOUNT_DIR=/rootfs" +
                        " -e SEDNA_DB_PATH=/var/lib/sedna-lc/database.db";
     if (!user.empty()) args += " --user " + user;
