@@ -196,6 +196,8 @@ class ContainerTest : public IlJobFixture {
     std::printf("image: loaded into podman in %.1f s\n", Seconds(Clock::now() - t0));
     // Whether a container can be created and started here: podman's own failures (125: podman,
     // 126: the runtime could not start the process) skip; sedna-lc's answer must be its version.
+    // An image whose binary cannot be executed also exits 126 here: packaging_image (the same
+    // layout in a chroot) fails for it.
     auto [vrc, vout] =
         rt.Run("run --rm --pull never --network host" + rt.ulimits + " " + rt.image + " --version");
     if (vrc == 125 || vrc == 126) {
