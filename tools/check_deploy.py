@@ -13,7 +13,8 @@ validator nor a usable kubectl for this):
   4. probes: liveness /healthz, readiness /readyz, on the status server's address and port as the
      container's args set them (default 127.0.0.1:9101); with hostNetwork a probe without host
      goes to the node's IP, where a 127.0.0.1 listener does not answer;
-  5. the image tag is the project version (packaging/version.sh);
+  5. the image tag is the project version (packaging/version.sh); the root filesystem read-only
+     with an emptyDir at /tmp (as tests/integration/container_test.cc runs the image);
   6. with --upstream-chart: the chart's DaemonSet, rendered with its values.yaml, patched with
      deploy/lc-patch.yaml (strategic merge: containers, env, volumes by name, mounts by path),
      passes 1-5 and equals deploy/lc-daemonset.yaml in the LC container and volumes.
@@ -208,6 +209,11 @@ def contract(ds, name):
               f"server listens on {addr} only (set host: {addr}, or --status-address)")
         elif host and host != addr:
             e(f"{name}: {probe} host {host} but the status server listens on {addr}")
+    if c.get("securityContext", {}).get("readOnlyRootFilesystem") is not True:
+        e(f"{name}: securityContext.readOnlyRootFilesystem must be true (the LC writes only "
+          f"through its mounts; tests/integration/container_test.cc runs it so)")
+    elif "emptyDir" not in vols.get(mounts.get("/tmp", {}).get("name"), {}):
+        e(f"{name}: with a read-only root, /tmp must be an emptyDir (SQLite's temporary files)")
     image = c.get("image", "")
     if not image.endswith(":" + version()):
         e(f"{name}: image {image} is not tagged with the project version {version()}")
@@ -307,6 +313,9 @@ def self_test(ds):
                                  "lc-state"][0]["hostPath"].update(path="/var/lib/sedna")),
         "rootfs not /": m(lambda d, c, p: [v for v in p["volumes"] if v["name"] ==
                           "localcontroller"][0]["hostPath"].update(path="/srv")),
+        "writable root filesystem": m(lambda d, c, p: c.pop("securityContext")),
+        "read-only root without /tmp": m(lambda d, c, p: c.update(volumeMounts=[
+            v for v in c["volumeMounts"] if v["mountPath"] != "/tmp"])),
         "old image tag": m(lambda d, c, p: c.update(image="sedna-lc:0.0.0")),
         "other selector": m(lambda d, c, p: d["spec"].update(selector={"matchLabels": {"a": "b"}})),
     }

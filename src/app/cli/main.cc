@@ -21,6 +21,7 @@
 #include "app/cli/gm_diagnosis.h"
 #include "app/cli/load_config.h"
 #include "app/cli/rollback_cmd.h"
+#include "app/cli/rootfs_access.h"
 #include "app/cli/status_cmd.h"
 #include "app/cli/version.h"
 #include "app/cluster/controller.h"
@@ -97,6 +98,10 @@ class DaemonSignals {
 };
 
 int RunDaemon(const sedna::app::Config& cfg) {
+  if (sedna::Status s = sedna::app::CheckRootfsAccess(cfg.rootfs); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 2;
+  }
   // The database defaulted onto the host (the rootfs is mounted): adopt the old one first.
   auto adopted = sedna::app::AdoptOldDatabase(cfg);
   if (!adopted.ok()) {
