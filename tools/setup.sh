@@ -12,9 +12,10 @@ PACKAGES=(
 )
 # Only the tests need these (tools/test.sh passes --tests): the image, .deb and manifest checks
 # of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the Kubernetes API models)
-# and the dashboard's browser test (chromium).
+# and the dashboard's browser test (chromium); clang-tidy for tools/tidy.sh.
 if [ "${1:-}" = "--tests" ]; then
-  PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml chromium)
+  PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml chromium
+             clang-tidy)
 fi
 
 missing=()
