@@ -182,7 +182,8 @@ IndexWatcher::IndexWatcher(boost::asio::io_context& io,
   impl_->WaitReadable();
 }
 
-IndexWatcher::~IndexWatcher() {
+// steady_timer::cancel() throws only when the reactor fails to cancel, which epoll's cannot.
+IndexWatcher::~IndexWatcher() {  // NOLINT(bugprone-exception-escape)
   impl_->closed = true;
   boost::system::error_code ec;
   impl_->revive_timer.cancel();
