@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds (debug preset), runs every test with CTest,
-# and fails on a clang-format violation. Usage: tools/test.sh [ctest args...]
+# The test command: installs what is missing, builds the debug preset (ASan + UBSan, -Werror;
+# docs/quality.md), runs every test with CTest under the sanitizers, and fails on a clang-format
+# violation. Usage: tools/test.sh [ctest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ if [ ${#files[@]} -gt 0 ]; then
 fi
 echo "format: ${#files[@]} files clean"
 
-echo "== build (preset debug)"
+echo "== build (preset debug: ASan + UBSan, -Werror)"
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$(nproc)"
 
