@@ -182,8 +182,7 @@ IndexWatcher::IndexWatcher(boost::asio::io_context& io,
   impl_->WaitReadable();
 }
 
-// steady_timer::cancel() throws only when the reactor fails to cancel, which epoll's cannot.
-IndexWatcher::~IndexWatcher() {  // NOLINT(bugprone-exception-escape)
+IndexWatcher::~IndexWatcher() {
   impl_->closed = true;
   boost::system::error_code ec;
   impl_->revive_timer.cancel();

@@ -27,7 +27,7 @@ class IndexWatcher {
   // Watch, Unwatch or destroy the watcher. revive_interval: see Watch.
   IndexWatcher(boost::asio::io_context& io, std::function<void(const std::string&)> on_change,
                std::chrono::milliseconds revive_interval = std::chrono::seconds(1));
-  ~IndexWatcher();  // NOLINT(bugprone-exception-escape): see the definition
+  ~IndexWatcher();
   IndexWatcher(const IndexWatcher&) = delete;
   IndexWatcher& operator=(const IndexWatcher&) = delete;
 
