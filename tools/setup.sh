@@ -12,11 +12,12 @@ PACKAGES=(
 )
 # Only the tests need these (tools/test.sh passes --tests): the image, .deb and manifest checks
 # of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the Kubernetes API models),
-# the dashboard's browser test (chromium) and the image under a container runtime
-# (container_podman: podman with runc; 13 packages, 21 MB, about 1 min to install).
+# the dashboard's browser test (chromium), the image under a container runtime
+# (container_podman: podman with runc; 13 packages, 21 MB, about 1 min to install) and
+# clang-tidy for tools/tidy.sh.
 if [ "${1:-}" = "--tests" ]; then
   PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml chromium
-             podman runc)
+             podman runc clang-tidy)
 fi
 
 missing=()

@@ -293,10 +293,8 @@ std::string CleanPath(std::string_view path) {
     r = dotdot = 1;
   }
   while (r < n) {
-    if (path[r] == '/') {
-      ++r;
-    } else if (path[r] == '.' && (r + 1 == n || path[r + 1] == '/')) {
-      ++r;
+    if (path[r] == '/' || (path[r] == '.' && (r + 1 == n || path[r + 1] == '/'))) {
+      ++r;  // an empty or "." element
     } else if (path[r] == '.' && path[r + 1] == '.' && (r + 2 == n || path[r + 2] == '/')) {
       r += 2;
       if (out.size() > dotdot) {

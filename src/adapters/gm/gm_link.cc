@@ -207,7 +207,7 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
                         ": timed out after " + Ms(self->opts.connect_timeout));
     });
     c->resolver.async_resolve(
-        hp.host, hp.port, [self, c](error_code ec, tcp::resolver::results_type results) {
+        hp.host, hp.port, [self, c](error_code ec, const tcp::resolver::results_type& results) {
           if (!self->Current(c)) return;
           if (ec) return self->Fail(c, "resolve " + self->opts.address + ": " + ec.message());
           c->phase = Phase::kConnecting;

@@ -904,7 +904,9 @@ TEST_F(HttpServerTest, AReplyBeingWrittenIsNeverEvicted) {
   HttpServerOptions options;
   options.max_connections = 1;
   reports.Watch(options);
-  const std::string big(16 << 20, 'x');  // more than the socket buffers hold (4 MiB + 128 KiB)
+  // More than the socket buffers hold (4 MiB + 128 KiB). Static: the handler may still be
+  // copying it on the server thread when a failed assertion returns from here.
+  static const std::string big(16 << 20, 'x');
   StartServer(options, [&](const HttpRequest& req) {
     HttpResponse r;
     r.body = req.target == "/big" ? big : "small";
@@ -913,7 +915,8 @@ TEST_F(HttpServerTest, AReplyBeingWrittenIsNeverEvicted) {
   Client reader(port_);
   reader.SmallReceiveBuffer();
   ASSERT_TRUE(reader.Send("GET /big HTTP/1.1\r\n\r\n"));
-  ASSERT_TRUE(reader.WaitReadable(5s));  // the reply has begun and fills the socket buffers
+  // The reply has begun and fills the socket buffers (copying the body takes seconds under TSan).
+  ASSERT_TRUE(reader.WaitReadable(30s));
   Client next(port_);
   ASSERT_TRUE(next.Send(Post("/next", "{}")));
   // Nothing to await: the point is that nothing happens to either for this long.

@@ -228,7 +228,7 @@ void Controller::Impl::ConnectGm() {
     frames.OnGmConnected();
     outbox.Pump();
   };
-  cb.on_frame = [this](std::string t) { frames.OnFrame(t); };
+  cb.on_frame = [this](const std::string& t) { frames.OnFrame(t); };
   cb.on_disconnected = [this](std::string why) {
     outbox.OnDisconnected();
     frames.OnGmDisconnected();
