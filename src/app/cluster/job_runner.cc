@@ -237,6 +237,7 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
     return;
   }
   CatchUp(e);
+  if (fresh && on_arrived_) on_arrived_(key);
 }
 
 void JobRunner::CatchUpReloaded() {

@@ -65,6 +65,10 @@ class JobRunner {
   // GM frames' evidence, wired by the root). Under --gm-protocol auto that turns on the 2021
   // rules (core::il::Spec::g1_rules) and the --deploy-report-delay decision. Unset: never.
   void set_gm_is_g1(std::function<bool()> f) { gm_is_g1_ = std::move(f); }
+  // Called with a job's key once the GM's (or the local GM's) object of a job not known before is
+  // loaded and stepped (not while reloading): the early reports kept for it are applied then.
+  void set_on_arrived(std::function<void(const std::string& key)> f) { on_arrived_ = std::move(f); }
+  bool knows(const std::string& key) const { return jobs_.count(key) != 0; }
 
   // The registries' hooks.
   void OnDatasetChanged(const std::string& ns, const std::string& name);
@@ -150,6 +154,7 @@ class JobRunner {
   uint64_t next_incarnation_ = 1;
   bool reloading_ = false;
   std::function<bool()> gm_is_g1_;
+  std::function<void(const std::string& key)> on_arrived_;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
   RoundHistory history_{ctx_};
 };
