@@ -18,10 +18,13 @@ using namespace std::chrono_literals;
 namespace stdfs = std::filesystem;
 constexpr auto npos = std::string::npos;
 
-// A train worker's completed report for IL job `job` (lib/sedna's body).
+// A train worker's completed report for IL job `job` (lib/sedna's body); its loss is the number
+// after "train-worker-", so that the forwarded copies can be told apart.
 std::string TrainReport(const std::string& worker, const std::string& job) {
+  const std::string n = worker.substr(worker.rfind('-') + 1);
   return R"({"name": ")" + worker + R"(", "namespace": "default", "ownerName": ")" + job +
-         R"(", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": 0.5}}]})";
+         R"(", "ownerKind": "incrementallearningjob", "kind": "train", "status": "completed", "results": [{"format": "pb", "url": "/output/train/1/model.pb", "metrics": {"loss": )" +
+         n + "}}]}";
 }
 
 class EarlyReportsClusterTest : public ClusterFixture {
@@ -67,6 +70,29 @@ class EarlyReportsClusterTest : public ClusterFixture {
 
   std::vector<std::string> args;
 };
+
+// With the default bounds: two reports for a job not known yet are answered 200, survive kill -9,
+// and are applied in arrival order, once, when the job arrives (before: "message for unknown ...
+// dropped").
+TEST_F(EarlyReportsClusterTest, KeptAcrossKill9_AppliedInOrderWhenTheJobArrives) {
+  Start({});
+  EXPECT_EQ(Post("train-worker-1", "ghost-a").status, 200);
+  EXPECT_EQ(Post("train-worker-2", "ghost-a").status, 200);
+  KillAndRestart(0, args);
+  JobArrives("ghost-a");
+  const size_t first = Find("worker train-worker-1 reported train completed");
+  const size_t second = Find("worker train-worker-2 reported train completed");
+  ASSERT_NE(first, npos) << lc->Log();
+  ASSERT_NE(second, npos);
+  EXPECT_LT(first, second) << "applied in arrival order";
+  // Forwarded upstream once each, in order.
+  std::vector<std::string> losses;
+  while (auto f = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(1000))) {
+    if (f->content.find("\"loss\":1}") != npos) losses.push_back("1");
+    if (f->content.find("\"loss\":2}") != npos) losses.push_back("2");
+  }
+  EXPECT_EQ(losses, (std::vector<std::string>{"1", "2"}));
+}
 
 // (c) Per job at most --early-reports-per-job, in total at most --early-reports-max: a report over
 // either is answered 503 naming the flag (lib/sedna retries), and no kept one is evicted. The kept

@@ -586,7 +586,8 @@ TEST_F(IlGenerationsTest, G2_EvalReportBeforeTheJob_KeptAcrossKill9_DecidedOnIt)
   GmEmulator::RunOptions o;
   o.run_created_pods = false;
   o.on_frame = [&](const UpstreamFrame& f) { frames.push_back(f); };
-  ASSERT_TRUE(gm->RunUntil(job, At("Eval/Ready"), o)) << job.LastCondition();
+  ASSERT_TRUE(gm->RunUntil(job, At("Eval/Starting"), o))
+      << ::testing::PrintToString(job.Conditions());
   ASSERT_FALSE(KnownOnNode2());
   EXPECT_EQ(
       PostWorkerTo(

@@ -930,7 +930,7 @@ TEST_F(LlG2MultiNodeTest, EvalReportBeforeTheJob_KeptAcrossKill9_Forwarded) {
   // The eval pod is created, not yet seen Running: the worker node has not been sent the job.
   GmEmulator::RunOptions pending = opts;
   pending.run_created_pods = false;
-  ASSERT_TRUE(gm->RunUntil(job, at("Eval/Ready"), pending))
+  ASSERT_TRUE(gm->RunUntil(job, at("Eval/Starting"), pending))
       << ::testing::PrintToString(job.Conditions());
   ASSERT_EQ(ReadFile(worker.log).find("LifelongLearningJob default/atcii-classifier-demo: loaded"),
             std::string::npos);
