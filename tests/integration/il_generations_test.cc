@@ -607,6 +607,8 @@ TEST_F(IlGenerationsTest, G2_EvalReportBeforeTheJob_KeptAcrossKill9_DecidedOnIt)
   auto ready = FramesOf("deploy", "ready");
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].node, kNode2) << "the eval node's LC decides, on the kept report";
+  EXPECT_EQ(ready[0].body["input"]["models"][0].value("url", ""), "/output/train/1/model.pb")
+      << "deployed on the kept report's metrics (0.9 against 0.5)";
   EXPECT_EQ(DeployDecisions(), 1);
   const std::string log = node2->lc->Log();
   EXPECT_EQ(log.find("no eval result"), std::string::npos);
