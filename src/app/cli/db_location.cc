@@ -250,6 +250,14 @@ Result<std::string> AdoptOldDatabase(const Config& cfg, bool copy) {
                                          : "tables " + now->tables + ", no lc_state") +
         "); sedna-lc does not open it as its own." + how);
   }
+  // A sedna-lc daemon always makes <db>.lock beside its database (controller.cc). Without one the
+  // file at the old default is someone else's (the Go LC's own database.db when ROOTFS_MOUNT_DIR
+  // is "/" or /var/lib/sedna is mounted there): it is not even opened.
+  if (!Exists(old_db + ".lock")) {
+    if (!Exists(old_db)) return std::string();
+    return "database: " + old_db + " (the old default) has no " + Base(old_db) +
+           ".lock beside it, so it is no sedna-lc database; left alone, not opened";
+  }
   auto old = ProbeDatabase(old_db);
   if (!old.ok()) return old.status();
   if (old->kind != DbKind::kSednaLc) {

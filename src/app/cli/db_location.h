@@ -30,6 +30,8 @@ Result<DbProbe> ProbeDatabase(const std::string& path);
 // error naming it and SEDNA_DB_PATH when it cannot be) and, holding both databases' <db>.lock:
 //  - cfg.db_path holds something other than nothing or an empty database or sedna-lc's: error
 //    (it is never opened as ours);
+//  - the old path has no <old>.lock beside it (every sedna-lc daemon makes one): it is never
+//    opened (the Go LC's database.db may be there), a note when a file is there;
 //  - the old path holds no sedna-lc database: nothing (a note when it holds something else);
 //  - both hold one: error naming both paths and what to do, unless the new one is a byte copy of
 //    the old (an adoption that stopped before removing the old one), which is then finished;

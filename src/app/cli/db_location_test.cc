@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -87,6 +88,7 @@ struct Layout {
               SQLITE_OK);
     fs::copy_file(tmp, path);
     fs::copy_file(tmp + "-wal", path + "-wal");
+    Write(path + ".lock", "");  // as the daemon that wrote it left it (controller.cc)
     sqlite3_close(db);
     for (const char* c : {"", "-wal", "-shm", "-sent"}) fs::remove(tmp + c);
     ASSERT_GT(fs::file_size(path + "-wal"), 0u);
@@ -239,10 +241,47 @@ TEST(AdoptOldDatabase, LeavesAnythingButASednaLcDatabaseAtTheOldPathAlone) {
   Layout l;
   const Config& c = l.cfg;
   Write(c.db_adopt_from, std::string(4096, 'x'));
+  Write(c.db_adopt_from + ".lock", "");
   auto r = AdoptOldDatabase(c);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_THAT(*r, HasSubstr("not a sedna-lc database; left alone"));
   EXPECT_EQ(Read(c.db_adopt_from), std::string(4096, 'x'));
+  EXPECT_FALSE(fs::exists(c.db_path));
+}
+
+// The Go LC's database.db at the old default (ROOTFS_MOUNT_DIR "/", or /var/lib/sedna mounted
+// into the container): no sedna-lc daemon left a database.db.lock beside it, so it is not even
+// opened (inotify sees no open), and nothing is created beside it.
+TEST(AdoptOldDatabase, NeverOpensTheGoLcsDatabaseAtTheOldPath) {
+  Layout l;
+  const Config& c = l.cfg;
+  fs::create_directories(fs::path(c.db_adopt_from).parent_path());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(c.db_adopt_from.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, kGormResourcesDdl, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const std::string before = Read(c.db_adopt_from);
+  const int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(in, 0);
+  ASSERT_GE(::inotify_add_watch(in, c.db_adopt_from.c_str(), IN_ALL_EVENTS), 0);
+  ASSERT_GE(::inotify_add_watch(in, fs::path(c.db_adopt_from).parent_path().c_str(),
+                                IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO),
+            0);
+  auto r = AdoptOldDatabase(c);
+  char buf[4096];
+  const ssize_t n = ::read(in, buf, sizeof buf);  // nothing queued: EAGAIN
+  const int read_errno = errno;
+  ::close(in);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_THAT(*r, HasSubstr("left alone, not opened"));
+  EXPECT_EQ(n, -1) << "inotify saw " << n << " bytes of events on the Go LC's database";
+  EXPECT_EQ(read_errno, EAGAIN);
+  EXPECT_EQ(Read(c.db_adopt_from), before);
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(c.db_adopt_from).parent_path()),
+                          fs::directory_iterator()),
+            1);
   EXPECT_FALSE(fs::exists(c.db_path));
 }
 
