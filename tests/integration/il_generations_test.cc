@@ -51,9 +51,10 @@ class IlGenerationsTest : public ClusterFixture {
 
   std::string PostOn(const std::string& node, const std::string& name, const std::string& body) {
     if (node == kNode2 && node2) {
-      // G2 sends another node the job only at its stage's Running (and deletes it after): that
-      // LC must have loaded it before the worker reports, else the report is for a job it does
-      // not know and is dropped (issue 23 item 5). Bounded: the post goes ahead after 10 s.
+      // G2 sends another node the job only at its stage's Running (and deletes it after): these
+      // rounds post once that LC has loaded it. A report that comes first is kept and applied
+      // when the job arrives (issue 23 item 5; G2_EvalReportBeforeTheJob_* posts first on
+      // purpose). Bounded: the post goes ahead after 10 s.
       const auto until = GmClock::now() + 10s;
       while (!KnownOnNode2() && GmClock::now() < until) std::this_thread::sleep_for(10ms);
       return PostWorkerTo(*node2, name, body);
