@@ -147,7 +147,7 @@ TEST_F(EarlyReportsClusterTest, ExpiredReportsAreLoggedAndNeverApplied_AlsoAcros
   Start({"--early-report-ttl", "1"});
   EXPECT_EQ(Post("train-worker-1", "ghost-a").status, 200);
   EXPECT_NE(Find("worker train-worker-1: train completed report for "
-                 "default/incrementallearningjob/ghost-a kept until this LC has the job"),
+                 "unknown incrementallearningjob default/ghost-a kept until this LC has the job"),
             npos);
   KillAndRestart(0, args);  // expires in the new process, a second after it arrived
   ASSERT_TRUE(

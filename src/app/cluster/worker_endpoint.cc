@@ -146,9 +146,10 @@ http::HttpResponse WorkerEndpoint::KeepEarly(const core::WorkerReport& rep, std:
   switch (h.held) {
     case EarlyReports::Held::kKept:
       spdlog::info(
-          "worker {}: {} report for {} kept until this LC has the job ({} kept for it, for up "
-          "to {} s)",
-          rep.worker_name, what, key, early_->kept_for(key), early_->limits().ttl_ms / 1000);
+          "worker {}: {} report for unknown {} {}/{} kept until this LC has the job ({} kept for "
+          "it, for up to {} s)",
+          rep.worker_name, what, rep.owner_kind, rep.ns, rep.owner_name, early_->kept_for(key),
+          early_->limits().ttl_ms / 1000);
       return Reply(200, "OK");
     case EarlyReports::Held::kOwnerFull:
     case EarlyReports::Held::kTotalFull:
