@@ -99,7 +99,8 @@ struct Controller::Impl {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
     early.set_apply(ApplyEarlyReports(jobs, intake, early));
     worker_api.SetEarlyReports(&early);
-    jobs.set_on_arrived([this](const std::string& key) { early.Release(key); });
+    jobs.set_on_arrived(
+        [this](const std::string& key, const std::string& uid) { early.Release(key, uid); });
     status.set_gm_evidence(&frames.evidence());
     jobs.set_gm_is_g1([this] { return frames.evidence().generation() == GmGeneration::kG1; });
   }
@@ -215,7 +216,7 @@ Status Controller::Impl::Start() {
   if (ctx.store->identity() != 0) {
     if (Status s = early.Open(StoreEarlyRows(*ctx.store)); !s.ok()) return s;
     early.set_timer(ctx.io);
-    early.ReleaseKnown([this](const std::string& key) { return jobs.knows(key); });
+    early.ReleaseKnown([this](const std::string& key) { return jobs.uid_of(key); });
   }
   jobs.CatchUpReloaded();
   if (Status s = worker_api.Start(); !s.ok()) return s;

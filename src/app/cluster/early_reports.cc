@@ -22,17 +22,18 @@ std::string RowKey(uint64_t seq) {
   return buf;
 }
 
-// "<received_ms>\n<owner>\n<worker>\n<what>\n<body>": the body, last, may hold newlines.
+// "<received_ms>\n<owner>\n<worker>\n<what>\n<after_uid>\n<body>": the body, last, may hold
+// newlines.
 std::string EncodeRow(const EarlyReport& r) {
   return std::to_string(r.received_ms) + "\n" + r.owner + "\n" + r.worker + "\n" + r.what + "\n" +
-         r.body;
+         r.after_uid + "\n" + r.body;
 }
 
 bool DecodeRow(const std::string& key, const std::string& v, EarlyReport* r) {
   auto [kend, kec] = std::from_chars(key.data(), key.data() + key.size(), r->seq);
   if (kec != std::errc() || kend != key.data() + key.size() || r->seq == 0) return false;
   std::string_view rest(v);
-  std::string_view fields[4];
+  std::string_view fields[5];
   for (auto& f : fields) {
     const size_t nl = rest.find('\n');
     if (nl == std::string_view::npos) return false;
@@ -45,6 +46,7 @@ bool DecodeRow(const std::string& key, const std::string& v, EarlyReport* r) {
   r->owner = std::string(fields[1]);
   r->worker = std::string(fields[2]);
   r->what = std::string(fields[3]);
+  r->after_uid = std::string(fields[4]);
   r->body = std::string(rest);
   return !r->owner.empty();
 }
@@ -131,16 +133,21 @@ Status EarlyReports::Open(std::unique_ptr<EarlyReportRows> rows) {
   return Status::Ok();
 }
 
-void EarlyReports::ReleaseKnown(const std::function<bool(const std::string& owner)>& known) {
+void EarlyReports::ReleaseKnown(
+    const std::function<std::optional<std::string>(const std::string& owner)>& known) {
   std::vector<std::string> owners;
+  std::map<std::string, std::string> uids;
   for (const auto& [o, v] : by_owner_) {
-    if (known(o)) owners.push_back(o);
+    if (auto uid = known(o)) {
+      owners.push_back(o);
+      uids[o] = *uid;
+    }
   }
   // Owners in the order of their oldest report.
   std::sort(owners.begin(), owners.end(), [this](const std::string& a, const std::string& b) {
     return by_owner_.at(a).front().seq < by_owner_.at(b).front().seq;
   });
-  for (const std::string& o : owners) Release(o);
+  for (const std::string& o : owners) Release(o, uids[o]);
 }
 
 void EarlyReports::Add(EarlyReport r) {
@@ -167,6 +174,7 @@ void EarlyReports::Remove(const std::string& owner, const std::set<uint64_t>& se
   if (v.empty()) {
     by_owner_.erase(it);
     retry_.erase(owner);
+    arrived_uid_.erase(owner);
   }
 }
 
@@ -176,14 +184,15 @@ size_t EarlyReports::kept_for(const std::string& owner) const {
 }
 
 EarlyReports::HoldResult EarlyReports::Hold(const std::string& owner, std::string_view worker,
-                                            std::string_view what, std::string_view body) {
+                                            std::string_view what, std::string_view body,
+                                            std::string_view after_uid) {
   if (!rows_) return {Held::kFailed, "the store of early reports is not open (read-only?)"};
   const size_t n = kept_for(owner);
   if (n >= limits_.per_owner) {
     return {Held::kOwnerFull, std::to_string(n) + " reports are kept already for " + owner +
                                   ", the most per job (--early-reports-per-job)"};
   }
-  const size_t b = worker.size() + what.size() + body.size();
+  const size_t b = worker.size() + what.size() + body.size() + after_uid.size();
   if (count_ >= limits_.total) {
     return {Held::kTotalFull, std::to_string(count_) +
                                   " reports are kept already for jobs not known yet, the most in "
@@ -195,8 +204,8 @@ EarlyReports::HoldResult EarlyReports::Hold(const std::string& owner, std::strin
                                   "--early-reports-max-bytes (" +
                                   std::to_string(limits_.total_bytes) + ")"};
   }
-  EarlyReport r{next_seq_,         owner, std::string(worker), std::string(what),
-                std::string(body), now_()};
+  EarlyReport r{next_seq_,         owner,  std::string(worker),   std::string(what),
+                std::string(body), now_(), std::string(after_uid)};
   if (Status s = rows_->Put(r); !s.ok()) return {Held::kFailed, s.message()};
   Add(std::move(r));
   Arm();
@@ -204,9 +213,39 @@ EarlyReports::HoldResult EarlyReports::Hold(const std::string& owner, std::strin
 }
 
 void EarlyReports::Release(const std::string& owner) {
+  auto u = arrived_uid_.find(owner);
+  Release(owner, u == arrived_uid_.end() ? std::string() : u->second);
+}
+
+void EarlyReports::Release(const std::string& owner, const std::string& uid) {
   if (stopped_ || !apply_) return;
   auto it = by_owner_.find(owner);
-  if (it == by_owner_.end()) return;
+  if (it == by_owner_.end()) {
+    arrived_uid_.erase(owner);
+    return;
+  }
+  arrived_uid_[owner] = uid;
+  // Reports kept after a job of another uid was deleted belong to that job, not to this one.
+  std::vector<uint64_t> stale;
+  for (const EarlyReport& r : it->second) {
+    if (r.after_uid.empty() || r.after_uid == uid) continue;
+    spdlog::warn(
+        "{}: the {} report of worker {}, kept after the job of uid {} was deleted, is that job's: "
+        "the job that arrived is another (uid {}); dropped",
+        owner, r.what, r.worker, r.after_uid, uid);
+    stale.push_back(r.seq);
+  }
+  if (!stale.empty()) {
+    if (Status s = rows_->Erase(stale, nullptr); !s.ok()) {
+      spdlog::error("{}: erasing stale early reports: {}", owner, s.message());
+      retry_.insert(owner);
+      Arm();
+      return;
+    }
+    Remove(owner, std::set<uint64_t>(stale.begin(), stale.end()));
+    it = by_owner_.find(owner);
+    if (it == by_owner_.end()) return;
+  }
   const std::vector<EarlyReport> batch = it->second;
   std::vector<uint64_t> seqs;
   for (const EarlyReport& r : batch) seqs.push_back(r.seq);

@@ -69,8 +69,14 @@ struct EarlyReport {
   std::string what;         // "eval completed", for log lines
   std::string body;         // the request body, as received
   int64_t received_ms = 0;  // wall clock, ms since the epoch
+  // The uid of the job this LC deleted under `owner` before the report came ("" when it saw
+  // none): the report may be that job's, late. It is applied only to a job of that uid (the GM
+  // re-sending the same object, as a G2 GM does between stages); a job of another uid is a new
+  // one made under the same name, and the report is dropped (never trains it from a stale
+  // output).
+  std::string after_uid;
 
-  size_t bytes() const { return worker.size() + what.size() + body.size(); }
+  size_t bytes() const { return worker.size() + what.size() + body.size() + after_uid.size(); }
   friend bool operator==(const EarlyReport&, const EarlyReport&) = default;
 };
 
@@ -108,17 +114,22 @@ class EarlyReports {
 
   // Reads the rows a previous run kept. Those past their expiry go at the first Expire.
   Status Open(std::unique_ptr<EarlyReportRows> rows);
-  // The Releases of start-up: for each owner kept for whose job `known` is true, oldest first.
-  void ReleaseKnown(const std::function<bool(const std::string& owner)>& known);
+  // The Releases of start-up: for each owner kept for whose job `known` gives the uid, oldest
+  // first.
+  void ReleaseKnown(
+      const std::function<std::optional<std::string>(const std::string& owner)>& known);
 
   struct HoldResult {
     Held held = Held::kFailed;
     std::string why;  // for the worker's answer and the log line, unless kKept
   };
   HoldResult Hold(const std::string& owner, std::string_view worker, std::string_view what,
-                  std::string_view body);
+                  std::string_view body, std::string_view after_uid = {});
   bool holds(const std::string& owner) const { return by_owner_.count(owner) != 0; }
-  // The owner's job is known now: its reports go through Apply (contract above).
+  // The owner's job (of `uid`) is known now: its reports go through Apply (contract above), but
+  // those kept after a job of another uid was deleted, which are dropped with a warning.
+  void Release(const std::string& owner, const std::string& uid);
+  // Again, with the uid the owner's job arrived with (a release queued or retried).
   void Release(const std::string& owner);
   // Drops (erases and logs) the reports kept longer than ttl_ms; returns how many. Then retries
   // the releases that failed.
@@ -146,7 +157,8 @@ class EarlyReports {
   std::map<std::string, std::vector<EarlyReport>> by_owner_;
   size_t count_ = 0, bytes_ = 0;
   uint64_t next_seq_ = 1;
-  std::set<std::string> retry_;  // owners whose Apply failed
+  std::set<std::string> retry_;                     // owners whose Apply failed
+  std::map<std::string, std::string> arrived_uid_;  // the uid each released owner arrived with
   std::unique_ptr<boost::asio::steady_timer> timer_;
   bool stopped_ = false;
 };

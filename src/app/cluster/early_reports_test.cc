@@ -102,6 +102,33 @@ TEST_F(EarlyReportsTest, KeptInArrivalOrderAndReleasedOncePerOwner) {
   EXPECT_EQ(applied.size(), 1u);
 }
 
+// A report kept after this LC deleted the job of uid u1 is applied to a job of uid u1 (the GM
+// sending the same object again) and dropped, not applied, when the job that arrives is another
+// one made under the same name (uid u2); reports kept with no delete seen go to either. The uid
+// is in the row: the same holds after a restart.
+TEST_F(EarlyReportsTest, AReportKeptAfterADeleteGoesOnlyToTheSameJob) {
+  for (bool restart : {false, true}) {
+    for (const char* arriving : {"u1", "u2"}) {
+      SCOPED_TRACE(std::string(arriving) + (restart ? ", after a restart" : ""));
+      rows.rows.clear();
+      applied.clear();
+      auto e = Start({});
+      ASSERT_EQ(e->Hold(kJobA, "train-worker-1", "train completed", "late", "u1").held,
+                EarlyReports::Held::kKept);
+      ASSERT_EQ(e->Hold(kJobA, "eval-worker-1", "eval completed", "unknown").held,
+                EarlyReports::Held::kKept);
+      if (restart) e = Start({});
+      e->Release(kJobA, arriving);
+      ASSERT_EQ(applied.size(), 1u);
+      EXPECT_EQ(Bodies(applied[0]), std::string(arriving) == "u1"
+                                        ? (std::vector<std::string>{"late", "unknown"})
+                                        : (std::vector<std::string>{"unknown"}));
+      EXPECT_FALSE(e->holds(kJobA));
+      EXPECT_TRUE(rows.rows.empty()) << "the dropped report's row goes too";
+    }
+  }
+}
+
 // Refused over a bound, never an older one evicted; the byte bound counts worker, what and body.
 TEST_F(EarlyReportsTest, Bounds) {
   struct Case {
@@ -187,7 +214,10 @@ TEST_F(EarlyReportsTest, SurvivesARestart) {
   EXPECT_EQ(e->size(), 3u);
   EXPECT_EQ(e->Expire(), 2u) << "a1 and b1 arrived 70 s ago";
   ASSERT_EQ(e->Hold(kJobA, "w", "k", "a3").held, EarlyReports::Held::kKept);
-  e->ReleaseKnown([](const std::string& o) { return o == kJobA; });
+  e->ReleaseKnown([](const std::string& o) -> std::optional<std::string> {
+    if (o == kJobA) return "uid-a";
+    return std::nullopt;
+  });
   ASSERT_EQ(applied.size(), 1u);
   EXPECT_EQ(Bodies(applied[0]), (std::vector<std::string>{"a2", "a3"}));
   EXPECT_LT(applied[0][0].seq, applied[0][1].seq);

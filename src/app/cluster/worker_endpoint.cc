@@ -142,7 +142,7 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
 http::HttpResponse WorkerEndpoint::KeepEarly(const core::WorkerReport& rep, std::string_view worker,
                                              std::string_view body, const std::string& key) {
   const std::string what = rep.kind + " " + rep.status;
-  const EarlyReports::HoldResult h = early_->Hold(key, worker, what, body);
+  const EarlyReports::HoldResult h = early_->Hold(key, worker, what, body, jobs_.deleted_uid(key));
   switch (h.held) {
     case EarlyReports::Held::kKept:
       spdlog::info(
