@@ -559,10 +559,14 @@ TEST_F(IlBugsTest, B17_DoubleDeleteNoCrash) {
   // A worker of the deleted job: accepted, not forwarded (the job is unknown).
   EXPECT_EQ(PostWorker("train-worker-h4k9q", TrainReport("train-worker-h4k9q", 0.5)), kOk);
 
-  // Re-inserted, the job is a new job: fresh state, round 1 again on the whole index.
+  // Re-inserted, the job is a new job (made again, so a new metadata.uid): fresh state, round 1
+  // again on the whole index. The old job's worker report, kept as early for the key, is not
+  // this job's and is dropped (early_reports.h).
   gm->Send("insert", DatasetObject());
   EXPECT_EQ(NextCount(), 1000) << "the re-created Dataset counts its index from the start";
-  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
+  IlJobSpec recreated;
+  recreated.uid = "7b3c2f0e-1111-4c3a-9c1e-0000000000b7";
+  job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject(recreated));
   Sync();
   UpstreamFrame il1 = NextJob();  // not the dropped worker report
   EXPECT_EQ(il1.content, Il1(kBaseModelUrl));

@@ -51,9 +51,10 @@ class IlGenerationsTest : public ClusterFixture {
 
   std::string PostOn(const std::string& node, const std::string& name, const std::string& body) {
     if (node == kNode2 && node2) {
-      // G2 sends another node the job only at its stage's Running (and deletes it after): that
-      // LC must have loaded it before the worker reports, else the report is for a job it does
-      // not know and is dropped (issue 23 item 5). Bounded: the post goes ahead after 10 s.
+      // G2 sends another node the job only at its stage's Running (and deletes it after): these
+      // rounds post once that LC has loaded it. A report that comes first is kept and applied
+      // when the job arrives (issue 23 item 5; G2_EvalReportBeforeTheJob_* posts first on
+      // purpose). Bounded: the post goes ahead after 10 s.
       const auto until = GmClock::now() + 10s;
       while (!KnownOnNode2() && GmClock::now() < until) std::this_thread::sleep_for(10ms);
       return PostWorkerTo(*node2, name, body);
@@ -557,6 +558,62 @@ TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrite
   ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
   EXPECT_NE(wait_config(first), first);
   EXPECT_EQ(ReadFile(rootfs + kHotDir + "/model.pb"), "HOT-2");
+}
+
+// Issue 23 item 5: the eval node's LC restarted (kill -9) before the GM sent it the job, and the
+// eval worker's report reaches it before the job does (the GM has not yet seen the eval pod
+// Running, so it has not sent that node the job; PostOn's wait is deliberately not used). The
+// report is kept (answered 200), survives a second kill -9, and is applied in order when the job
+// arrives: the round is decided on its metrics. Before: "message for unknown
+// incrementallearningjob ... dropped", and the round decided "not deployed: no eval result".
+TEST_F(IlGenerationsTest, G2_EvalReportBeforeTheJob_KeptAcrossKill9_DecidedOnIt) {
+  World(true, {"--deploy-wait", "30"});
+  GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
+  SetIlModels(job);
+  job.Place(Stage::kEval, kNode2);
+  gm->Sync(job);
+  AppendFile(rootfs + kIlIndexUrl, IndexLines(1, 1000));
+  ASSERT_TRUE(Run(job, At("Train/Running"))) << job.LastCondition();
+  KillAndRestartNode(*node2);  // the eval node's LC restarted; it never had the job
+  const std::string out = "/output/train/1";
+  stdfs::create_directories(rootfs + out);
+  WriteFile(rootfs + out + "/model.pb", "NEW-MODEL-ROUND-1");
+  EXPECT_EQ(
+      PostWorker(
+          "train-worker-a1",
+          R"({"name":"train-worker-a1","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"train","status":"completed","results":[{"format":"pb","url":"/output/train/1/model.pb","metrics":{"loss":0.5}},{"format":"ckpt","url":"/output/train/1","metrics":{"loss":0.5}}]})"),
+      kOk);
+  // The eval pod is created, not yet seen Running: node 2 has not been sent the job.
+  GmEmulator::RunOptions o;
+  o.run_created_pods = false;
+  o.on_frame = [&](const UpstreamFrame& f) { frames.push_back(f); };
+  ASSERT_TRUE(gm->RunUntil(job, At("Eval/Starting"), o))
+      << ::testing::PrintToString(job.Conditions());
+  ASSERT_FALSE(KnownOnNode2());
+  EXPECT_EQ(
+      PostWorkerTo(
+          *node2, "eval-worker-b1",
+          R"({"name":"eval-worker-b1","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"eval","status":"completed","results":[{"format":"pb","url":"/output/train/1/model.pb","metrics":{"precision":[0.9]}},{"format":"pb","url":"/models/deploy_model/saved_model.pb","metrics":{"precision":[0.5]}}]})"),
+      kOk);
+  KillAndRestartNode(*node2);  // the kept report survives kill -9
+  EXPECT_NE(node2->lc->Log().find("1 worker report(s) kept before their job arrived"),
+            std::string::npos);
+  job.SetPod(Stage::kEval, core::gm::PodPhase::kRunning);
+  gm->Sync(job);  // the job reaches node 2 at (Eval, Running)
+  ASSERT_TRUE(Run(job, Closed(1))) << job.LastCondition();
+  EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
+  auto eval = FramesOf("eval", "completed");
+  ASSERT_EQ(eval.size(), 1u) << "the kept report is forwarded once";
+  EXPECT_EQ(eval[0].node, kNode2);
+  auto ready = FramesOf("deploy", "ready");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].node, kNode2) << "the eval node's LC decides, on the kept report";
+  EXPECT_EQ(ready[0].body["input"]["models"][0].value("url", ""), "/output/train/1/model.pb")
+      << "deployed on the kept report's metrics (0.9 against 0.5)";
+  EXPECT_EQ(DeployDecisions(), 1);
+  const std::string log = node2->lc->Log();
+  EXPECT_EQ(log.find("no eval result"), std::string::npos);
+  EXPECT_NE(log.find("worker report(s) kept before the job arrived applied"), std::string::npos);
 }
 
 }  // namespace

@@ -893,5 +893,72 @@ TEST_F(LlG2MultiNodeTest, WorkersOnAnotherNode_R1_EveryAnswerFollowsAWaiting) {
   EXPECT_EQ(ReadFile(worker.log).find("reported train ready"), std::string::npos);
 }
 
+// Issue 23 item 5, LL: the eval pod on the worker node, whose LC was restarted (kill -9) before
+// the GM sent it the job (G2 sends it at (Eval, Running)), and the eval worker's report reaches
+// it before the job does. The report is kept (answered 200), survives a second kill -9, and is
+// forwarded when the job arrives: the round deploys the eval output. Before: dropped as a message
+// for an unknown job, and the round stayed at (Eval, Running).
+TEST_F(LlG2MultiNodeTest, EvalReportBeforeTheJob_KeptAcrossKill9_Forwarded) {
+  using namespace std::chrono_literals;
+  NodeLc& worker = StartNodeLc("worker-node");
+  ASSERT_TRUE(gm->WaitForNode(kDefaultNode));
+  ASSERT_TRUE(gm->WaitForNode("worker-node"));
+  WriteFile(rootfs + kCsvUrl, Csv(600));
+  ASSERT_TRUE(
+      gm->SendTo(kDefaultNode, "insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid)));
+  GmJob job(core::gm::JobKind::kLifelong, JobObject(), core::gm::Generation::kG2);
+  job.Place(Stage::kTrain, kDefaultNode);
+  job.Place(Stage::kEval, "worker-node");
+  gm->Sync(job);
+  std::vector<std::string> frames;  // "<node> <phase>/<status>" of every job message
+  GmEmulator::RunOptions opts;
+  opts.timeout = 8s;
+  opts.on_frame = [&](const UpstreamFrame& f) {
+    frames.push_back(f.node + " " + f.body.value("phase", "") + "/" + f.body.value("status", ""));
+  };
+  auto at = [](const char* cond) {
+    return [cond](const GmJob& j) { return j.LastCondition() == cond; };
+  };
+  ASSERT_TRUE(gm->RunUntil(job, at("Train/Running"), opts))
+      << ::testing::PrintToString(job.Conditions());
+  KillAndRestartNode(worker);  // the eval node's LC restarted; it never had the job
+  stdfs::create_directories(rootfs + "/output/train/1");
+  WriteFile(rootfs + "/output/train/1/index.pkl", "TRAIN-INDEX-V1");
+  PostWorker("train-worker-e1",
+             WorkerBody("train-worker-e1", "train", "completed",
+                        R"([{"format": "pkl", "url": "/output/train/1/index.pkl"}])"));
+  // The eval pod is created, not yet seen Running: the worker node has not been sent the job.
+  GmEmulator::RunOptions pending = opts;
+  pending.run_created_pods = false;
+  ASSERT_TRUE(gm->RunUntil(job, at("Eval/Starting"), pending))
+      << ::testing::PrintToString(job.Conditions());
+  ASSERT_EQ(ReadFile(worker.log).find("LifelongLearningJob default/atcii-classifier-demo: loaded"),
+            std::string::npos);
+  stdfs::create_directories(rootfs + "/output/eval/1");
+  WriteFile(rootfs + "/output/eval/1/index.pkl", "EVAL-INDEX-V1-KEPT-BEFORE-THE-JOB");
+  EXPECT_EQ(PostWorkerTo(worker, "eval-worker-e2",
+                         WorkerBody("eval-worker-e2", "eval", "completed",
+                                    R"([{"format": "pkl", "url": "/output/eval/1/index.pkl"}])")),
+            kOk);
+  KillAndRestartNode(worker);  // the kept report survives kill -9
+  job.SetPod(Stage::kEval, PodPhase::kRunning);
+  gm->Sync(job);  // the job reaches the worker node at (Eval, Running)
+  ASSERT_TRUE(gm->RunUntil(
+      job,
+      [](const GmJob& j) {
+        const auto c = j.Conditions();
+        return c.size() >= 2 && c.back() == "Train/Waiting" &&
+               c[c.size() - 2] == "Deploy/Completed";
+      },
+      opts))
+      << ::testing::PrintToString(job.Conditions());
+  EXPECT_EQ(frames, (std::vector<std::string>{"edge-node train/ready", "edge-node train/completed",
+                                              "edge-node eval/ready", "worker-node eval/completed",
+                                              "edge-node deploy/ready"}));
+  EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1-KEPT-BEFORE-THE-JOB");
+  EXPECT_NE(ReadFile(worker.log).find("worker report(s) kept before the job arrived applied"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sedna::testing

@@ -180,6 +180,17 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
                  "sent (default 1000, 0: every change)");
   app.add_option("--history-rounds", c.history_rounds,
                  "train rounds kept per job in the round history (default 50, 1 to 10000)");
+  app.add_option("--early-reports-per-job", c.early_reports_per_job,
+                 "worker reports kept per job this LC does not know yet, until the GM sends it "
+                 "(default 16; more are answered 503)");
+  app.add_option("--early-reports-max", c.early_reports_max,
+                 "worker reports kept in total for jobs not known yet (default 256)");
+  app.add_option("--early-reports-max-bytes", c.early_reports_max_bytes,
+                 "bytes of worker reports kept in total for jobs not known yet (default 16 MiB)");
+  double early_ttl_s = static_cast<double>(c.early_report_ttl_ms) / 1000;
+  app.add_option("--early-report-ttl", early_ttl_s,
+                 "seconds a worker report for a job not known yet is kept for its job to arrive "
+                 "(default 300), then dropped with a warning");
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);
@@ -243,6 +254,18 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   if (c.history_rounds < 1 || c.history_rounds > 10000) {
     return Result<Config>::Error("--history-rounds: must be 1 to 10000");
   }
+  if (c.early_reports_per_job < 0 || c.early_reports_per_job > 100000 || c.early_reports_max < 0 ||
+      c.early_reports_max > 1000000) {
+    return Result<Config>::Error(
+        "--early-reports-per-job/--early-reports-max: must be 0 to 100000 / 1000000");
+  }
+  if (c.early_reports_max_bytes < 0 || c.early_reports_max_bytes > (int64_t{1} << 30)) {
+    return Result<Config>::Error("--early-reports-max-bytes: must be 0 to 1073741824");
+  }
+  if (!(early_ttl_s >= 0.001 && early_ttl_s <= 86400)) {
+    return Result<Config>::Error("--early-report-ttl: must be 0.001 to 86400 seconds");
+  }
+  c.early_report_ttl_ms = static_cast<int64_t>(early_ttl_s * 1000);
   if (c.s3_retries < 0) return Result<Config>::Error("--s3-retries: must be >= 0");
   if (c.ping_interval_ms <= 0 || c.ping_timeout_ms <= 0 || c.backoff_max_ms <= 0) {
     return Result<Config>::Error(

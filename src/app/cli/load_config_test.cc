@@ -46,6 +46,25 @@ TEST(LoadConfig, GoodValues) {
          EXPECT_EQ(c.node_name, HostName());
          EXPECT_EQ(c.report_batch_ms, 2);
        }},
+      {"early reports: defaults",
+       {},
+       {},
+       [](const Config& c) {
+         EXPECT_EQ(c.early_reports_per_job, 16);
+         EXPECT_EQ(c.early_reports_max, 256);
+         EXPECT_EQ(c.early_reports_max_bytes, 16 << 20);
+         EXPECT_EQ(c.early_report_ttl_ms, 300000);
+       }},
+      {"early reports: flags",
+       {},
+       {"--early-reports-per-job", "2", "--early-reports-max", "3", "--early-reports-max-bytes",
+        "4096", "--early-report-ttl", "1.5"},
+       [](const Config& c) {
+         EXPECT_EQ(c.early_reports_per_job, 2);
+         EXPECT_EQ(c.early_reports_max, 3);
+         EXPECT_EQ(c.early_reports_max_bytes, 4096);
+         EXPECT_EQ(c.early_report_ttl_ms, 1500);
+       }},
       {"--report-batch-ms 0",
        {},
        {"--report-batch-ms", "0"},
@@ -183,6 +202,12 @@ TEST(LoadConfig, BadValuesAreErrorsNamingThem) {
        {"--deploy-report-delay", "soon"},
        {"--deploy-report-delay"}},
       {"no history rounds", {}, {"--history-rounds", "0"}, {"--history-rounds", "1 to 10000"}},
+      {"negative early reports per job",
+       {},
+       {"--early-reports-per-job", "-1"},
+       {"--early-reports-per-job"}},
+      {"early reports over 1 GiB", {}, {"--early-reports-max-bytes", "1073741825"}, {"1073741824"}},
+      {"early report ttl 0", {}, {"--early-report-ttl", "0"}, {"--early-report-ttl", "86400"}},
       {"too many history rounds", {}, {"--history-rounds", "10001"}, {"--history-rounds"}},
       {"TZ misspelled", {{"TZ", "Europe/Berln"}}, {}, {"TZ", "\"Europe/Berln\"", "tzdata"}},
       {"--timezone not a zone", {}, {"--timezone", "12:00"}, {"--timezone", "\"12:00\""}},

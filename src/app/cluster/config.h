@@ -65,6 +65,13 @@ struct Config {
   std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
   // Rounds kept per job in the round history (round_history.h): the dashboard, `status --history`.
   int64_t history_rounds = 50;
+  // Worker reports for a job this LC does not know yet are kept until its object arrives
+  // (early_reports.h; docs/durability.md, "Reports before their job"): at most this many per job,
+  // this many and bytes in total, each at most this long.
+  int64_t early_reports_per_job = 16;
+  int64_t early_reports_max = 256;
+  int64_t early_reports_max_bytes = 16 << 20;
+  int64_t early_report_ttl_ms = 5 * 60 * 1000;
 };
 
 }  // namespace sedna::app

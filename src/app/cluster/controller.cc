@@ -27,6 +27,8 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
+#include "app/cluster/early_release.h"
+#include "app/cluster/early_reports.h"
 #include "app/cluster/gm_frames.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/model_registry.h"
@@ -53,6 +55,16 @@ class GmLinkSink : public UpstreamSink {
  private:
   gm::GmLink& link_;
 };
+
+EarlyLimits EarlyLimitsOf(const Config& c) {
+  return {static_cast<size_t>(c.early_reports_per_job), static_cast<size_t>(c.early_reports_max),
+          static_cast<size_t>(c.early_reports_max_bytes), c.early_report_ttl_ms};
+}
+
+int64_t WallMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace
 
@@ -82,8 +94,13 @@ struct Controller::Impl {
         passthrough(ctx, outbox, intake),
         frames(ctx, datasets, models, jobs, passthrough),
         worker_api(ctx, jobs, intake, passthrough, outbox),
-        status(ctx, jobs, intake, outbox) {
+        status(ctx, jobs, intake, outbox),
+        early(EarlyLimitsOf(ctx.cfg), WallMs) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
+    early.set_apply(ApplyEarlyReports(jobs, intake, early));
+    worker_api.SetEarlyReports(&early);
+    jobs.set_on_arrived(
+        [this](const std::string& key, const std::string& uid) { early.Release(key, uid); });
     status.set_gm_evidence(&frames.evidence());
     jobs.set_gm_is_g1([this] { return frames.evidence().generation() == GmGeneration::kG1; });
   }
@@ -104,6 +121,7 @@ struct Controller::Impl {
   GmFrames frames;
   WorkerEndpoint worker_api;
   StatusEndpoint status;
+  EarlyReports early;
   std::unique_ptr<gm::GmLink> gm;
   std::unique_ptr<UpstreamSink> gm_sink;
   std::function<std::vector<std::string>()> gm_diagnosis;
@@ -193,6 +211,13 @@ Status Controller::Impl::Start() {
       !s.ok()) {
     return s;
   }
+  // Reports kept for jobs not known yet; those whose job was stored meanwhile (a stop between
+  // the job's arrival and their release) are applied now.
+  if (ctx.store->identity() != 0) {
+    if (Status s = early.Open(StoreEarlyRows(*ctx.store)); !s.ok()) return s;
+    early.set_timer(ctx.io);
+    early.ReleaseKnown([this](const std::string& key) { return jobs.uid_of(key); });
+  }
   jobs.CatchUpReloaded();
   if (Status s = worker_api.Start(); !s.ok()) return s;
   if (Status s = status.Start(); !s.ok()) return s;
@@ -254,6 +279,7 @@ void Controller::Impl::Stop() {
   worker_api.Stop();
   status.Stop();
   ctx.trim.Cancel();
+  early.Stop();
   intake.Stop();  // what fails to commit stays in the intake journal for the next start
   outbox.Stop();
   jobs.Stop();

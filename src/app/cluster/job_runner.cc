@@ -237,6 +237,19 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
     return;
   }
   CatchUp(e);
+  if (fresh) deleted_uids_.erase(key);
+  if (fresh && on_arrived_) on_arrived_(key, e.meta().uid);
+}
+
+std::optional<std::string> JobRunner::uid_of(const std::string& key) const {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second->meta().uid;
+}
+
+std::string JobRunner::deleted_uid(const std::string& key) const {
+  auto it = deleted_uids_.find(key);
+  return it == deleted_uids_.end() ? std::string() : it->second;
 }
 
 void JobRunner::CatchUpReloaded() {
@@ -282,6 +295,13 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
   auto it = jobs_.find(key);
   if (it != jobs_.end()) {
     JobEntry& e = *it->second;
+    if (deleted_uids_.insert_or_assign(key, e.meta().uid).second) {
+      deleted_order_.push_back(key);
+      if (deleted_order_.size() > kMaxDeletedUids) {
+        deleted_uids_.erase(deleted_order_.front());
+        deleted_order_.pop_front();
+      }
+    }
     if (e.tick_timer) e.tick_timer->cancel();
     if (e.retry_timer) e.retry_timer->cancel();
     if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();

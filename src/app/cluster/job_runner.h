@@ -15,6 +15,7 @@
 //   the new state and its frames in one transaction, before the step's actions run).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -65,6 +66,17 @@ class JobRunner {
   // GM frames' evidence, wired by the root). Under --gm-protocol auto that turns on the 2021
   // rules (core::il::Spec::g1_rules) and the --deploy-report-delay decision. Unset: never.
   void set_gm_is_g1(std::function<bool()> f) { gm_is_g1_ = std::move(f); }
+  // Called with a job's key once the GM's (or the local GM's) object of a job not known before is
+  // loaded and stepped (not while reloading): the early reports kept for it are applied then.
+  void set_on_arrived(std::function<void(const std::string& key, const std::string& uid)> f) {
+    on_arrived_ = std::move(f);
+  }
+  bool knows(const std::string& key) const { return jobs_.count(key) != 0; }
+  // The uid of the job `key` names, nullopt when it is not known.
+  std::optional<std::string> uid_of(const std::string& key) const;
+  // The uid of the job this LC last deleted under `key` (since it started), "" when none; a
+  // job that arrives under the key again clears it.
+  std::string deleted_uid(const std::string& key) const;
 
   // The registries' hooks.
   void OnDatasetChanged(const std::string& ns, const std::string& name);
@@ -150,6 +162,11 @@ class JobRunner {
   uint64_t next_incarnation_ = 1;
   bool reloading_ = false;
   std::function<bool()> gm_is_g1_;
+  std::function<void(const std::string& key, const std::string& uid)> on_arrived_;
+  // Deleted jobs' uids by key (deleted_uid), the oldest forgotten past kMaxDeletedUids.
+  static constexpr size_t kMaxDeletedUids = 1024;
+  std::map<std::string, std::string> deleted_uids_;
+  std::deque<std::string> deleted_order_;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
   RoundHistory history_{ctx_};
 };

@@ -111,9 +111,12 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
         return Reply(400, s.message());
       }
     }
+    const std::string key = core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name);
+    if (early_ && early_->holds(key)) return KeepEarly(rep, path_name, body, key);
     auto prepared = jobs_.PrepareReport(*m);
     if (!prepared.ok()) return Reply(400, prepared.message());
     std::optional<PendingReport>& p = *prepared;
+    if (!p && early_) return KeepEarly(rep, path_name, body, key);
     if (!p) {
       spdlog::warn("worker {}: message for unknown {} {}/{} dropped", rep.worker_name,
                    rep.owner_kind, rep.ns, rep.owner_name);
@@ -132,6 +135,34 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
         rep.owner_kind);
   }
   return Reply(200, "OK");
+}
+
+// A report for a job not known yet, or behind reports kept for it: kept (200), or 503 over a bound
+// (lib/sedna retries, the job may have arrived by then; docs/durability.md).
+http::HttpResponse WorkerEndpoint::KeepEarly(const core::WorkerReport& rep, std::string_view worker,
+                                             std::string_view body, const std::string& key) {
+  const std::string what = rep.kind + " " + rep.status;
+  const EarlyReports::HoldResult h = early_->Hold(key, worker, what, body, jobs_.deleted_uid(key));
+  switch (h.held) {
+    case EarlyReports::Held::kKept:
+      spdlog::info(
+          "worker {}: {} report for unknown {} {}/{} kept until this LC has the job ({} kept for "
+          "it, for up to {} s)",
+          rep.worker_name, what, rep.owner_kind, rep.ns, rep.owner_name, early_->kept_for(key),
+          early_->limits().ttl_ms / 1000);
+      return Reply(200, "OK");
+    case EarlyReports::Held::kOwnerFull:
+    case EarlyReports::Held::kTotalFull:
+      spdlog::warn(
+          "worker {}: {} report for {}, a job this LC does not know yet, refused with 503: {}",
+          rep.worker_name, what, key, h.why);
+      return Reply(503, "the LC does not know " + key + " yet and keeps no more reports for it (" +
+                            h.why + "); retry later");
+    case EarlyReports::Held::kFailed:
+      break;
+  }
+  spdlog::error("worker {}: keeping the {} report for {}: {}", rep.worker_name, what, key, h.why);
+  return Reply(500, "could not persist the message; retry");
 }
 
 }  // namespace sedna::app

@@ -3,7 +3,8 @@
 // pass-through object is forwarded upstream.
 //
 // Owns: the worker HTTP server (BIND_PORT) and the kinds already warned about.
-// Calls: the job runner (PrepareReport), the report intake (Accept), the pass-through objects
+// Calls: the job runner (PrepareReport), the report intake (Accept), the early reports (holds,
+//   Hold: a report for a job not known yet, or behind ones kept for it), the pass-through objects
 //   (ForwardWorkerMessage), the outbox (Full: 503 while it is over its bound).
 // Called by: workers, over HTTP; the composition root (Start, Stop, port).
 #pragma once
@@ -17,6 +18,7 @@
 #include <string_view>
 
 #include "app/cluster/context.h"
+#include "app/cluster/early_reports.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/passthrough.h"
@@ -44,10 +46,15 @@ class WorkerEndpoint {
     gate_ = std::move(gate);
   }
 
+  // Reports for IL/LL jobs not known yet are kept there (early_reports.h); unset: dropped.
+  void SetEarlyReports(EarlyReports* early) { early_ = early; }
+
   // One worker message: `path_name` from the URL, `body` as received.
   http::HttpResponse OnWorkerMessage(std::string_view path_name, std::string_view body);
 
  private:
+  http::HttpResponse KeepEarly(const core::WorkerReport& rep, std::string_view worker,
+                               std::string_view body, const std::string& key);
   Context& ctx_;
   JobRunner& jobs_;
   ReportIntake& intake_;
@@ -56,6 +63,7 @@ class WorkerEndpoint {
   std::unique_ptr<http::HttpServer> server_;
   std::set<std::string> warned_kinds_;
   std::function<Status(const core::WorkerReport&)> gate_;
+  EarlyReports* early_ = nullptr;
   struct DropLog {  // connections the server closed unanswered, per http::DropReason
     int64_t count = 0;
     std::chrono::steady_clock::time_point logged;
