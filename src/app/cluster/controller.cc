@@ -28,6 +28,7 @@
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
 #include "app/cluster/gm_frames.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/outbox.h"
@@ -62,26 +63,27 @@ struct Controller::Impl {
   Impl(asio::io_context& io, Config c)
       : ctx(io, std::move(c)),
         outbox(ctx),
+        inbound(io, {[this] { return intake.Commit(); }, [this] { return intake.pending(); }}),
         intake(
-            ctx,
+            ctx, inbound,
             [this](const std::vector<PendingReport>& r,
                    const std::function<Status(store::Store::Tx&)>& also) {
               return jobs.CommitReports(r, also);
             },
             [this](PendingReport r) { return jobs.StepReport(std::move(r)); }),
         datasets(
-            ctx, outbox, intake,
+            ctx, outbox, inbound,
             {[this](const std::string& ns, const std::string& n) { jobs.OnDatasetChanged(ns, n); },
              [this](const DatasetSource& s, bool take) { jobs.OnDatasetRead(s, take); },
              [this](const std::string& ns, const std::string& n) {
                return jobs.PollSecondsFor(ns, n);
              }}),
-        models(ctx, intake,
+        models(ctx,
                [this](const std::string& ns, const std::string& n) { jobs.OnModelChanged(ns, n); }),
-        jobs(ctx, outbox, intake, datasets, models),
-        passthrough(ctx, outbox, intake),
-        frames(ctx, datasets, models, jobs, passthrough),
-        worker_api(ctx, jobs, intake, passthrough, outbox),
+        jobs(ctx, outbox, inbound, datasets, models),
+        passthrough(ctx, outbox),
+        frames(ctx, inbound, datasets, models, jobs, passthrough),
+        worker_api(ctx, jobs, intake, inbound, passthrough, outbox),
         status(ctx, jobs, intake, outbox) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
     status.set_gm_evidence(&frames.evidence());
@@ -96,6 +98,7 @@ struct Controller::Impl {
 
   Context ctx;
   Outbox outbox;
+  InboundQueue inbound;
   ReportIntake intake;
   DatasetRegistry datasets;
   ModelRegistry models;
@@ -254,7 +257,8 @@ void Controller::Impl::Stop() {
   worker_api.Stop();
   status.Stop();
   ctx.trim.Cancel();
-  intake.Stop();  // what fails to commit stays in the intake journal for the next start
+  inbound.Stop();  // events not handed out yet are dropped: their sources re-send them
+  intake.Stop();   // what fails to commit stays in the intake journal for the next start
   outbox.Stop();
   jobs.Stop();
   datasets.Stop();

@@ -3,7 +3,8 @@
 // pass-through object is forwarded upstream.
 //
 // Owns: the worker HTTP server (BIND_PORT) and the kinds already warned about.
-// Calls: the job runner (PrepareReport), the report intake (Accept), the pass-through objects
+// Calls: the job runner (PrepareReport), the report intake (Accept), the inbound queue (RunNow: a
+//   pass-through forward is an event, after the acknowledged reports), the pass-through objects
 //   (ForwardWorkerMessage), the outbox (Full: 503 while it is over its bound).
 // Called by: workers, over HTTP; the composition root (Start, Stop, port).
 #pragma once
@@ -17,6 +18,7 @@
 #include <string_view>
 
 #include "app/cluster/context.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/passthrough.h"
@@ -31,8 +33,8 @@ namespace sedna::app {
 
 class WorkerEndpoint {
  public:
-  WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake, Passthrough& passthrough,
-                 Outbox& outbox);
+  WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake, InboundQueue& inbound,
+                 Passthrough& passthrough, Outbox& outbox);
   ~WorkerEndpoint();
 
   // Listens on cfg.bind_address:bind_port. The error names BIND_PORT.
@@ -51,6 +53,7 @@ class WorkerEndpoint {
   Context& ctx_;
   JobRunner& jobs_;
   ReportIntake& intake_;
+  InboundQueue& inbound_;
   Passthrough& passthrough_;
   Outbox& outbox_;
   std::unique_ptr<http::HttpServer> server_;
