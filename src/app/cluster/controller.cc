@@ -30,6 +30,7 @@
 #include "app/cluster/early_release.h"
 #include "app/cluster/early_reports.h"
 #include "app/cluster/gm_frames.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/outbox.h"
@@ -74,30 +75,31 @@ struct Controller::Impl {
   Impl(asio::io_context& io, Config c)
       : ctx(io, std::move(c)),
         outbox(ctx),
+        inbound(io, {[this] { return intake.Commit(); }, [this] { return intake.pending(); }}),
         intake(
-            ctx,
+            ctx, inbound,
             [this](const std::vector<PendingReport>& r,
                    const std::function<Status(store::Store::Tx&)>& also) {
               return jobs.CommitReports(r, also);
             },
             [this](PendingReport r) { return jobs.StepReport(std::move(r)); }),
         datasets(
-            ctx, outbox, intake,
+            ctx, outbox, inbound,
             {[this](const std::string& ns, const std::string& n) { jobs.OnDatasetChanged(ns, n); },
              [this](const DatasetSource& s, bool take) { jobs.OnDatasetRead(s, take); },
              [this](const std::string& ns, const std::string& n) {
                return jobs.PollSecondsFor(ns, n);
              }}),
-        models(ctx, intake,
+        models(ctx,
                [this](const std::string& ns, const std::string& n) { jobs.OnModelChanged(ns, n); }),
-        jobs(ctx, outbox, intake, datasets, models),
-        passthrough(ctx, outbox, intake),
-        frames(ctx, datasets, models, jobs, passthrough),
-        worker_api(ctx, jobs, intake, passthrough, outbox),
+        jobs(ctx, outbox, inbound, datasets, models),
+        passthrough(ctx, outbox),
+        frames(ctx, inbound, datasets, models, jobs, passthrough),
+        worker_api(ctx, jobs, intake, inbound, passthrough, outbox),
         status(ctx, jobs, intake, outbox),
         early(EarlyLimitsOf(ctx.cfg), WallMs) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
-    early.set_apply(ApplyEarlyReports(jobs, intake, early));
+    early.set_apply(ApplyEarlyReports(jobs, intake, inbound, early));
     worker_api.SetEarlyReports(&early);
     jobs.set_on_arrived(
         [this](const std::string& key, const std::string& uid) { early.Release(key, uid); });
@@ -113,6 +115,7 @@ struct Controller::Impl {
 
   Context ctx;
   Outbox outbox;
+  InboundQueue inbound;
   ReportIntake intake;
   DatasetRegistry datasets;
   ModelRegistry models;
@@ -280,7 +283,8 @@ void Controller::Impl::Stop() {
   status.Stop();
   ctx.trim.Cancel();
   early.Stop();
-  intake.Stop();  // what fails to commit stays in the intake journal for the next start
+  inbound.Stop();  // events not handed out yet are dropped: their sources re-send them
+  intake.Stop();   // what fails to commit stays in the intake journal for the next start
   outbox.Stop();
   jobs.Stop();
   datasets.Stop();

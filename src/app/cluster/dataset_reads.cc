@@ -31,15 +31,6 @@ void DatasetRegistry::NoteReadProblem(Entry& e, const std::string& problem) {
 
 void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
   if (outbox_.Full()) return;  // resumed when the outbox drains
-  // The outbox keeps arrival order; a read waiting behind reports is queued once per Dataset.
-  if (!intake_.RunAfterReportsOnce("read:" + e.src.key, e.name() + " index read",
-                                   [this, key = e.src.key, take_unterminated] {
-                                     if (auto it = datasets_.find(key); it != datasets_.end()) {
-                                       Read(*it->second, take_unterminated);
-                                     }
-                                   })) {
-    return;
-  }
   // One read in flight per Dataset, on the pool: a slow file never holds the loop.
   if (e.read_inflight) {
     e.read_again = true;
@@ -53,9 +44,11 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
                          cursor = e.record.cursor, options]() mutable {
     auto r = std::make_shared<Result<dataset::ReadResult>>(dataset::ReadNewSamples(
         path, format, cursor, options, [](std::string_view) { return Status::Ok(); }));
-    asio::post(ctx_.io, [this, key, path, cursor, r, take = options.take_unterminated] {
-      OnRead(key, path, cursor, *r, take);
-    });
+    // Back as an event: the count frame does not overtake reports acknowledged meanwhile.
+    inbound_.Post(
+        {"", key + " index read", [this, key, path, cursor, r, take = options.take_unterminated] {
+           OnRead(key, path, cursor, *r, take);
+         }});
   });
 }
 
@@ -70,18 +63,6 @@ void DatasetRegistry::OnRead(const std::string& key, const std::string& path,
   if (ctx_.stopped) return;
   if (e.src.local_path != path) {  // the Dataset moved to another index meanwhile
     PostRead(e, false);
-    return;
-  }
-  // The count frame must not overtake reports acknowledged while the read ran.
-  if (!intake_.settled() &&
-      !intake_.RunAfterReports(e.name() + " index read",
-                               [this, key, path, cursor, r, take_unterminated] {
-                                 if (auto it = datasets_.find(key); it != datasets_.end()) {
-                                   it->second->read_inflight = true;  // OnRead clears it again
-                                   OnRead(key, path, cursor, r, take_unterminated);
-                                 }
-                               })) {
-    e.read_inflight = true;  // until the redo runs: no second read of the same bytes
     return;
   }
   // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.

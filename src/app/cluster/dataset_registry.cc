@@ -41,8 +41,8 @@ std::string UrlHash(const std::string& s) {
 
 }  // namespace
 
-DatasetRegistry::DatasetRegistry(Context& ctx, Outbox& outbox, ReportIntake& intake, Hooks hooks)
-    : ctx_(ctx), outbox_(outbox), intake_(intake), hooks_(std::move(hooks)) {}
+DatasetRegistry::DatasetRegistry(Context& ctx, Outbox& outbox, InboundQueue& inbound, Hooks hooks)
+    : ctx_(ctx), outbox_(outbox), inbound_(inbound), hooks_(std::move(hooks)) {}
 DatasetRegistry::~DatasetRegistry() = default;
 
 void DatasetRegistry::Start() {
@@ -61,12 +61,6 @@ const DatasetSource* DatasetRegistry::Source(const std::string& ns, const std::s
 }
 
 void DatasetRegistry::Upsert(json::Decoded<core::Dataset> d, bool persist) {
-  // Reports that arrived before this change step under the spec they came for.
-  if (!UpdateAfterReports(
-          intake_, "Dataset " + d.object.meta.ns + "/" + d.object.meta.name, d,
-          [this, persist](json::Decoded<core::Dataset> u) { Upsert(std::move(u), persist); })) {
-    return;
-  }
   const auto& ds = d.object;
   const std::string key = core::ResourceKey(ds.meta.ns, core::kKindDataset, ds.meta.name);
   const std::string who = "Dataset " + ds.meta.ns + "/" + ds.meta.name;
@@ -160,7 +154,6 @@ void DatasetRegistry::Upsert(json::Decoded<core::Dataset> d, bool persist) {
 }
 
 void DatasetRegistry::Delete(const std::string& key) {
-  if (!intake_.RunAfterReports(key + " delete", [this, key] { Delete(key); })) return;
   // "<ns>/dataset/<name>" -> "<ns>/<name>", as the other Dataset log lines name it.
   const std::string name = key.substr(0, key.find('/')) + "/" + key.substr(key.rfind('/') + 1);
   auto it = datasets_.find(key);
@@ -214,28 +207,29 @@ void DatasetRegistry::SchedulePoll(Entry& e) {
   const std::string key = e.src.key;
   e.poll_timer->async_wait([this, key](const boost::system::error_code& ec) {
     if (ec || ctx_.stopped) return;
-    auto it = datasets_.find(key);
-    if (it == datasets_.end()) return;
-    if (it->second->src.s3) {
-      SyncS3(*it->second);
-    } else {
-      EnsureWatch(*it->second);
-      Read(*it->second, true);
-    }
-    SchedulePoll(*it->second);
+    inbound_.Add({"", key + " poll", [this, key] {
+                    auto it = datasets_.find(key);
+                    if (it == datasets_.end()) return;
+                    if (it->second->src.s3) {
+                      SyncS3(*it->second);
+                    } else {
+                      EnsureWatch(*it->second);
+                      Read(*it->second, true);
+                    }
+                    SchedulePoll(*it->second);
+                  }});
   });
 }
 
+// A read after the current handler, once per Dataset (the first one asked for is queued; it reads
+// the Dataset as it is when it runs).
 void DatasetRegistry::PostRead(Entry& e, bool take_unterminated) {
-  if (e.read_posted) return;
-  e.read_posted = true;
   const std::string key = e.src.key;
-  asio::post(ctx_.io, [this, key, take_unterminated] {
-    auto it = datasets_.find(key);
-    if (it == datasets_.end() || ctx_.stopped) return;
-    it->second->read_posted = false;
-    Read(*it->second, take_unterminated);
-  });
+  inbound_.Defer({"read:" + key, key + " index read", [this, key, take_unterminated] {
+                    auto it = datasets_.find(key);
+                    if (it == datasets_.end() || ctx_.stopped) return;
+                    Read(*it->second, take_unterminated);
+                  }});
 }
 
 void DatasetRegistry::ReadAll() {

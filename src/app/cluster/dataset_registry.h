@@ -4,10 +4,11 @@
 //
 // Owns: the Datasets, the index watcher, each Dataset's poll timer, S3 sync in flight, mirror
 //   files and count record (lc_state "dataset").
-// Calls: the store, the outbox (Full, Append, Pump), the report intake (the ordering contract:
-//   an update, a delete and an index read wait behind pending reports), the pool (S3 syncs).
-// Called by: the composition root (GM frames, start-up reload, the outbox drained) and the job
-//   runner (Source, Reschedule).
+// Calls: the store, the outbox (Full, Append, Pump), the inbound queue (index changes, polls,
+//   index reads and S3 syncs coming back from the pool are its events, so a count frame never
+//   overtakes an acknowledged report), the pool (index reads, S3 syncs).
+// Called by: events of the inbound queue (GM frames, the outbox drained, its own), start-up
+//   (reload), and the job runner (Source, Reschedule).
 // Emits (Hooks, wired by the composition root to the job runner):
 //   changed(ns, name): the Dataset's spec changed (its jobs step with JobChanged);
 //   read(source, take_unterminated): its index may hold new samples (its jobs ingest them);
@@ -24,8 +25,8 @@
 #include "adapters/json/resource_codec.h"
 #include "adapters/s3/index_mirror.h"
 #include "app/cluster/context.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/outbox.h"
-#include "app/cluster/report_intake.h"
 
 namespace sedna::dataset {
 class IndexWatcher;
@@ -51,7 +52,7 @@ class DatasetRegistry {
     std::function<int64_t(const std::string& ns, const std::string& name)> poll_seconds;
   };
 
-  DatasetRegistry(Context& ctx, Outbox& outbox, ReportIntake& intake, Hooks hooks);
+  DatasetRegistry(Context& ctx, Outbox& outbox, InboundQueue& inbound, Hooks hooks);
   ~DatasetRegistry();
   DatasetRegistry(const DatasetRegistry&) = delete;
   DatasetRegistry& operator=(const DatasetRegistry&) = delete;
@@ -92,7 +93,7 @@ class DatasetRegistry {
 
   Context& ctx_;
   Outbox& outbox_;
-  ReportIntake& intake_;
+  InboundQueue& inbound_;
   Hooks hooks_;
   std::unique_ptr<dataset::IndexWatcher> watcher_;
   std::map<std::string, std::unique_ptr<Entry>> datasets_;

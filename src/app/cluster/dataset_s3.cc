@@ -39,7 +39,8 @@ void DatasetRegistry::SyncS3(Entry& e) {
                          mirror = e.src.local_path, options = ctx_.S3Options()] {
     s3::Client client(creds, options);
     auto r = s3::SyncIndexMirror(client, url, mirror);
-    asio::post(ctx_.io, [this, key, mirror, r = std::move(r)] { OnS3Synced(key, mirror, r); });
+    inbound_.Post({"", key + " S3 sync",
+                   [this, key, mirror, r = std::move(r)] { OnS3Synced(key, mirror, r); }});
   });
 }
 

@@ -7,12 +7,14 @@
 
 namespace sedna::app {
 
-EarlyReports::Apply ApplyEarlyReports(JobRunner& jobs, ReportIntake& intake, EarlyReports& early) {
-  return [&jobs, &intake, &early](const std::vector<EarlyReport>& kept,
-                                  const EarlyReports::Erase& erase) {
+EarlyReports::Apply ApplyEarlyReports(JobRunner& jobs, ReportIntake& intake, InboundQueue& inbound,
+                                      EarlyReports& early) {
+  return [&jobs, &intake, &inbound, &early](const std::vector<EarlyReport>& kept,
+                                            const EarlyReports::Erase& erase) {
     const std::string owner = kept.front().owner;
-    if (!intake.RunAfterReports(owner + " reports kept before it arrived",
-                                [&early, owner] { early.Release(owner); })) {
+    if (intake.pending() != 0) {
+      inbound.Defer({"early:" + owner, owner + " reports kept before it arrived",
+                     [&early, owner] { early.Release(owner); }});
       return EarlyReports::Applied::kLater;
     }
     std::vector<PendingReport> ready;

@@ -44,6 +44,19 @@ void GmFrames::Reject(const std::string& key, const std::string& msg) {
 
 void GmFrames::OnFrame(const std::string& text) {
   ctx_.metrics.frames_received++;
+  // "<key> update" / "<key> delete" names the frame in the log line of one that waits (decoded
+  // only then: it parses the frame).
+  std::string what = "GM frame";
+  if (inbound_.may_wait()) {
+    if (auto h = json::DecodeFrameHeader(text); h.ok()) {
+      what = core::ResourceKey(h->ns, h->resource_kind, h->resource_name) +
+             (h->operation == "delete" ? " delete" : " update");
+    }
+  }
+  inbound_.Add({"", std::move(what), [this, text] { Apply(text); }});
+}
+
+void GmFrames::Apply(const std::string& text) {
   ctx_.trim.Schedule();
   auto f = json::DecodeFrame(text);
   if (!f.ok()) {

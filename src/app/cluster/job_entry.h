@@ -55,7 +55,6 @@ struct JobEntry {
   int64_t retry_scheduled_at = 0;
   std::unique_ptr<boost::asio::steady_timer> ingest_retry_timer;
   bool ingest_retry_pending = false;
-  bool ingest_posted = false;
   // Context::gm_epoch when the job object last came from the GM (~0: only reloaded from the
   // store since start): its conditions are current only on the same epoch.
   uint64_t seen_epoch = ~uint64_t{0};

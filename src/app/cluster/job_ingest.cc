@@ -27,14 +27,6 @@ constexpr std::chrono::seconds kIngestRetry{10};
 
 void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated) {
   if (outbox_.Full()) return;
-  // A read that waits behind reports is queued once per job; it reads the job's dataset as it is
-  // when it runs (an update queued before it may have changed it).
-  if (!intake_.RunAfterReportsOnce("ingest:" + e.key, e.name() + " ingest",
-                                   [this, key = e.key, inc = e.incarnation, take_unterminated] {
-                                     IngestAgain(key, inc, take_unterminated);
-                                   })) {
-    return;
-  }
   dataset::IndexCursor cursor = e.cursor;
   if (cursor.path != ds.local_path) {
     // B26/B28: the Dataset now names another index (url changed, or deleted and re-created
@@ -87,9 +79,9 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     }
     d.train_end = train->size();
     d.eval_end = eval->size();
-    asio::post(ctx_.io, [this, key, inc, done, take = options.take_unterminated] {
-      OnIngested(key, inc, *done, take);
-    });
+    inbound_.Post({"", key + " ingest", [this, key, inc, done, take = options.take_unterminated] {
+                     OnIngested(key, inc, *done, take);
+                   }});
   });
 }
 
@@ -141,14 +133,13 @@ void JobRunner::ApplyIngest(JobEntry& e, const IngestDone& d, bool take_untermin
   if (more) PostIngest(e, take_unterminated);
 }
 
-// The next slice after the current handler, once per job.
+// The next slice after the current handler, once per job (the first one asked for is queued; it
+// reads the job's dataset as it is when it runs).
 void JobRunner::PostIngest(JobEntry& e, bool take_unterminated) {
-  if (e.ingest_posted) return;
-  e.ingest_posted = true;
-  asio::post(ctx_.io, [this, key = e.key, inc = e.incarnation, take_unterminated] {
-    if (JobEntry* j = Find(key, inc)) j->ingest_posted = false;
-    IngestAgain(key, inc, take_unterminated);
-  });
+  inbound_.Defer({"ingest:" + e.key + "#" + std::to_string(e.incarnation), e.key + " ingest",
+                  [this, key = e.key, inc = e.incarnation, take_unterminated] {
+                    IngestAgain(key, inc, take_unterminated);
+                  }});
 }
 
 void JobRunner::ScheduleIngestRetry(JobEntry& e) {
@@ -160,8 +151,10 @@ void JobRunner::ScheduleIngestRetry(JobEntry& e) {
   const uint64_t inc = e.incarnation;
   e.ingest_retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
     if (ec || ctx_.stopped) return;
-    if (JobEntry* j = Find(key, inc)) j->ingest_retry_pending = false;
-    IngestAgain(key, inc, false);
+    inbound_.Add({"", key + " ingest retry", [this, key, inc] {
+                    if (JobEntry* j = Find(key, inc)) j->ingest_retry_pending = false;
+                    IngestAgain(key, inc, false);
+                  }});
   });
 }
 

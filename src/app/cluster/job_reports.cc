@@ -25,7 +25,8 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
     std::string kind = rep.kind;
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (e.is_il() && kind == "eval" && e.il_state.eval_outstanding) {
-      Step(e, core::il::EvalReportRefused{rep.worker_name, s.message()});
+      inbound_.Add(StepEvent(e.key, e.incarnation,
+                             core::il::EvalReportRefused{rep.worker_name, s.message()}));
     }
     return s;
   }
@@ -110,7 +111,8 @@ Result<std::function<void()>> JobRunner::CommitReports(
   for (const PendingReport& r : reports) {
     JobEntry* found = Find(r.job_key, r.incarnation);
     if (!found) {
-      // Only a report recovered at start for a job that is gone (Delete waits for the batch).
+      // Only a report recovered at start for a job that is gone (a Delete is an inbound event,
+      // handed out once the batch is committed).
       spdlog::warn("worker report (journal entry {}): its job {} is gone; dropped", r.seq,
                    r.job_key.empty() ? std::string("(unknown)") : r.job_key);
       continue;

@@ -50,9 +50,9 @@ Status ValidateCommon(const std::string& dataset, double train_prob,
 
 }  // namespace
 
-JobRunner::JobRunner(Context& ctx, Outbox& outbox, ReportIntake& intake, DatasetRegistry& datasets,
+JobRunner::JobRunner(Context& ctx, Outbox& outbox, InboundQueue& inbound, DatasetRegistry& datasets,
                      const ModelRegistry& models)
-    : ctx_(ctx), outbox_(outbox), intake_(intake), datasets_(datasets), models_(models) {}
+    : ctx_(ctx), outbox_(outbox), inbound_(inbound), datasets_(datasets), models_(models) {}
 JobRunner::~JobRunner() = default;
 
 JobEntry* JobRunner::Find(const std::string& key, uint64_t incarnation) {
@@ -156,12 +156,6 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
 }
 
 void JobRunner::Upsert(JobEntry incoming, bool persist) {
-  // Reports that arrived before this change step under the spec they came for.
-  if (!UpdateAfterReports(
-          intake_, std::string(incoming.object_kind()) + " " + incoming.name() + " update",
-          incoming, [this, persist](JobEntry u) { Upsert(std::move(u), persist); })) {
-    return;
-  }
   const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
   const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
   const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
@@ -282,16 +276,17 @@ void JobRunner::ScheduleTick(JobEntry& e) {
   const uint64_t inc = e.incarnation;
   e.tick_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
     if (ec || ctx_.stopped) return;
-    IngestAgain(key, inc, false);
-    if (JobEntry* j = Find(key, inc)) {
-      Step(*j, core::il::Tick{});
-      ScheduleTick(*j);
-    }
+    inbound_.Add({"", key + " tick", [this, key, inc] {
+                    IngestAgain(key, inc, false);
+                    if (JobEntry* j = Find(key, inc)) {
+                      Step(*j, core::il::Tick{});
+                      ScheduleTick(*j);
+                    }
+                  }});
   });
 }
 
 void JobRunner::Delete(const std::string& key, JobKind kind) {
-  if (!intake_.RunAfterReports(key + " delete", [this, key, kind] { Delete(key, kind); })) return;
   auto it = jobs_.find(key);
   if (it != jobs_.end()) {
     JobEntry& e = *it->second;

@@ -4,13 +4,13 @@
 // Owns: the jobs (the last received object, compiled triggers, core state, cursor, spools), their
 //   tick / retry / ingest-retry timers, and the lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
-//   ingesting); the report intake (the ordering contract: every step, update and delete waits
-//   behind pending reports); the dataset registry (Source, Reschedule) and the model registry
-//   (RefFor), read-only; the pool (sample files and model deploys, whose results come back as
-//   FileWritten / ModelCopied events).
-// Called by: the composition root (GM frames, start-up reload, the registries' hooks), the report
-//   intake (CommitReports, StepReport) and the worker and status endpoints (PrepareReport,
-//   Views).
+//   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
+//   back as events, so every step runs after the reports acknowledged before it are committed);
+//   the dataset registry (Source, Reschedule) and the model registry (RefFor), read-only; the pool
+//   (sample files and model deploys, whose results come back as FileWritten / ModelCopied events).
+// Called by: events of the inbound queue (GM frames, the registries' hooks, its own timers and
+//   pool results), start-up (reload), the report intake (CommitReports, StepReport) and the worker
+//   and status endpoints (PrepareReport, Views).
 // Emits: upstream frames only, committed with the step that produced them (docs/durability.md:
 //   the new state and its frames in one transaction, before the step's actions run).
 #pragma once
@@ -27,6 +27,7 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
@@ -44,7 +45,7 @@ struct PlannedStep;
 
 class JobRunner {
  public:
-  JobRunner(Context& ctx, Outbox& outbox, ReportIntake& intake, DatasetRegistry& datasets,
+  JobRunner(Context& ctx, Outbox& outbox, InboundQueue& inbound, DatasetRegistry& datasets,
             const ModelRegistry& models);
   ~JobRunner();
   JobRunner(const JobRunner&) = delete;
@@ -142,6 +143,9 @@ class JobRunner {
   core::ll::Spec MakeLlSpec(const JobEntry& e) const;
   bool Step(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},
             const dataset::IndexCursor* new_cursor = nullptr);
+  // An inbound-queue event that steps the job (key, incarnation) with `ev` if it still exists.
+  // Built on any thread (the pool's results are posted with it).
+  InboundQueue::Event StepEvent(const std::string& key, uint64_t incarnation, core::il::Event ev);
   PlannedStep Plan(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames,
                    const dataset::IndexCursor* new_cursor);
   Status Write(store::Store::Tx& tx, const PlannedStep& p);
@@ -155,7 +159,7 @@ class JobRunner {
 
   Context& ctx_;
   Outbox& outbox_;
-  ReportIntake& intake_;
+  InboundQueue& inbound_;
   DatasetRegistry& datasets_;
   const ModelRegistry& models_;
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;

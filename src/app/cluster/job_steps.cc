@@ -204,37 +204,24 @@ void JobRunner::ActOn(PlannedStep& p) {
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
     outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
-      if (JobEntry* j = Find(key, inc)) Step(*j, core::il::EvalForwardWritten{NowMs()});
+      inbound_.Add(StepEvent(key, inc, core::il::EvalForwardWritten{NowMs()}));
     });
   }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);
 }
 
-// Steps the job; commits the new state, `pre_frames` and the reports in one transaction; then
-// runs the actions. Returns false (state unchanged) when the commit failed.
+InboundQueue::Event JobRunner::StepEvent(const std::string& key, uint64_t incarnation, Event ev) {
+  return {"", key + " event", [this, key, incarnation, ev = std::move(ev)] {
+            if (JobEntry* j = Find(key, incarnation)) Step(*j, ev);
+          }};
+}
+
+// Steps the job; commits the new state and `pre_frames` in one transaction; then runs the
+// actions. Returns false (state unchanged) when the commit failed. Called in an event of the
+// inbound queue, so the reports acknowledged before it are committed.
 bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                      const dataset::IndexCursor* new_cursor) {
-  // Reports acknowledged before this event are committed (and sent) first; if they cannot be yet,
-  // the event waits behind them (an ingest step, whose spool bytes are not kept, is dropped and
-  // retried by its caller; Ingest itself waits first, so this does not happen).
-  if (!intake_.settled()) {
-    if (new_cursor) {
-      if (!intake_.Flush()) {
-        spdlog::error(
-            "{} {}: ingest dropped: the worker reports acknowledged before it are not "
-            "committed yet",
-            e.object_kind(), e.name());
-        return false;
-      }
-    } else if (!intake_.RunAfterReports(
-                   e.name() + " event",
-                   [this, key = e.key, inc = e.incarnation, ev, pre = pre_frames] {
-                     if (JobEntry* j = Find(key, inc)) Step(*j, ev, pre);
-                   })) {
-      return true;
-    }
-  }
   ctx_.trim.Schedule();
   PlannedStep p = Plan(e, ev, std::move(pre_frames), new_cursor);
   if (p.write_record || !p.frames.empty()) {
@@ -263,10 +250,12 @@ void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
   const uint64_t inc = e.incarnation;
   e.retry_timer->async_wait([this, key, inc](const boost::system::error_code& ec) {
     if (ec || ctx_.stopped) return;
-    if (JobEntry* j = Find(key, inc)) {
-      j->retry_scheduled_at = 0;
-      Step(*j, core::il::Tick{});
-    }
+    inbound_.Add({"", key + " retry", [this, key, inc] {
+                    if (JobEntry* j = Find(key, inc)) {
+                      j->retry_scheduled_at = 0;
+                      Step(*j, core::il::Tick{});
+                    }
+                  }});
   });
 }
 
@@ -314,11 +303,7 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
     asio::post(ctx_.pool, [this, key, inc, ctx = StorageContext(ctx_, e), file = std::move(file),
                            work, round] {
       Status s = storage::WriteSampleFile(ctx, file);
-      asio::post(ctx_.io, [this, key, inc, work, round, s] {
-        if (JobEntry* j = Find(key, inc)) {
-          Step(*j, core::il::FileWritten{work, round, s.ok(), s.message()});
-        }
-      });
+      inbound_.Post(StepEvent(key, inc, core::il::FileWritten{work, round, s.ok(), s.message()}));
     });
   } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
     // Whatever the conditions said, a deploy copies only a model inside the job's own output, so
@@ -328,9 +313,7 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
     const std::string out = core::il::OutputRoot(e.output_dir());
     if (Status inside = LexicallyInside(c->src_url, out, "deploy source"); !inside.ok()) {
       const std::string why = inside.message();
-      asio::post(ctx_.io, [this, key, inc, why] {
-        if (JobEntry* j = Find(key, inc)) Step(*j, core::il::ModelCopied{false, why});
-      });
+      inbound_.Post(StepEvent(key, inc, core::il::ModelCopied{false, why}));
       return;
     }
     asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), src = c->src_url,
@@ -342,11 +325,7 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
       }
       if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
       const Status s = r.status();
-      asio::post(ctx_.io, [this, key, inc, s] {
-        if (JobEntry* j = Find(key, inc)) {
-          Step(*j, core::il::ModelCopied{s.ok(), s.message()});
-        }
-      });
+      inbound_.Post(StepEvent(key, inc, core::il::ModelCopied{s.ok(), s.message()}));
     });
   } else if (auto* h = std::get_if<core::il::WriteHotUpdate>(&a)) {
     // As for a deploy, every model copied comes from the job's own output (lexically here; the
@@ -356,11 +335,7 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
     for (const core::il::CopyModel& c : h->copies) {
       if (Status inside = LexicallyInside(c.src_url, out, "hot-update source"); !inside.ok()) {
         const std::string why = inside.message();
-        asio::post(ctx_.io, [this, key, inc, condition, why] {
-          if (JobEntry* j = Find(key, inc)) {
-            Step(*j, core::il::HotUpdateWritten{condition, false, why});
-          }
-        });
+        inbound_.Post(StepEvent(key, inc, core::il::HotUpdateWritten{condition, false, why}));
         return;
       }
     }
@@ -379,11 +354,8 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
                      r->update_time);
       }
       const Status s = r.status();
-      asio::post(ctx_.io, [this, key, inc, condition = action.condition, s] {
-        if (JobEntry* j = Find(key, inc)) {
-          Step(*j, core::il::HotUpdateWritten{condition, s.ok(), s.message()});
-        }
-      });
+      inbound_.Post(
+          StepEvent(key, inc, core::il::HotUpdateWritten{action.condition, s.ok(), s.message()}));
     });
   }
 }

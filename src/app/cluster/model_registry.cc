@@ -6,11 +6,6 @@
 namespace sedna::app {
 
 void ModelRegistry::Upsert(json::Decoded<core::Model> d, bool persist) {
-  if (!UpdateAfterReports(
-          intake_, "Model " + d.object.meta.ns + "/" + d.object.meta.name, d,
-          [this, persist](json::Decoded<core::Model> u) { Upsert(std::move(u), persist); })) {
-    return;
-  }
   const auto& m = d.object;
   const std::string key = core::ResourceKey(m.meta.ns, core::kKindModel, m.meta.name);
   if (persist) {
@@ -25,7 +20,6 @@ void ModelRegistry::Upsert(json::Decoded<core::Model> d, bool persist) {
 }
 
 void ModelRegistry::Delete(const std::string& key) {
-  if (!intake_.RunAfterReports(key + " delete", [this, key] { Delete(key); })) return;
   models_.erase(key);
   (void)ctx_.store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
 }

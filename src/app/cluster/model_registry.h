@@ -2,8 +2,8 @@
 // deploySpec.model).
 //
 // Owns: the Models.
-// Calls: the store; the report intake (an update or delete waits behind pending reports).
-// Called by: the composition root (GM frames, start-up reload); the job runner (RefFor).
+// Calls: the store.
+// Called by: GM frames (events of the inbound queue), start-up (reload); the job runner (RefFor).
 // Emits: changed(ns, name) after an update (the job runner steps the jobs that name it).
 #pragma once
 
@@ -14,7 +14,6 @@
 
 #include "adapters/json/resource_codec.h"
 #include "app/cluster/context.h"
-#include "app/cluster/report_intake.h"
 #include "core/resources.h"
 
 namespace sedna::app {
@@ -22,8 +21,7 @@ namespace sedna::app {
 class ModelRegistry {
  public:
   using Changed = std::function<void(const std::string& ns, const std::string& name)>;
-  ModelRegistry(Context& ctx, ReportIntake& intake, Changed changed)
-      : ctx_(ctx), intake_(intake), changed_(std::move(changed)) {}
+  ModelRegistry(Context& ctx, Changed changed) : ctx_(ctx), changed_(std::move(changed)) {}
 
   void Upsert(json::Decoded<core::Model> d, bool persist);
   void Delete(const std::string& key);
@@ -33,7 +31,6 @@ class ModelRegistry {
 
  private:
   Context& ctx_;
-  ReportIntake& intake_;
   Changed changed_;
   std::map<std::string, json::Decoded<core::Model>> models_;
 };

@@ -32,7 +32,6 @@ Passthrough::Forward Passthrough::ForwardWorkerMessage(const json::WorkerMessage
   }
   std::string fwd = json::EncodeFrame({rep.ns, rep.owner_kind, rep.owner_name, "status"},
                                       json::EncodeForwardedWorkerMessage(m));
-  if (!intake_.Flush()) return Forward::kFailed;  // the outbox keeps arrival order
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) { return Outbox::Append(tx, fwd); });
   if (!s.ok()) {
     spdlog::error("{}: forwarding worker {}: {}", key, rep.worker_name, s.message());

@@ -2,9 +2,10 @@
 // them and forwards their workers' messages upstream (§3.5).
 //
 // Owns: the keys of the stored objects.
-// Calls: the store, the outbox (Append, PostPump), the report intake (a forward commits pending
-//   reports first, so the outbox keeps arrival order).
-// Called by: the composition root (GM frames, start-up reload), the worker endpoint (Forward).
+// Calls: the store, the outbox (Append, PostPump).
+// Called by: GM frames (events of the inbound queue), start-up (reload), the worker endpoint
+//   (ForwardWorkerMessage, run as an inbound event: the reports acknowledged before it are
+//   committed, so the outbox keeps arrival order).
 #pragma once
 
 #include <set>
@@ -14,14 +15,12 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/context.h"
 #include "app/cluster/outbox.h"
-#include "app/cluster/report_intake.h"
 
 namespace sedna::app {
 
 class Passthrough {
  public:
-  Passthrough(Context& ctx, Outbox& outbox, ReportIntake& intake)
-      : ctx_(ctx), outbox_(outbox), intake_(intake) {}
+  Passthrough(Context& ctx, Outbox& outbox) : ctx_(ctx), outbox_(outbox) {}
 
   // A stored object, at start-up.
   void Reloaded(const std::string& key) { keys_.insert(key); }
@@ -38,7 +37,6 @@ class Passthrough {
  private:
   Context& ctx_;
   Outbox& outbox_;
-  ReportIntake& intake_;
   std::set<std::string> keys_;
 };
 

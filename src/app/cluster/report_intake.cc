@@ -1,4 +1,4 @@
-// The report intake: journal, batches and the ordering contract (report_intake.h).
+// The report intake: journal and batches (report_intake.h).
 #include "app/cluster/report_intake.h"
 
 #include <spdlog/spdlog.h>
@@ -64,8 +64,8 @@ Status ReportIntake::Open(const Recover& recover) {
 }
 
 bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::string_view body) {
-  if (!journal_) return step_alone_(std::move(report));
-  if (!waiting_.empty()) {
+  if (!journal_) return StepAloneNow(std::move(report));
+  if (inbound_.waiting() > 0) {
     // Events wait behind a batch that cannot commit; a report taken now would be committed with
     // that batch, ahead of them. The worker retries (500), as when a commit fails.
     spdlog::warn("worker {}: report refused: earlier reports and events wait for the database",
@@ -74,13 +74,14 @@ bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::st
   }
   auto seq = journal_->Append(worker, body);
   if (!seq.ok()) {
-    if (!Flush()) return false;
+    inbound_.Kick();  // commits the batch, so the journal starts over
+    if (!settled()) return false;
     seq = journal_->Append(worker, body);
     // Full (an entry larger than the whole journal) is no fault of the volume.
     const bool full = !seq.ok() && seq.message().rfind("intake journal full", 0) == 0;
     if (!full) NoteJournal(seq.ok() ? Status::Ok() : seq.status());
     if (!seq.ok()) {  // larger than the whole journal: the batch is empty, order is kept
-      return step_alone_(std::move(report));
+      return StepAloneNow(std::move(report));
     }
   }
   if (!ctx_.health.journal_error.empty()) NoteJournal(Status::Ok());
@@ -91,7 +92,7 @@ bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::st
       flush_posted_ = true;  // after the current handler: the worker's reply goes out first
       asio::post(ctx_.io, [this] {
         flush_posted_ = false;
-        if (!ctx_.stopped) Flush();
+        if (!ctx_.stopped) inbound_.Kick();
       });
     }
   } else if (!timer_armed_) {
@@ -120,30 +121,21 @@ void ReportIntake::ScheduleFlush(std::chrono::milliseconds after) {
   timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     timer_armed_ = false;
-    if (!ctx_.stopped) Flush(true);
+    due_ = true;
+    if (!ctx_.stopped) inbound_.Kick();
   });
 }
 
-bool ReportIntake::RunAfterReports(const std::string& what, std::function<void()> redo) {
-  if (Flush()) return true;
-  spdlog::debug("{}: waits behind {} acknowledged worker report(s) not committed yet", what,
-                pending_.size());
-  waiting_.push_back(std::move(redo));
-  return false;
+bool ReportIntake::StepAloneNow(PendingReport report) {
+  bool stepped = false;
+  if (!inbound_.RunNow([&] { stepped = step_alone_(std::move(report)); })) return false;
+  return stepped;
 }
 
-bool ReportIntake::RunAfterReportsOnce(const std::string& tag, const std::string& what,
-                                       std::function<void()> redo) {
-  if (settled()) return true;
-  if (waiting_tags_.count(tag)) return false;
-  if (RunAfterReports(what, [this, tag, redo = std::move(redo)] {
-        waiting_tags_.erase(tag);
-        redo();
-      })) {
-    return true;
-  }
-  waiting_tags_.insert(tag);
-  return false;
+bool ReportIntake::Commit() {
+  const bool retry = due_;
+  due_ = false;
+  return Flush(retry);
 }
 
 bool ReportIntake::Flush(bool retry) {
@@ -160,6 +152,7 @@ bool ReportIntake::Flush(bool retry) {
         "journal, next try in {} ms; events for jobs wait behind them",
         pending_.size(), committed.message(), kReportRetry.count());
     failing_ = true;
+    due_ = false;
     if (!ctx_.stopped) {
       if (timer_armed_) timer_->cancel();
       ScheduleFlush(kReportRetry);
@@ -171,11 +164,6 @@ bool ReportIntake::Flush(bool retry) {
   pending_.clear();
   if (journal_) journal_->Reset();
   (*committed)();
-  // Events that waited behind the batch, in their order (each finds no report pending now).
-  std::vector<std::function<void()>> waiting;
-  waiting.swap(waiting_);
-  if (ctx_.stopped) return true;  // at Stop: not kept (docs/durability.md)
-  for (auto& redo : waiting) redo();
   return true;
 }
 

@@ -1,23 +1,19 @@
 // The report intake: worker reports for IL/LL jobs are acknowledged once they are in the intake
 // journal (`<db>-intake`, kill -9 safe like a commit under synchronous=NORMAL) and committed with
 // the steps that consume them in batches: at most --report-batch-ms after the first arrived, after
-// kReportBatch reports, or before any other event that needs them committed first, whichever
-// comes first (docs/durability.md, "Worker reports").
+// kReportBatch reports, or before the inbound queue hands out any other event, whichever comes
+// first (docs/durability.md, "Worker reports").
 //
-// Owns: the journal, the reports acknowledged and not committed, the batch timer, whether the
-//   last batch commit failed, and the events that wait behind a batch that cannot commit.
+// Owns: the journal, the reports acknowledged and not committed, the batch timer, and whether the
+//   last batch commit failed (and when it is tried again).
 // Calls: the store (the journal's applied mark) and CommitBatch / StepAlone, given by the
-//   composition root (the job runner steps the jobs).
-// Called by: the worker endpoint (Accept) and every part whose event must not overtake a report
-//   (the ordering contract below); the composition root (Open at start-up, Stop).
+//   composition root (the job runner steps the jobs); the inbound queue (Kick when a batch is
+//   due; waiting before it takes a report; RunNow for a report stepped alone).
+// Called by: the worker endpoint (Accept); the inbound queue (Commit, pending: the ordering
+//   contract, inbound_queue.h); the composition root (Open at start-up, Stop).
 //
-// The ordering contract. An event that steps a job, changes a job, Dataset or Model, or appends to
-// the outbox asks RunAfterReports first. When it answers true, no report is pending (they are
-// committed) and the caller goes on. When it answers false, the caller stops: its event (`redo`)
-// runs once the batch has committed, after every event that was queued before it, in arrival
-// order. So the outbox, and each job's steps, keep arrival order across reports and everything
-// else, also while the database refuses commits. At Stop, queued events are not kept (their
-// sources re-send: docs/durability.md).
+// A new report is refused while events wait in the inbound queue behind a batch that cannot
+// commit: taken now, it would be committed ahead of them.
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -27,13 +23,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "adapters/store/intake_journal.h"
 #include "app/cluster/context.h"
+#include "app/cluster/inbound_queue.h"
 #include "core/report.h"
 
 namespace sedna::app {
@@ -63,8 +59,12 @@ class ReportIntake {
   using Recover = std::function<PendingReport(const std::string& worker, const std::string& body,
                                               std::string* why)>;
 
-  ReportIntake(Context& ctx, CommitBatch commit, StepAlone step_alone)
-      : ctx_(ctx), commit_(std::move(commit)), step_alone_(std::move(step_alone)) {}
+  // `inbound` must outlive the intake.
+  ReportIntake(Context& ctx, InboundQueue& inbound, CommitBatch commit, StepAlone step_alone)
+      : ctx_(ctx),
+        inbound_(inbound),
+        commit_(std::move(commit)),
+        step_alone_(std::move(step_alone)) {}
   ReportIntake(const ReportIntake&) = delete;
   ReportIntake& operator=(const ReportIntake&) = delete;
 
@@ -77,15 +77,10 @@ class ReportIntake {
   // events wait behind a batch that cannot commit: the worker is answered 500 and retries.
   bool Accept(PendingReport report, std::string_view worker, std::string_view body);
 
-  // The ordering contract (above). `what` names the event in a debug log line.
-  bool RunAfterReports(const std::string& what, std::function<void()> redo);
-  // As RunAfterReports, but an event with the same `tag` already waiting is not queued twice
-  // (false is returned; the waiting one reads the state as it is when it runs).
-  bool RunAfterReportsOnce(const std::string& tag, const std::string& what,
-                           std::function<void()> redo);
-  // Commits the pending reports now. False when they could not be committed (they stay pending,
-  // a retry is scheduled); until that retry (`retry` true) succeeds, calls return false at once.
-  bool Flush(bool retry = false);
+  // Commits the pending reports now (the inbound queue asks, before it hands out an event). False
+  // when they could not be committed: they stay pending and a retry is scheduled; until that
+  // retry is due, calls return false at once (each attempt may wait out the busy timeout).
+  bool Commit();
   bool settled() const { return pending_.empty(); }
   size_t pending() const { return pending_.size(); }
 
@@ -93,10 +88,14 @@ class ReportIntake {
   void Stop();
 
  private:
+  bool Flush(bool retry);
+  // Steps the report alone, as an event of the inbound queue; false when it could not be now.
+  bool StepAloneNow(PendingReport report);
   void ScheduleFlush(std::chrono::milliseconds after);
   void NoteJournal(const Status& s);
 
   Context& ctx_;
+  InboundQueue& inbound_;
   CommitBatch commit_;
   StepAlone step_alone_;
   std::unique_ptr<store::IntakeJournal> journal_;  // null: each report commits alone
@@ -105,20 +104,7 @@ class ReportIntake {
   bool timer_armed_ = false;
   bool flush_posted_ = false;
   bool failing_ = false;  // the last batch commit failed; only its retry tries again
-  std::vector<std::function<void()>> waiting_;  // in arrival order
-  std::set<std::string> waiting_tags_;
+  bool due_ = false;      // the batch timer fired: the next Commit is the retry
 };
-
-// RunAfterReports for an update of a job, Dataset or Model: true when it may be applied now
-// (`update` intact). Otherwise it waits, moved into the queued event that calls `apply(update)`
-// again, and false is returned: the caller stops.
-template <class T, class Apply>
-bool UpdateAfterReports(ReportIntake& intake, const std::string& what, T& update, Apply apply) {
-  if (intake.settled()) return true;
-  auto held = std::make_shared<T>(std::move(update));
-  if (!intake.RunAfterReports(what, [held, apply] { apply(std::move(*held)); })) return false;
-  update = std::move(*held);
-  return true;
-}
 
 }  // namespace sedna::app

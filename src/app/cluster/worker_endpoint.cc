@@ -20,8 +20,13 @@ http::HttpResponse Reply(int status, const std::string& msg) {
 }  // namespace
 
 WorkerEndpoint::WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake,
-                               Passthrough& passthrough, Outbox& outbox)
-    : ctx_(ctx), jobs_(jobs), intake_(intake), passthrough_(passthrough), outbox_(outbox) {}
+                               InboundQueue& inbound, Passthrough& passthrough, Outbox& outbox)
+    : ctx_(ctx),
+      jobs_(jobs),
+      intake_(intake),
+      inbound_(inbound),
+      passthrough_(passthrough),
+      outbox_(outbox) {}
 WorkerEndpoint::~WorkerEndpoint() = default;
 
 Status WorkerEndpoint::Start() {
@@ -125,7 +130,10 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
     }
   } else if (rep.owner_kind == core::kKindJointInference ||
              rep.owner_kind == core::kKindFederated) {
-    if (passthrough_.ForwardWorkerMessage(*m) == Passthrough::Forward::kFailed) {
+    // Not now (events wait behind reports that cannot be committed): the worker retries.
+    auto forward = Passthrough::Forward::kFailed;
+    inbound_.RunNow([&] { forward = passthrough_.ForwardWorkerMessage(*m); });
+    if (forward == Passthrough::Forward::kFailed) {
       return Reply(500, "could not persist the message; retry");
     }
   } else if (warned_kinds_.insert(rep.owner_kind).second) {

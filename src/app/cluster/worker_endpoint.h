@@ -4,7 +4,9 @@
 //
 // Owns: the worker HTTP server (BIND_PORT) and the kinds already warned about.
 // Calls: the job runner (PrepareReport), the report intake (Accept), the early reports (holds,
-//   Hold: a report for a job not known yet, or behind ones kept for it), the pass-through objects
+//   Hold: a report for a job not known yet, or behind ones kept for it), the inbound queue
+//   (RunNow: a pass-through forward is an event, after the acknowledged reports), the
+//   pass-through objects
 //   (ForwardWorkerMessage), the outbox (Full: 503 while it is over its bound).
 // Called by: workers, over HTTP; the composition root (Start, Stop, port).
 #pragma once
@@ -19,6 +21,7 @@
 
 #include "app/cluster/context.h"
 #include "app/cluster/early_reports.h"
+#include "app/cluster/inbound_queue.h"
 #include "app/cluster/job_runner.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/passthrough.h"
@@ -33,8 +36,8 @@ namespace sedna::app {
 
 class WorkerEndpoint {
  public:
-  WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake, Passthrough& passthrough,
-                 Outbox& outbox);
+  WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake, InboundQueue& inbound,
+                 Passthrough& passthrough, Outbox& outbox);
   ~WorkerEndpoint();
 
   // Listens on cfg.bind_address:bind_port. The error names BIND_PORT.
@@ -58,6 +61,7 @@ class WorkerEndpoint {
   Context& ctx_;
   JobRunner& jobs_;
   ReportIntake& intake_;
+  InboundQueue& inbound_;
   Passthrough& passthrough_;
   Outbox& outbox_;
   std::unique_ptr<http::HttpServer> server_;
