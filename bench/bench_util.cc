@@ -118,7 +118,7 @@ void Cluster::OnFrame(const std::string& text) {
   frames_seen_++;
   if (!opt_.decode_frames) return;
   auto parsed = Json::parse(text, nullptr, false);
-  if (!parsed.is_object() || !parsed.contains("header")) return;  // bare header (§1.2)
+  if (!parsed.is_object() || !parsed.contains("header")) return;  // bare header (§P1.2)
   auto f = json::DecodeFrame(text);
   if (!f.ok()) return;
   Seen s{at, f->header.resource_kind, f->header.resource_name,

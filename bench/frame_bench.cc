@@ -1,6 +1,6 @@
 // frame_bench: what decoding one GM frame costs, as the LC's loop does it (json::DecodeFrame, then
 // json::DecodeDataset / DecodeIlJob of the content), for frames of N MB made of many small values
-// (issue 15 item 3: "a 60 MB GM frame of small values peaks at 4.4 GB").
+// ([D:I15.3]: "a 60 MB GM frame of small values peaks at 4.4 GB").
 //
 // Each case runs in a forked child: the frame is built in the parent, the child resets its peak
 // RSS (/proc/self/clear_refs "5"), decodes, and reports the peak over its RSS before the decode

@@ -1,5 +1,5 @@
 // Latency from "a sample line is appended to a dataset index" to "the GM receives the job's
-// `Train Ready`" (design.md §2: p50 <= 20 ms, p99 <= 100 ms; the Go LC polls: median 40.6 s).
+// `Train Ready`" (design-notes §D2: p50 <= 20 ms, p99 <= 100 ms; the Go LC polls: median 40.6 s).
 //
 // The real sedna-lc runs against the GM emulator. A job answers each (Train, Waiting) condition
 // once, so every trial uses a fresh job (method (a) of the brief): trial k inserts Dataset

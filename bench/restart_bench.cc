@@ -1,4 +1,4 @@
-// Restart-to-resumed time (issue 4: target <= 1 s for 100 jobs): how long a sedna-lc killed with
+// Restart-to-resumed time ([D:I4]: target <= 1 s for 100 jobs): how long a sedna-lc killed with
 // SIGKILL takes, from exec of the new process, to have every job back where it was.
 //
 // Setup (once): the real sedna-lc against the GM emulator with --jobs IL jobs (default 100), each

@@ -1,4 +1,4 @@
-// Memory, ingest throughput and idle CPU of the real sedna-lc (design.md §2):
+// Memory, ingest throughput and idle CPU of the real sedna-lc (design-notes §D2):
 //   idle RSS with 0 / 100 IL jobs                  target <= 6 MB / <= 10 MB  (Go LC 37.5 / 43.5)
 //   RSS after ingesting a 1e6 / 1e7-line index     target <= 12 MB / <= 16 MB (Go LC 142 MB / 1.07
 //   GB) CPU while nothing changes, after the ingest    target ~0 (Go LC 3 s CPU/min at 1e7 lines)
@@ -175,7 +175,7 @@ Row Index(const Args& args, int64_t n) {
   return r;
 }
 
-// Issue 15 item 3: an index whose first "line" is a sparse GiB-sized run without a newline, then
+// [D:I15.3]: an index whose first "line" is a sparse GiB-sized run without a newline, then
 // two real lines. The LC skips it (--max-index-line-bytes) with bounded memory; the figure is its
 // peak RSS, and how long /status took to answer while it read (the loop never stalls).
 Row LongLine(const Args& args, double gib) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release preset and runs every benchmark against the real sedna-lc binary, then prints
-# a summary next to the design targets (design.md §2). Benchmarks print figures; nothing here
+# a summary next to the design targets (design-notes §D2). Benchmarks print figures; nothing here
 # passes or fails on a target. See docs/benchmarks.md.
 #
 #   bench/run_all.sh                      # build/release (cmake --preset release), full runs

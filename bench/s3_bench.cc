@@ -1,4 +1,4 @@
-// S3 figures of the real sedna-lc (issue #6, "Measure"), against moto_server (a real S3
+// S3 figures of the real sedna-lc ([D:I6], "Measure"), against moto_server (a real S3
 // implementation, signature checking on; tests/support/moto_server.h) on 127.0.0.1:
 //   (a) index  Bytes and requests per poll of an unchanged S3 index of --lines lines (target: one
 //              HEAD, no GET). A fresh LC gets a Dataset whose spec.url is the index object and an
@@ -59,7 +59,7 @@ struct Moto {
     server.RemoveLog();
   }
 
-  // The sedna.io/credential annotation the GM puts on objects with spec.credentialName (§2.5).
+  // The sedna.io/credential annotation the GM puts on objects with spec.credentialName (§P2.5).
   std::string Annotation() const {
     return Json{{"ACCESS_KEY_ID", creds.access_key},
                 {"SECRET_ACCESS_KEY", creds.secret_key},

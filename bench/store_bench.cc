@@ -1,4 +1,4 @@
-// The cost of durability on the hot path (issue 4, "Measure"): the SQLite store (sedna_store)
+// The cost of durability on the hot path ([D:I4], "Measure"): the SQLite store (sedna_store)
 // used directly, the way the controller uses it (src/app/cluster: JobRunner::Step, Outbox::Pump):
 //   transition            Transact{PutState("il", job, record)}         a state change alone
 //   transition + frame    Transact{OutboxAppend(frame); PutState(..)}   a step that reports

@@ -1,4 +1,5 @@
-// Worker POSTs per second on ONE keep-alive connection (design.md §2: >= 30 k/s; Go LC 8.3 k/s).
+// Worker POSTs per second on ONE keep-alive connection (design-notes §D2: >= 30 k/s; Go LC 8.3
+// k/s).
 //
 // Starts the real sedna-lc against the GM emulator with one IL job, writes a wrk Lua script that
 // POSTs the body a lib/sedna eval worker sends (`POST /sedna/workers/<name>/info`), and runs

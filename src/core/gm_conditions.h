@@ -1,10 +1,10 @@
-// A pure model of Sedna's GM job-condition machine for IL and LL jobs (sedna-protocol.md
-// §4.1-§4.3 for G1; sedna-head-protocol.md §1.3 and §1.7 for G2), used where no GM exists: the
+// A pure model of Sedna's GM job-condition machine for IL and LL jobs (docs/protocol.md
+// §P4.1-§P4.3 for G1; docs/protocol.md §H1.3 and §H1.7 for G2), used where no GM exists: the
 // standalone LC plays the GM's part with it, and the test GM emulator follows it. The caller owns
 // one authoritative GmJobState per job and threads it through every call: each function returns the
 // successor of the state it was given and only ever appends to its condition list, so a report can
-// never be lost to a concurrent GM write (§4.8 R1 does not exist here) as long as calls for one job
-// are serialised on that one state.
+// never be lost to a concurrent GM write (§P4.8 [P:R1] does not exist here) as long as calls for
+// one job are serialised on that one state.
 //
 // No IO, clock or JSON: `now` is an RFC 3339 string from the caller, and condition data is the
 // already re-marshalled `data` string built by the caller's codec (JobCondition::data is left
@@ -23,7 +23,7 @@ namespace sedna::core::gm {
 
 enum class JobKind { kIncremental, kLifelong };
 
-// The GM generation modelled (sedna-head-protocol.md §0): G1 = GM v0.3.x-v0.4.x (upstream
+// The GM generation modelled (docs/protocol.md §H0): G1 = GM v0.3.x-v0.4.x (upstream
 // 44609f00; a hot-update job follows v0.4's hot path), G2 = GM v0.5.0-v0.7.0 and HEAD.
 enum class Generation { kG1, kG2 };
 const char* GenerationName(Generation g);  // "G1", "G2"
@@ -33,15 +33,15 @@ const char* GenerationName(Generation g);  // "G1", "G2"
 struct GmJobSpec {
   JobKind kind = JobKind::kIncremental;
   Generation generation = Generation::kG1;
-  bool hot_update = false;              // IL deploySpec.model.hotUpdateEnabled (§4.1)
+  bool hot_update = false;              // IL deploySpec.model.hotUpdateEnabled (§H4.1)
   std::string hot_update_config;        // its annotation value: HotUpdateConfigPath(ns, name)
-  bool has_initial_eval_model = false;  // IL evalSpec.initialEvalModel is set (§4.2)
+  bool has_initial_eval_model = false;  // IL evalSpec.initialEvalModel is set (§H4.2)
   std::string train_spec_node;          // LL spec.trainSpec.template.spec.nodeName (G1 routing)
   bool operator==(const GmJobSpec&) const = default;
 };
 
 // lower("/var/lib/sedna/model-hot-update/<ns>/incrementallearningjob/<name>/model_config.json"),
-// the GM's sedna.io/model-hot-update-config value (§4.1; ASCII lower-casing).
+// the GM's sedna.io/model-hot-update-config value (§H4.1; ASCII lower-casing).
 std::string HotUpdateConfigPath(const std::string& ns, const std::string& name);
 
 // Phase of the newest pod of one worker type; kNone when the job has no pod of that type.
@@ -102,18 +102,19 @@ struct GmStep {
 // Train -> Eval -> Deploy -> Train.
 Stage NextStage(Stage s);
 
-// §4.1: the LC's "status" report for a job. Appends {type from `status`, stage from `phase`,
+// §P4.1: the LC's "status" report for a job. Appends {type from `status`, stage from `phase`,
 // message "reported by lc", empty reason, data = data_json, time = now} whatever the current state
-// (the GM validates nothing, §4.8 R2); identical for IL and LL. phase is one of train|eval|deploy,
-// status one of ready|completed|failed|waiting, each matched as Go's strings.ToLower would (ASCII
-// case, and U+0130 'İ' lowers to 'i'); no whitespace trimming. Otherwise an error naming the value,
-// the phase checked first: `phase: unknown "deploy2" (expected train, eval or deploy)`,
-// `status: unknown "running" (expected ready, completed, failed or waiting)`.
+// (the GM validates nothing, §P4.8 [P:R2]); identical for IL and LL. phase is one of
+// train|eval|deploy, status one of ready|completed|failed|waiting, each matched as Go's
+// strings.ToLower would (ASCII case, and U+0130 'İ' lowers to 'i'); no whitespace trimming.
+// Otherwise an error naming the value, the phase checked first: `phase: unknown "deploy2" (expected
+// train, eval or deploy)`, `status: unknown "running" (expected ready, completed, failed or
+// waiting)`.
 Result<GmStep> ApplyUpstream(JobKind kind, const GmJobState& state, const std::string& phase,
                              const std::string& status, const std::string& data_json,
                              const std::string& now);
 
-// §4.2: one sync of the job, i.e. one pass of transitJobState over the last condition and the
+// §P4.2: one sync of the job, i.e. one pass of transitJobState over the last condition and the
 // newest pod of its stage. On the first sync (`started` false) it sets `started` and, for IL,
 // creates the inference pod unless one is already Pending/Running. A condition {stage, type,
 // status "True", empty reason/message/data, time = now} is appended only when the type changes
@@ -156,7 +157,7 @@ GmSettled Settle(JobKind kind, const GmJobState& state, const Pods& pods, const 
 GmSettled Settle(const GmJobSpec& spec, const GmJobState& state, const Pods& pods,
                  const std::string& now);
 
-// §4.3: what the GM sends the LC on the dataset node after a job update leaving `state`. All
+// §P4.3: what the GM sends the LC on the dataset node after a job update leaving `state`. All
 // workers are assumed to run on that node (standalone mode: one node), so the train/eval node
 // annotations equal it: IL sends the job at (Train|Eval, Waiting|Running), with the initial Model
 // on (Train, Waiting) and the deploySpec Model on (Eval, Waiting), and nothing otherwise (no

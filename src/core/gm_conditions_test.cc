@@ -79,7 +79,7 @@ Pods PodsWith(Stage stage, PodPhase phase) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.2 transitJobState, one row per (last stage, last type, newest pod of that stage). The job has
+// §P4.2 transitJobState, one row per (last stage, last type, newest pod of that stage). The job has
 // started; every row holds for IL and LL alike (they differ only at the first sync, below).
 
 struct TransitRow {
@@ -361,7 +361,7 @@ TEST(GmSettle, ReachesFixedPointWithinThreePasses) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.1 upstream handler.
+// §P4.1 upstream handler.
 
 struct UpstreamRow {
   std::string phase;
@@ -395,7 +395,7 @@ TEST(GmApplyUpstream, AcceptsEveryPhaseAndStatusInAnyCase) {
     for (bool started : {false, true}) {
       for (const auto& r : rows) {
         SCOPED_TRACE(std::string(KindName(kind)) + " " + r.phase + "/" + r.status);
-        // Appended whatever the current state is (no validation, §4.8 R2).
+        // Appended whatever the current state is (no validation, §P4.8 [P:R2]).
         GmJobState in{{Cond(D, kSt, "2021-08-20T08:40:00Z")}, started};
         const Result<GmStep> out = ApplyUpstream(kind, in, r.phase, r.status, data, now);
         ASSERT_TRUE(out.ok()) << out.message();
@@ -434,7 +434,7 @@ TEST(GmApplyUpstream, RejectsUnknownPhaseOrStatusNamingIt) {
       {"inference", "ready", "phase: unknown \"inference\"" + kPhases},
       {"tra\xC4\xB1n", "ready", "phase: unknown \"tra\xC4\xB1n\"" + kPhases},  // U+0131 stays
       {"bogus", "bogus", "phase: unknown \"bogus\"" + kPhases},         // phase is checked first
-      {"train", "running", "status: unknown \"running\"" + kStatuses},  // §3.5 forwarded running
+      {"train", "running", "status: unknown \"running\"" + kStatuses},  // §P3.5 forwarded running
       {"train", "starting", "status: unknown \"starting\"" + kStatuses},
       {"eval", "", "status: unknown \"\"" + kStatuses},
       {"deploy", "Complete", "status: unknown \"Complete\"" + kStatuses},
@@ -453,7 +453,7 @@ TEST(GmApplyUpstream, RejectsUnknownPhaseOrStatusNamingIt) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.3 downstream.
+// §P4.3 downstream.
 
 struct DownstreamRow {
   std::optional<std::pair<Stage, ConditionType>> last;
@@ -515,7 +515,7 @@ TEST(GmDownstream, LifelongAlwaysSendsTheJobAndNoModel) {
 // ---------------------------------------------------------------------------------------------
 // Scripted round trips: a GM driven like the real one, the test playing the LC and the kubelet.
 
-// Literal condition data of §4.1 (IL-3 and IL-5 re-marshalled the same way).
+// Literal condition data of §P4.1 (IL-3 and IL-5 re-marshalled the same way).
 const std::string kIl1 =
     R"({"input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"}})";
 const std::string kIl2 =
@@ -577,7 +577,7 @@ const Downstream kSendDeploy{true, Model::kDeploy};
 const Downstream kSendJob{true, Model::kNone};
 const Downstream kSendNothing{};
 
-// §4.6 steps 2-15 on one node.
+// §P4.6 steps 2-15 on one node.
 TEST(GmRoundTrip, IncrementalFullRound) {
   FakeGm gm(IL);
   // 2-3: first sync creates the inference pod; the job and the initial model go to the LC.
@@ -655,7 +655,7 @@ TEST(GmRoundTrip, IncrementalFullRound) {
   EXPECT_EQ(got, kTypes);
 }
 
-// §4.6 step 9 note: the train pod succeeds before the LC's report arrives.
+// §P4.6 step 9 note: the train pod succeeds before the LC's report arrives.
 TEST(GmRoundTrip, TrainPodSucceedsBeforeTheReport) {
   FakeGm gm(IL);
   gm.Sync(1);
@@ -676,8 +676,8 @@ TEST(GmRoundTrip, TrainPodSucceedsBeforeTheReport) {
   EXPECT_EQ(gm.Down(), kSendDeploy);
 }
 
-// §4.8 R1 does not exist: IL-5 arriving after the GM appended (Deploy, Waiting) is kept and acted
-// on.
+// §P4.8 [P:R1] does not exist: IL-5 arriving after the GM appended (Deploy, Waiting) is kept and
+// acted on.
 TEST(GmRoundTrip, DeployReadyAfterDeployWaitingIsNotLost) {
   FakeGm gm(IL);
   gm.Sync(1);
@@ -696,7 +696,7 @@ TEST(GmRoundTrip, DeployReadyAfterDeployWaitingIsNotLost) {
                      Show(Cond(D, kRd, Time(6), kIl5, kLc)), Show(Cond(D, kSt, Time(7)))}));
 }
 
-// §4.6: the deploy trigger does not fire; IL-7 goes to (Train, Waiting) without touching the pod.
+// §P4.6: the deploy trigger does not fire; IL-7 goes to (Train, Waiting) without touching the pod.
 TEST(GmRoundTrip, DeployNotTriggered) {
   FakeGm gm(IL);
   gm.Sync(1);
@@ -747,7 +747,7 @@ TEST(GmRoundTrip, FailedEvalPod) {
   EXPECT_EQ(gm.Appended(), (Strings{Show(Cond(E, kF, Time(4))), Show(Cond(T, kW, Time(4)))}));
 }
 
-// §4.7 LL round: no inference pod until (Deploy, Ready); the job is sent on every update.
+// §P4.7 LL round: no inference pod until (Deploy, Ready); the job is sent on every update.
 TEST(GmRoundTrip, LifelongFullRound) {
   const std::string ll1 =
       R"({"input":{"dataURL":"/output/data/train/1/data.csv","outputDir":"/output/train/1"}})";

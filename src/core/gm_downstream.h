@@ -1,10 +1,10 @@
 // Which node receives which object when the GM syncs a job to the edge (syncToEdge), per GM
-// generation and with real node names: G1 = upstream 44609f00 (sedna-protocol.md §4.3; for a
-// hot-update IL job the Deploy-stage rules of v0.4.3), G2 = v0.5.0-v0.7.0 (sedna-head-protocol.md
-// §1.4 for IL, §1.7 for LL). Pure: the caller looks up the Dataset and carries the sends out.
+// generation and with real node names: G1 = upstream 44609f00 (docs/protocol.md §P4.3; for a
+// hot-update IL job the Deploy-stage rules of v0.4.3), G2 = v0.5.0-v0.7.0 (docs/protocol.md
+// §H1.4 for IL, §H1.7 for LL). Pure: the caller looks up the Dataset and carries the sends out.
 //
 // A send to node "" is returned like any other: the GM queues it under node name "" and never
-// delivers it (§1.4, messagelayer/ws/context.go), so a caller counts it and delivers nothing.
+// delivers it (§H1.4, messagelayer/ws/context.go), so a caller counts it and delivers nothing.
 #pragma once
 
 #include <optional>

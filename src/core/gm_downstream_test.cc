@@ -1,5 +1,5 @@
-// SyncSends / DeleteSends, one row per row of sedna-head-protocol.md §1.4 (IL, G2) and §1.7 (LL,
-// G2), and of sedna-protocol.md §4.3 for G1 (upstream 44609f00; v0.4.3 for hot Deploy rows).
+// SyncSends / DeleteSends, one row per row of docs/protocol.md §H1.4 (IL, G2) and §H1.7 (LL,
+// G2), and of docs/protocol.md §P4.3 for G1 (upstream 44609f00; v0.4.3 for hot Deploy rows).
 #include "core/gm_downstream.h"
 
 #include <gtest/gtest.h>
@@ -81,7 +81,7 @@ struct Row {
 
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
-      // ---- §1.4, IL, G2 (new:GMILd) -------------------------------------------------------
+      // ---- §H1.4, IL, G2 (new:GMILd) ------------------------------------------------------
       {"1.4 (Train,Waiting): initialModel then job -> dsNode",
        Spec(IL, G2),
        T,
@@ -231,7 +231,7 @@ const std::vector<Row>& Table() {
        {},
        std::nullopt},
       {"1.4 Dataset nodeName empty: nothing", Spec(IL, G2), E, kRn, kStages, {}, ""},
-      // ---- §1.7, LL, G2 (new:GMLLd) -------------------------------------------------------
+      // ---- §H1.7, LL, G2 (new:GMLLd) ------------------------------------------------------
       {"1.7 (Train,Waiting): job -> dsNode", Spec(LL, G2), T, kW, kStages, {"insert job -> ds"}},
       {"1.7 (Eval,Waiting): job -> dsNode", Spec(LL, G2), E, kW, kStages, {"insert job -> ds"}},
       {"1.7 (Deploy,Waiting): job -> dsNode", Spec(LL, G2), D, kW, kStages, {"insert job -> ds"}},
@@ -281,7 +281,7 @@ const std::vector<Row>& Table() {
       {"1.7 (Train,Ready): nothing", Spec(LL, G2), T, kRd, kStages, {}},
       {"1.7 (Eval,Starting): nothing", Spec(LL, G2), E, kSt, kStages, {}},
       {"1.7 Dataset not found: nothing", Spec(LL, G2), T, kW, kStages, {}, std::nullopt},
-      // ---- G1 IL (sedna-protocol.md §4.3, 44609f00 GMILd) -----------------------------------
+      // ---- G1 IL (docs/protocol.md §P4.3, 44609f00 GMILd) -----------------------------------
       {"G1 (Train,Waiting): job then initialModel -> dsNode",
        Spec(IL, G1),
        T,

@@ -1,4 +1,4 @@
-// Transit/Settle per generation and spec (sedna-head-protocol.md §1.3 IL, §1.7 LL): the rows where
+// Transit/Settle per generation and spec (docs/protocol.md §H1.3 IL, §H1.7 LL): the rows where
 // G2, hot update and pod nodes change what the GM does. Every other (stage, type, pod) combination
 // is pinned to the G1 machine of gm_conditions_test.cc by GmTransitG2.EqualsG1Elsewhere.
 #include <gtest/gtest.h>
@@ -81,7 +81,7 @@ Pods PodsWith(Stage stage, PodPhase phase) {
 }
 
 struct Row {
-  const char* doc_row;  // the row of §1.3 / §1.7 it pins
+  const char* doc_row;  // the row of §H1.3 / §H1.7 it pins
   GmJobSpec spec;
   Stage stage;
   ConditionType type;
@@ -101,7 +101,7 @@ const GmAction kRestart = RestartInferencePod{};
 
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
-      // §1.3 (Deploy, Ready) cold: restart, then (Deploy, Completed) directly (new:GMIL:399-408).
+      // §H1.3 (Deploy, Ready) cold: restart, then (Deploy, Completed) directly (new:GMIL:399-408).
       {"1.3 (Deploy,Ready) cold, G2", Spec(IL, G2), D, kRd, R, {}, {kRestart}, At(D, kC), {}, true},
       {"1.3 (Deploy,Ready) cold, G2, no pod",
        Spec(IL, G2),
@@ -123,7 +123,7 @@ const std::vector<Row>& Table() {
        At(D, kSt),
        {},
        true},
-      // §1.3 (Deploy, Ready) hot: no restart, (Deploy, Starting) (new:GMIL:409-411; v0.4 too).
+      // §H1.3 (Deploy, Ready) hot: no restart, (Deploy, Starting) (new:GMIL:409-411; v0.4 too).
       {"1.3 (Deploy,Ready) hot, G2", Spec(IL, G2, true), D, kRd, R, {}, {}, At(D, kSt), {}, true},
       {"1.3 (Deploy,Ready) hot, G1/v0.4",
        Spec(IL, G1, true),
@@ -135,7 +135,7 @@ const std::vector<Row>& Table() {
        At(D, kSt),
        {},
        true},
-      // §1.3 (Deploy, Starting|Running) + inference Running, cold: Completed.
+      // §H1.3 (Deploy, Starting|Running) + inference Running, cold: Completed.
       {"1.3 (Deploy,Starting)+Running cold, G2",
        Spec(IL, G2),
        D,
@@ -146,7 +146,7 @@ const std::vector<Row>& Table() {
        At(D, kC),
        {},
        true},
-      // §1.3 hot: annotate sedna.io/Deploy=<inference node>, (Deploy, Running); stays there.
+      // §H1.3 hot: annotate sedna.io/Deploy=<inference node>, (Deploy, Running); stays there.
       {"1.3 (Deploy,Starting)+Running hot, G2",
        Spec(IL, G2, true),
        D,
@@ -259,7 +259,7 @@ const std::vector<Row>& Table() {
        {{"sedna.io/Eval", "node-e"}},
        true},
       {"pod Succeeded: no annotation", Spec(IL, G2), T, kSt, S, {}, {}, At(T, kC), {}, true},
-      // §1.7 LL.
+      // §H1.7 LL.
       {"1.7 LL (Deploy,Ready), G2: restart, Completed",
        Spec(LL, G2),
        D,
@@ -404,7 +404,7 @@ TEST(GmTransitG2, EqualsG1Elsewhere) {
   EXPECT_GT(compared, 200);
 }
 
-// §1.3 first sync of a hot job: the inference pod is created and the job annotated with its
+// §H1.3 first sync of a hot job: the inference pod is created and the job annotated with its
 // model_config.json path; not when an inference pod is already active, and never for a cold job.
 TEST(GmTransitG2, FirstSyncAnnotatesHotJobs) {
   struct StartRow {

@@ -1,4 +1,4 @@
-// The IL deploy decision (sedna-head-protocol.md §3.2) and model hot update (§4.1), for both GM
+// The IL deploy decision (docs/protocol.md §H3.2) and model hot update (§H4.1), for both GM
 // generations: one decision per eval round, at the first of its (Deploy, Waiting) and the deploy
 // wait after the forwarded eval report was written, with the same content either way.
 #include <algorithm>
@@ -11,7 +11,7 @@ namespace sedna::core::il {
 namespace internal {
 namespace {
 
-constexpr int64_t kLostAnswerMinMs = 60000;  // §3.2: a resync at least this late re-answers
+constexpr int64_t kLostAnswerMinMs = 60000;  // §H3.2: a resync at least this late re-answers
 constexpr int64_t kHotUpdateRetryMs = 10000;
 
 std::string BaseName(std::string url) {
@@ -145,7 +145,7 @@ void Stepper::OnEvalReport(const WorkerReport& r, const std::string& who) {
               : ""));
     return;
   }
-  // Dispatched by another node's LC (the eval pod runs here, §1.4): this LC may decide (§3.2).
+  // Dispatched by another node's LC (the eval pod runs here, §H1.4): this LC may decide (§H3.2).
   const int64_t round_id =
       LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, LastIndex() + 1);
   if (round_id < 0) {
@@ -183,7 +183,7 @@ void Stepper::OnEvalForwardWritten(const EvalForwardWritten& e) {
   if (s.eval_reported && s.eval_written_ms == 0) s.eval_written_ms = e.at_ms;
 }
 
-// Branch 2 of §3.2, and the refused report's deadline.
+// Branch 2 of §H3.2, and the refused report's deadline.
 void Stepper::CheckDeployWait() {
   if (s.work != Work::kNone) return;
   if (s.eval_outstanding && s.eval_refused_deadline_ms != 0 &&
@@ -208,7 +208,7 @@ DecidedRound* Stepper::FindDecided(int64_t key) {
   return nullptr;
 }
 
-// A Train condition is the latest: every round before the one it belongs to is closed (§3.2, one
+// A Train condition is the latest: every round before the one it belongs to is closed (§H3.2, one
 // decision per round): rounds up to N after an (Eval, Ready) of round N, up to M - 1 inside round
 // M's train (after its (Train, Ready)).
 // Returns the rounds this condition closes (0: unknown).
@@ -220,9 +220,9 @@ int64_t Stepper::NoteClosedRounds(int64_t idx) {
   return closed;
 }
 
-// Branch 1 of §3.2, the lost-answer rule, and a (Deploy, Waiting) this LC has no record of. A
+// Branch 1 of §H3.2, the lost-answer rule, and a (Deploy, Waiting) this LC has no record of. A
 // round is decided once, whatever index its (Deploy, Waiting) shows in the object the GM sent (a
-// stale cache's object, or conditions the GM's status write erased, §2.0): a decided round gets
+// stale cache's object, or conditions the GM's status write erased, §H2.0): a decided round gets
 // its report again only by the lost-answer rule, a closed one nothing.
 void Stepper::OnDeployWaiting(int64_t idx) {
   int64_t round_id = LatestIndex(*spec.job, Stage::kEval, ConditionType::kWaiting, idx);
@@ -241,7 +241,7 @@ void Stepper::OnDeployWaiting(int64_t idx) {
                                : round_id >= 0 && round_id == s.decided_round_id;
   if (decided) {
     // Already decided. Still the latest condition long after the answer: it was lost (the GM's
-    // stale-cache write, §2.0, or a restart) - send the same report again, without copying.
+    // stale-cache write, §H2.0, or a restart) - send the same report again, without copying.
     const bool latest = key > 0 ? key == s.decided_round_key : true;
     const std::optional<StatusReport> report =
         latest ? s.decision_report : (d ? std::optional<StatusReport>(d->report) : std::nullopt);
@@ -306,8 +306,8 @@ void Stepper::DecideNotDeployed(int64_t round_id, int64_t key, const std::string
   FinishDecision(StatusReport{ReportPhase::kDeploy, ReportStatus::kCompleted}, by);
 }
 
-// The decision's content (§3.2): eval results from this round's (Eval, Completed) output, else
-// the eval report this LC received; the trained model by §4.3 from the round's train output,
+// The decision's content (§H3.2): eval results from this round's (Eval, Completed) output, else
+// the eval report this LC received; the trained model by §H4.3 from the round's train output,
 // else the recorded train report; cold: copy then Ready [trained, deploy] / Failed; hot: Ready
 // without copying; not fired or not computable: Completed.
 void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
@@ -363,7 +363,7 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
                       by);
     return;
   }
-  // The trained model of the round, in the deploy model's format (§4.3).
+  // The trained model of the round, in the deploy model's format (§H4.3).
   std::optional<ModelRef> trained;
   const int64_t before = round_id >= 0 ? round_id : LastIndex() + 1;
   if (const auto* out = TrainOutputBefore(job, before)) {
@@ -383,7 +383,7 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
   std::vector<ModelRef> work = {WithoutMetrics(*trained), WithoutMetrics(*deploy)};
   std::optional<ModelRef> eval_model = EvalModel();
   if (!job.spec.initial_eval_model_name.empty() && eval_model) {
-    // §4.2: the next round's baseline is the new model in the eval format.
+    // §H4.2: the next round's baseline is the new model in the eval format.
     if (const auto* out = TrainOutputBefore(job, before)) {
       ModelChoice c = SelectModel(*out, *eval_model, 0);
       if (!c.matched && c.model) Warn("deploy (eval model copy): " + c.note);
@@ -398,7 +398,7 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
                                job.spec.hot_update_enabled ? "" : work[1].url});
   Info(what + " " + s.last_decision + " (decided on " + by + ")");
   if (job.spec.hot_update_enabled) {
-    // Hot update: Ready without copying; the files are written on (Deploy, Running) (§4.1).
+    // Hot update: Ready without copying; the files are written on (Deploy, Running) (§H4.1).
     FinishDecision(
         StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {work[0], work[1]}}, by);
     return;
@@ -448,9 +448,9 @@ void Stepper::OnCopied(const ModelCopied& e) {
   s.work_copies_done = 0;
 }
 
-// §4.1: on (Deploy, Running) of a hot-update job, write the model and model_config.json once per
-// condition index (every round, unlike upstream #381), only on a condition a GM message of this
-// connection confirmed (§3.3).
+// §H4.1: on (Deploy, Running) of a hot-update job, write the model and model_config.json once per
+// condition index (every round, unlike upstream [P:U381]), only on a condition a GM message of this
+// connection confirmed (§H3.3).
 void Stepper::MaybeHotUpdate(int64_t idx) {
   const IlJob& job = *spec.job;
   if (!job.spec.hot_update_enabled || idx == s.answered_hot_update) return;

@@ -1,5 +1,5 @@
-// The IL deploy decision on both GM generations (sedna-head-protocol.md §3.2, §3.3), model hot
-// update (§4.1) and initialEvalModel (§4.2), in the pure core. Integration tests against the GM
+// The IL deploy decision on both GM generations (docs/protocol.md §H3.2, §H3.3), model hot
+// update (§H4.1) and initialEvalModel (§H4.2), in the pure core. Integration tests against the GM
 // emulator pin the same rules end to end.
 #include <gtest/gtest.h>
 
@@ -136,7 +136,7 @@ class IlDeployTest : public ::testing::Test {
   Now now;
 };
 
-// §3.4 test 2 (G2): the decision follows the (Deploy, Waiting); no timer fires afterwards.
+// §H3.4 test 2 (G2): the decision follows the (Deploy, Waiting); no timer fires afterwards.
 TEST_F(IlDeployTest, G2_DeployWaitingDecides_CopyThenReadyWithTrainedAndDeployModels) {
   ToEvalReport({kTrainedPb, kTrainedCkpt}, Better());
   Run(EvalForwardWritten{now.unix_ms});
@@ -161,7 +161,7 @@ TEST_F(IlDeployTest, G2_DeployWaitingDecides_CopyThenReadyWithTrainedAndDeployMo
   EXPECT_EQ(NextWakeMs(MakeSpec(), state), 0);
 }
 
-// §3.4 test 1 (G1): no (Deploy, Waiting) ever comes; the decision is sent deploy_wait after the
+// §H3.4 test 1 (G1): no (Deploy, Waiting) ever comes; the decision is sent deploy_wait after the
 // forwarded eval report was written, not after the worker's POST.
 TEST_F(IlDeployTest, G1_DecidedDeployWaitAfterTheForwardWasWritten) {
   ToEvalReport({kTrainedPb, kTrainedCkpt}, Better());
@@ -178,7 +178,7 @@ TEST_F(IlDeployTest, G1_DecidedDeployWaitAfterTheForwardWasWritten) {
   EXPECT_EQ(r[0].report.status, ReportStatus::kReady);
   EXPECT_EQ(state.decided_by, "deploy-wait");
   // A G2 GM that was slower than the wait: its (Deploy, Waiting) for the decided round is not
-  // answered again (idempotency, §3.2).
+  // answered again (idempotency, §H3.2).
   GmPublishesDeployWaiting();
   EXPECT_TRUE(All<SendReport>(Run(JobChanged{})).empty());
 }
@@ -236,7 +236,7 @@ TEST_F(IlDeployTest, OneEvalResult_NotDeployed) {
   EXPECT_NE(state.last_decision.find("1 result"), std::string::npos) << state.last_decision;
 }
 
-// §3.2: the eval metrics come from the round's (Eval, Completed) output when it is there.
+// §H3.2: the eval metrics come from the round's (Eval, Completed) output when it is there.
 TEST_F(IlDeployTest, EvalMetricsFromTheConditionWhenPresent) {
   ToEvalReport({kTrainedPb}, {Precision(kTrainedPb, {0.5}), Precision(kDeploy, {0.5})});
   GmPublishesDeployWaiting(Better());  // the GM's copy says better: it wins
@@ -256,7 +256,7 @@ TEST_F(IlDeployTest, AnOlderRoundsEvalOutputIsNotUsed) {
   EXPECT_NE(state.last_decision.find("no eval result"), std::string::npos) << state.last_decision;
 }
 
-// §2.0 / §3.2: the answer was erased by the GM's stale write; a resync >= 60 s later that still
+// §H2.0 / §H3.2: the answer was erased by the GM's stale write; a resync >= 60 s later that still
 // shows the same (Deploy, Waiting) as latest gets the same report again, without a second copy.
 TEST_F(IlDeployTest, LostAnswer_ResentOnceAfterSixtySecondsWithoutCopying) {
   ToEvalReport({kTrainedPb}, Better());
@@ -280,7 +280,7 @@ TEST_F(IlDeployTest, LostAnswer_ResentOnceAfterSixtySecondsWithoutCopying) {
   EXPECT_EQ(state.decisions, 1);
 }
 
-// §3.3: the GM moved on (e.g. the eval pod failed and it went back to train) before a decision:
+// §H3.3: the GM moved on (e.g. the eval pod failed and it went back to train) before a decision:
 // the pending decision is void, and the wait never fires into the next round.
 TEST_F(IlDeployTest, GmMovedOn_PendingDecisionDropped) {
   ToEvalReport({kTrainedPb}, Better());
@@ -294,7 +294,7 @@ TEST_F(IlDeployTest, GmMovedOn_PendingDecisionDropped) {
   EXPECT_TRUE(All<CopyModel>(o).empty());
 }
 
-// §3.3: a restart during the wait: the forward is re-sent from the outbox; Resume restarts the
+// §H3.3: a restart during the wait: the forward is re-sent from the outbox; Resume restarts the
 // wait at that write when none was recorded.
 TEST_F(IlDeployTest, ResumeStartsTheWaitAtTheReplayedWrite) {
   ToEvalReport({kTrainedPb}, Better());
@@ -314,7 +314,7 @@ TEST_F(IlDeployTest, ResumeDuringTheCopy_ReissuesIt) {
   EXPECT_EQ(c[0].dst_url, kDeploy.url);
 }
 
-// §1.4 multi-node: the eval pod ran on this node, the Eval Ready came from the dataset node's LC.
+// §H1.4 multi-node: the eval pod ran on this node, the Eval Ready came from the dataset node's LC.
 // This LC receives the job at (Eval, Running), the eval report, then (Deploy, Waiting): it decides.
 TEST_F(IlDeployTest, MultiNode_EvalNodeDecidesFromTheConditions) {
   JobCondition ready = Cond(Stage::kEval, ConditionType::kReady);
@@ -343,7 +343,7 @@ TEST_F(IlDeployTest, MultiNode_EvalNodeDecidesFromTheConditions) {
   EXPECT_EQ(c[0].dst_url, kDeploy.url);
 }
 
-// §3.2: a (Deploy, Waiting) with no local record (fresh DB, other node) is decided from the
+// §H3.2: a (Deploy, Waiting) with no local record (fresh DB, other node) is decided from the
 // conditions alone.
 TEST_F(IlDeployTest, NoLocalRecord_DecidedFromTheConditions) {
   job.conditions = {Cond(Stage::kTrain, ConditionType::kWaiting),
@@ -355,7 +355,7 @@ TEST_F(IlDeployTest, NoLocalRecord_DecidedFromTheConditions) {
   EXPECT_EQ(All<CopyModel>(Run(JobChanged{})).size(), 1u);
 }
 
-// §4.3 in the deploy: the trained model is the output matching the deploy Model's format and
+// §H4.3 in the deploy: the trained model is the output matching the deploy Model's format and
 // device, not models[0].
 TEST_F(IlDeployTest, DeployCopiesTheOutputMatchingFormatAndDevice) {
   ModelRef om_deploy = M("om", "/models/deploy.om");
@@ -373,7 +373,7 @@ TEST_F(IlDeployTest, DeployCopiesTheOutputMatchingFormatAndDevice) {
   EXPECT_EQ(c[0].src_url, y.url);
 }
 
-// §4.2's test: deploy Model {om, /models/deploy.om}, initialEvalModel {pb, /models/eval.pb},
+// §H4.2's test: deploy Model {om, /models/deploy.om}, initialEvalModel {pb, /models/eval.pb},
 // train report [{pb,a.pb},{om,a.om},{ckpt,dir}] -> Eval Ready [a.pb, /models/eval.pb]; after a
 // fired deploy /models/deploy.om = a.om and /models/eval.pb = a.pb.
 TEST_F(IlDeployTest, InitialEvalModel_EvalBaselineAndSecondCopy) {
@@ -422,7 +422,7 @@ TEST_F(IlDeployTest, InitialEvalModel_EvalBaselineAndSecondCopy) {
       (StatusReport{ReportPhase::kDeploy, ReportStatus::kReady, true, {a_om, *deploy_model}}));
 }
 
-// Issue 15: a refused eval report (not forwarded) arms the wait; without a valid one the round is
+// [D:I15]: a refused eval report (not forwarded) arms the wait; without a valid one the round is
 // decided "not deployed" then, so a G1 GM (no Deploy-stage conditions) still ends it.
 TEST_F(IlDeployTest, RefusedEvalReport_DecidedNotDeployedAfterTheDeployWait) {
   ToEvalReport({kTrainedPb}, {});
@@ -470,7 +470,7 @@ TEST_F(IlDeployTest, DuplicateEvalReport_RecordedOnce) {
   ASSERT_EQ(All<Log>(again).size(), 1u);
 }
 
-// ---- one decision per round, whatever the GM re-sends (issue 23 item 6)
+// ---- one decision per round, whatever the GM re-sends ([D:I23.6])
 // --------------------------
 
 // The data the LC wrote into round `n`'s Ready conditions (the GM stores it): the (Train, Ready)
@@ -486,7 +486,7 @@ void StampRound(IlJob& job, int64_t n) {
   }
 }
 
-// A stale GM object of round 1 (informer lag, §2.0): its conditions up to the round's (Deploy,
+// A stale GM object of round 1 (informer lag, §H2.0): its conditions up to the round's (Deploy,
 // Waiting), re-indexed by `shift` (+1: a condition a later status write erased still shows; -1:
 // the LC's (Train, Completed) report already erased), with the eval output erased if asked.
 std::vector<JobCondition> StaleView(std::vector<JobCondition> c, int shift, bool erase_output) {
@@ -512,14 +512,14 @@ struct StaleCase {
   const char* name;
   bool closed;        // the GM's (Train, Waiting) of round 2 was seen before the stale objects
   int shift;          // re-indexing of the stale object (0: the very object answered)
-  bool erase_output;  // its (Eval, Completed) has no output (the pod's condition won, §2.0)
+  bool erase_output;  // its (Eval, Completed) has no output (the pod's condition won, §H2.0)
   int64_t later_ms;   // the first stale object comes this long after the answer
   int sends;          // stale objects, 200 ms apart
   bool same_report;   // the first one gets the decision's report again (lost-answer rule)
 };
 
 // Round 1 decided Deploy Ready on its (Deploy, Waiting); then stale objects of round 1. Before
-// issue 23 item 6, a re-indexed one was decided again (another copy, or "not deployed: no eval
+// [D:I23.6], a re-indexed one was decided again (another copy, or "not deployed: no eval
 // result" once the round's eval report was forgotten), and a closed round's was re-answered.
 TEST_F(IlDeployTest, StaleDeployWaitingOfADecidedRound_SameAnswerOrNone) {
   const StaleCase cases[] = {
@@ -627,7 +627,7 @@ TEST_F(IlDeployTest, MultiNode_StaleReindexedDeployWaiting_DecidedOnce) {
   EXPECT_EQ(state.decisions, 1);
 }
 
-// ---- hot update (§4.1) -------------------------------------------------------------------------
+// ---- hot update (§H4.1) ------------------------------------------------------------------------
 
 class IlHotUpdateTest : public IlDeployTest {
  protected:
@@ -675,7 +675,7 @@ TEST_F(IlHotUpdateTest, DeployRunningWritesModelAndConfigOncePerIndex) {
   EXPECT_TRUE(All<WriteHotUpdate>(Run(JobChanged{})).empty()) << "a resync: once per index";
 }
 
-// Upstream #381: round 2's (Deploy, Running) is a new index and is written too.
+// Upstream [P:U381]: round 2's (Deploy, Running) is a new index and is written too.
 TEST_F(IlHotUpdateTest, SecondRoundIsWrittenToo_Upstream381) {
   const int64_t idx1 = ToDeployRunning();
   Run(JobChanged{});
@@ -704,7 +704,7 @@ TEST_F(IlHotUpdateTest, SecondRoundIsWrittenToo_Upstream381) {
   EXPECT_EQ(h[0].copies[0].src_url, round2.url);
 }
 
-// §3.3: after a restart a persisted (Deploy, Running) is not acted on until a GM message of this
+// §H3.3: after a restart a persisted (Deploy, Running) is not acted on until a GM message of this
 // connection confirms it.
 TEST_F(IlHotUpdateTest, StaleConditionsAreNotActedOn) {
   ToDeployRunning();

@@ -37,9 +37,9 @@ const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before)
 }
 
 // Base model for the next training round: the latest completed train's output model matching
-// the initialModel CR (§4.3; the 2021 rule models[1], or models[0] for one-model reports, when
+// the initialModel CR (§H4.3; the 2021 rule models[1], or models[0] for one-model reports, when
 // none matches or the CR is unknown, and always under a 2021 GM: Spec::g1_rules), else the
-// recorded train report, else the initial model (B5: a failed first round falls back to the
+// recorded train report, else the initial model ([P:B5]: a failed first round falls back to the
 // initial model instead of stalling).
 std::optional<ModelRef> Stepper::BaseModel() const {
   if (const auto* out = TrainOutputBefore(*spec.job, LastIndex() + 1)) {
@@ -54,9 +54,9 @@ std::optional<ModelRef> Stepper::BaseModel() const {
   return std::nullopt;
 }
 
-// The latest completed train's output model matching `reference` (§4.3), models[0] when none
-// matches (logged, naming the formats: upstream dereferences nil there, #387), else this LC's
-// record of the train report (B6). Metrics are kept: v0.7.0 sends them in Eval/Deploy Ready.
+// The latest completed train's output model matching `reference` (§H4.3), models[0] when none
+// matches (logged, naming the formats: upstream dereferences nil there, [P:U387]), else this LC's
+// record of the train report ([P:B6]). Metrics are kept: v0.7.0 sends them in Eval/Deploy Ready.
 std::optional<ModelRef> Stepper::TrainedModel(const ModelRef& reference, const char* stage) {
   if (const auto* out = TrainOutputBefore(*spec.job, LastIndex() + 1)) {
     ModelChoice c = SelectModel(*out, reference, 0);
@@ -68,7 +68,7 @@ std::optional<ModelRef> Stepper::TrainedModel(const ModelRef& reference, const c
 }
 
 // The model a new model is evaluated against: the initialEvalModel CR if the job names one, else
-// the deploy Model CR (§4.2). Unset while the named CR is not known.
+// the deploy Model CR (§H4.2). Unset while the named CR is not known.
 std::optional<ModelRef> Stepper::EvalModel() const {
   if (!spec.job->spec.initial_eval_model_name.empty()) return spec.initial_eval_model;
   return spec.deploy_model;
@@ -111,7 +111,7 @@ void Stepper::IssueWork() {
     }
     case Work::kHotUpdate:
       // Not re-issued: after a restart the (Deploy, Running) is acted on again only once a fresh
-      // GM message confirms it is still the latest condition (§3.3).
+      // GM message confirms it is still the latest condition (§H3.3).
       s.work = Work::kNone;
       s.work_condition = -1;
       return;
@@ -188,7 +188,7 @@ void Stepper::StartEval(int64_t idx) {
   }
   std::optional<ModelRef> trained = TrainedModel(*eval_model, "eval");
   if (!trained) {
-    // B6: never send a null report and stall; fail the stage so the GM starts a new round.
+    // [P:B6]: never send a null report and stall; fail the stage so the GM starts a new round.
     Error(
         "eval requested but no trained model is known (no Train/Completed output); "
         "reporting Eval Failed");
@@ -277,7 +277,7 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
   const std::string status = Lower(r.status);
   const std::string who = "worker " + r.worker_name + " (" + kind + ", " + status + ")";
   if (kind != "train" && kind != "eval") {
-    // A hot-update inference worker's "deploy" report (§4.1) is the GM's business.
+    // A hot-update inference worker's "deploy" report (§H4.1) is the GM's business.
     if (kind != "deploy")
       Warn(who + ": kind \"" + r.kind + "\" is not train or eval; forwarded only");
     return;
@@ -389,7 +389,7 @@ Output Step(const Spec& spec, const State& state, const Event& event, const Now&
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, Resume>) {
           // The forwarded eval report of a pending round is re-sent from the outbox now: the
-          // deploy wait starts at that write (§3.3).
+          // deploy wait starts at that write (§H3.3).
           if (st.s.eval_reported && st.s.eval_written_ms == 0) st.s.eval_written_ms = now.unix_ms;
           st.IssueWork();
         } else if constexpr (std::is_same_v<E, SamplesIngested>) {

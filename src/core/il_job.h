@@ -1,11 +1,11 @@
-// The incremental-learning job as seen by the LC on the dataset node (sedna-protocol.md §8.2, with
-// the §8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions, facts}.
+// The incremental-learning job as seen by the LC on the dataset node (docs/protocol.md §P8.2, with
+// the §P8.5 IL bugs fixed). Pure: Step(spec, state, event, now) -> {state, actions, facts}.
 //
 // The GM drives the job with conditions; the LC answers each (Train,Waiting) and (Eval,Waiting)
 // condition at most once (identified by its index in status.conditions, which only grows), so a
-// GM re-send never produces a second Ready (B4). The deploy decision is taken once per round,
+// GM re-send never produces a second Ready ([P:B4]). The deploy decision is taken once per round,
 // identified by its train round (State::pending_round_key), not by an index: a stale GM object
-// shows a round at other indexes (issue 23). Work that touches files (sample files, the deploy
+// shows a round at other indexes ([D:I23]). Work that touches files (sample files, the deploy
 // copy) is an action whose completion comes back as an event; the state says which work is in
 // flight, so after a restart Resume re-issues it (actions are idempotent).
 #pragma once
@@ -23,8 +23,9 @@
 
 namespace sedna::core::il {
 
-inline constexpr int kEvalWindows = 5;       // eval samples of the last 5 train rounds (design §4)
-inline constexpr int kDeploymentsKept = 10;  // deploy history kept for status and rollback
+inline constexpr int kEvalWindows =
+    5;  // eval samples of the last 5 train rounds (design-notes §D4)
+inline constexpr int kDeploymentsKept = 10;   // deploy history kept for status and rollback
 inline constexpr int kDecidedRoundsKept = 4;  // decided rounds remembered (stale re-sends)
 
 // Samples in a spool file: bytes [begin,end) holding `count` lines.
@@ -65,10 +66,10 @@ struct DecidedRound {
 
 struct State {
   // Train files and outputs of the next cycle use `round`; the eval files of a cycle use the
-  // already incremented value (§8.2 round numbering).
+  // already incremented value (§P8.2 round numbering).
   int64_t round = 1;
-  // Sample accounting (design §4 split by running totals). samples_seen counts new samples since
-  // the job started; the ranges locate them in the job's spool files.
+  // Sample accounting (design-notes §D4 split by running totals). samples_seen counts new samples
+  // since the job started; the ranges locate them in the job's spool files.
   int64_t samples_seen = 0;
   SpoolRange train_pending;              // train samples waiting for the trigger
   SpoolRange eval_open;                  // eval samples since the last train trigger
@@ -76,7 +77,7 @@ struct State {
   // Index in status.conditions of the Waiting condition last answered, -1 for none.
   int64_t answered_train_waiting = -1;
   int64_t answered_eval_waiting = -1;
-  // The deploy decision (sedna-head-protocol.md §3.2): one per eval round, taken at the first of
+  // The deploy decision (docs/protocol.md §H3.2): one per eval round, taken at the first of
   // a (Deploy, Waiting) for that round and deploy_wait after the forwarded eval report was
   // written upstream. A round is identified by the index of the (Eval, Waiting) it answers: this
   // LC's answered_eval_waiting or, for an eval another node's LC dispatched, the latest one in the
@@ -86,7 +87,7 @@ struct State {
   std::vector<ModelRef> eval_report;     // its results (the fallback when conditions lack them)
   std::vector<ModelRef> pending_models;  // [trained, eval model] of that round's Eval Ready
   int64_t eval_written_ms = 0;           // when the forwarded report was written upstream
-  // An eval report was refused (issue 15) while the eval was outstanding: unless a valid one
+  // An eval report was refused ([D:I15]) while the eval was outstanding: unless a valid one
   // comes first, the round is decided "not deployed" at this time (unix ms; 0: none).
   int64_t eval_refused_deadline_ms = 0;
   int64_t decided_round_id = -1;                // round of the last decision
@@ -106,7 +107,7 @@ struct State {
   // Rounds up to this train round are closed: a later round's Train condition was the latest. A
   // (Deploy, Waiting) of a closed round is a stale object and is never answered.
   int64_t closed_round = 0;
-  int64_t answered_hot_update = -1;  // index of the last (Deploy, Running) written (§4.1)
+  int64_t answered_hot_update = -1;  // index of the last (Deploy, Running) written (§H4.1)
   // In-flight work and what it needs to finish.
   Work work = Work::kNone;
   int64_t work_condition = -1;
@@ -119,9 +120,9 @@ struct State {
                                       // kDeploy: [trained, deploy model] and, with an
                                       // initialEvalModel, [eval-format trained, eval model]
   int64_t work_copies_done = 0;       // kDeploy: copies of work_models pairs finished
-  // Models learned from train reports (fallback when conditions lack the output, B6).
+  // Models learned from train reports (fallback when conditions lack the output, [P:B6]).
   std::optional<ModelRef> trained;       // models[0]: the deploy candidate
-  std::optional<ModelRef> trained_base;  // models[1], or models[0] for one-model reports (B5)
+  std::optional<ModelRef> trained_base;  // models[1], or models[0] for one-model reports ([P:B5])
   // The outstanding eval: the models sent in IL-3 ([trained, deployed]).
   bool eval_outstanding = false;
   int64_t eval_round = 0;
@@ -145,14 +146,14 @@ struct Spec {
   const Trigger* deploy_trigger = nullptr;
   std::optional<ModelRef> initial_model;  // the Model CR spec.initialModel.name, when known
   std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
-  // The Model CR evalSpec.initialEvalModel.name, when the job names one and it is known (§4.2).
+  // The Model CR evalSpec.initialEvalModel.name, when the job names one and it is known (§H4.2).
   std::optional<ModelRef> initial_eval_model;
   bool dataset_known = false;
-  bool csv = false;  // the dataset's format is csv (B19: IL writes data.csv)
-  // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§7.4) and
+  bool csv = false;  // the dataset's format is csv ([P:B19]: IL writes data.csv)
+  // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§P7.4) and
   // Ready reports carry its URL as dataIndexURL.
   bool dataset_s3 = false;
-  // Branch 2 of the deploy decision (§3.2): the decision is sent this long after the forwarded
+  // Branch 2 of the deploy decision (§H3.2): the decision is sent this long after the forwarded
   // eval report was written upstream unless a (Deploy, Waiting) came first; also how long a round
   // whose eval report was refused waits for a valid one. 0: no timer (pure v0.7.0, --gm-protocol
   // g2 with --deploy-wait 0).
@@ -165,10 +166,10 @@ struct Spec {
   // The sample file layout of writes started now: k2021 under G1 rules, else kV07.
   Layout layout = Layout::kV07;
   // The job object was received from the GM on the current connection (not only reloaded from
-  // the store): a (Deploy, Running) is acted on only then (§3.2 hot update).
+  // the store): a (Deploy, Running) is acted on only then (§H3.2 hot update).
   bool conditions_fresh = true;
   // When the GM last sent the job object (unix ms; 0: not since start). The lost-answer rule
-  // (§3.2) re-sends a decision only on a job object received >= 60 s after it was sent: a Model
+  // (§H3.2) re-sends a decision only on a job object received >= 60 s after it was sent: a Model
   // or Dataset change steps the job with the last object, which proves nothing.
   int64_t job_received_ms = 0;
 };
@@ -230,7 +231,7 @@ struct WriteSamples {
   SpoolKind spool = SpoolKind::kTrain;
   std::vector<SpoolRange> ranges;  // in order
   bool csv_header = false;         // prefix the dataset's csv header line
-  // Non-empty: also write the dataset's dataIndex.txt here (§7.4: the dataset's URL prefix, then
+  // Non-empty: also write the dataset's dataIndex.txt here (§P7.4: the dataset's URL prefix, then
   // per sample the tokens `index_layout` names: the first, or every one with an extension).
   std::string index_url;
   Layout index_layout = Layout::k2021;
@@ -239,10 +240,10 @@ struct SendReport {
   StatusReport report;
 };
 struct CopyModel {
-  std::string src_url;  // host paths (the adapter adds the rootfs prefix to both, B12)
+  std::string src_url;  // host paths (the adapter adds the rootfs prefix to both, [P:B12])
   std::string dst_url;
 };
-// Model hot update on (Deploy, Running) (sedna-head-protocol.md §4.1): the copies in order (each
+// Model hot update on (Deploy, Running) (docs/protocol.md §H4.1): the copies in order (each
 // src -> dst, host paths or s3 URLs; the adapter adds the rootfs prefix to local paths and writes
 // every file as temp + fsync + rename), then <rootfs><config_path> with the v0.7.0 LC's bytes:
 // {"model_config":{"model_path":model_path,"model_update_time":<Go time.Now().String()>}}
@@ -282,7 +283,7 @@ int64_t NextWakeMs(const Spec& spec, const State& state);
 // directory of the train round in flight; eval, exactly the models sent in the outstanding eval.
 ReportScope ScopeOfReport(const Spec& spec, const State& state, const std::string& kind);
 
-// Layout helpers (§7.4, §8.1): `out` is spec.outputDir with trailing '/' removed.
+// Layout helpers (§P7.4, §P8.1): `out` is spec.outputDir with trailing '/' removed.
 std::string OutputRoot(const std::string& output_dir);
 std::string TrainDataUrl(const std::string& out, int64_t round, bool csv);
 std::string EvalDataUrl(const std::string& out, int64_t round, bool csv);
@@ -290,7 +291,7 @@ std::string EvalDataUrl(const std::string& out, int64_t round, bool csv);
 // round + 1): `round` under k2021, the train round under kV07.
 int64_t EvalDirRound(int64_t round, Layout layout);
 std::string TrainOutputDir(const std::string& out, int64_t round);
-// The dataIndex.txt beside a sample file (§7.4), for txt samples of an S3 dataset; else "".
+// The dataIndex.txt beside a sample file (§P7.4), for txt samples of an S3 dataset; else "".
 std::string DataIndexUrl(const std::string& data_url, bool dataset_s3, bool csv);
 
 }  // namespace sedna::core::il

@@ -1,4 +1,4 @@
-// Table-driven tests of the IL state machine (sedna-protocol.md §8.2) and the §8.5 IL items.
+// Table-driven tests of the IL state machine (docs/protocol.md §P8.2) and the §P8.5 IL items.
 #include "core/il_job.h"
 
 #include <gtest/gtest.h>
@@ -254,7 +254,7 @@ TEST_F(IlJobTest, SecondRound_UsesRetrainCheckpointOfLatestTrainCompleted) {
 
 // A job whose initial model has the deploy model's format (pb, pb): v0.5+ retrains from the
 // output model of that format (models[0], the deploy candidate); the 2021 LC's
-// getTrainOrEvalModel always takes models[1], the retrain checkpoint (issue 23 item 3).
+// getTrainOrEvalModel always takes models[1], the retrain checkpoint ([D:I23.3]).
 TEST_F(IlJobTest, SecondRound_InitialModelOfTheDeployFormat_G2FormatRuleG1IndexRule) {
   const ModelRef initial_pb{"pb", "/models/base_model.pb", {}};
   const ModelRef ckpt_pb{"pb", "/output/train/1/ckpt.pb", {}};
@@ -302,8 +302,8 @@ TEST_F(IlJobTest, TrainIndexLayoutFollowsTheSpec) {
   }
 }
 
-// §3.3 IL-1s: s3 dataset + s3 outputDir, round 2 — the sample file gets a dataIndex.txt beside it
-// and the Ready carries its URL; no `s3:/` collapse (B20).
+// §P3.3 IL-1s: s3 dataset + s3 outputDir, round 2 — the sample file gets a dataIndex.txt beside it
+// and the Ready carries its URL; no `s3:/` collapse ([P:B20]).
 TEST_F(IlJobTest, S3DatasetAndOutput_IL1s_WritesAndReportsDataIndex) {
   dataset_s3 = true;
   job.spec.output_dir = "s3://kubeedge/output";
@@ -467,7 +467,7 @@ TEST_F(IlEvalTest, ResumeKeepsTheLayoutTheWriteStartedWith) {
   }
 }
 
-// ---- refused reports (issue 15) ------------------------------------------------------------
+// ---- refused reports ([D:I15]) ------------------------------------------------------------
 
 TEST_F(IlEvalTest, ScopeOfReport_TrainIsTheRoundsOutputDir_EvalIsExactlyTheModelsSent) {
   ReportScope train = ScopeOfReport(MakeSpec(), state, "Train");
@@ -500,7 +500,7 @@ TEST_F(IlEvalTest, DeployWaitingWithNoValidEvalReport_AnsweredNotDeployedOnce) {
 }
 
 TEST_F(IlEvalTest, B6_NoTrainOutputInConditions_UsesRecordedTrainReport) {
-  job.conditions[2].data = {};  // the condition lost its output (e.g. race R1)
+  job.conditions[2].data = {};  // the condition lost its output (e.g. race [P:R1])
   WorkerReport t;
   t.worker_name = "train-worker-1";
   t.kind = "TRAIN";  // case-insensitive
@@ -613,7 +613,7 @@ namespace {
 // One row per (stage, condition type of the latest condition, event): what the LC does. The
 // LC acts only on a Waiting it has not answered: (Train,Waiting) with the trigger met writes the
 // train file; (Eval,Waiting) writes the eval file; (Deploy,Waiting) is decided; every other
-// (stage, type) leaves a cold job alone whatever the event (the GM drives those; §4.2, §8.2).
+// (stage, type) leaves a cold job alone whatever the event (the GM drives those; §P4.2, §P8.2).
 struct TableRow {
   const char* name;
   Stage stage;
@@ -685,7 +685,7 @@ std::vector<TableRow> Rows() {
         if (st == Stage::kTrain && t == ConditionType::kWaiting && ev != 3) expect = "train-file";
         if (st == Stage::kEval && t == ConditionType::kWaiting) expect = "eval-file";
         // A (Deploy, Waiting) this LC has no eval record of is decided from the conditions
-        // alone: no eval output there -> Deploy Completed (sedna-head-protocol.md §3.2).
+        // alone: no eval output there -> Deploy Completed (docs/protocol.md §H3.2).
         if (st == Stage::kDeploy && t == ConditionType::kWaiting) expect = "other";
         names.push_back(std::string(StageName(st)) + ConditionTypeName(t) + "_" + ev_names[ev]);
         rows.push_back({names.back().c_str(), st, t, ev, expect});

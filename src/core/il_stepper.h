@@ -17,8 +17,8 @@ inline ModelRef WithoutMetrics(const ModelRef& m) {
 
 // Index of the latest condition before `before` with this stage and type, -1 for none.
 int64_t LatestIndex(const IlJob& job, Stage stage, ConditionType type, int64_t before);
-// Output models of the latest (Train, Completed) with an output before `before` (B6: may be
-// none when the GM's own pod-driven condition erased the forwarded report, §2.0).
+// Output models of the latest (Train, Completed) with an output before `before` ([P:B6]: may be
+// none when the GM's own pod-driven condition erased the forwarded report, §H2.0).
 const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before);
 // The train round of the latest round-bearing condition before `before` (State::
 // pending_round_key): an (Eval, Ready) or a (Train, Ready) the LC wrote. *from_train_ready says

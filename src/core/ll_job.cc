@@ -108,7 +108,7 @@ struct Stepper {
     return 0;
   }
 
-  // A Waiting of a round this LC already answered, shown at a new index (issue 23).
+  // A Waiting of a round this LC already answered, shown at a new index ([D:I23]).
   bool AnsweredRound(int64_t idx, Stage stage) {
     const int64_t v = VersionBefore(idx);
     bool answered = false;
@@ -339,7 +339,7 @@ struct Stepper {
     }
     const bool train_open = s.phase == Phase::kTrain && s.worker_awaited;
     if (models.empty()) {
-      // B6: never send a null report and stall; fail the stage so the GM starts a new round. An
+      // [P:B6]: never send a null report and stall; fail the stage so the GM starts a new round. An
       // open train of this LC counts as failed (its samples are trained again).
       Error(Waiting(idx, Stage::kEval) +
             ": no trained model is known for this round (no (Train, Completed) output and no "
@@ -440,7 +440,7 @@ struct Stepper {
       Error(std::string("writing ") + (train ? "train" : "eval") + " samples of version " +
             std::to_string(e.round) + " failed: " + e.error + "; retrying in 10 s");
       s.last_error = e.error;
-      if (train) s.train_range = {};  // L5: the version stays uncommitted, the samples pending
+      if (train) s.train_range = {};  // [P:L5]: the version stays uncommitted, the samples pending
       EndWork();
       s.retry_after_ms = now.unix_ms + kWriteRetryMs;
       return;
@@ -562,7 +562,7 @@ struct Stepper {
   }
 
   // Examines each condition appended since the last step once; a (Train|Eval, Failed) about the
-  // open worker ends it (L1, L2).
+  // open worker ends it ([P:L1], [P:L2]).
   void ScanConditions() {
     const int64_t n = static_cast<int64_t>(Conds().size());
     for (int64_t i = s.conditions_seen; i < n; ++i) {

@@ -1,21 +1,21 @@
 // The lifelong-learning job as seen by the LC that answers the GM's Waiting conditions: the LC on
-// the Dataset's node with a G2 GM (sedna-head-protocol.md §1.7), the LC on
-// trainSpec.template.spec.nodeName with a G1 GM (which sends it every update, §2.3). Pure:
+// the Dataset's node with a G2 GM (docs/protocol.md §H1.7), the LC on
+// trainSpec.template.spec.nodeName with a G1 GM (which sends it every update, §H2.3). Pure:
 // Step(spec, state, event, now) -> {state, actions, facts}, with the IL event and action types so
 // one controller path runs both kinds.
 //
-// Condition-driven on every GM generation (§3.2): each answer follows a Waiting the GM committed,
+// Condition-driven on every GM generation (§H3.2): each answer follows a Waiting the GM committed,
 // once per condition index (the index in status.conditions, which only grows) and once per round
-// (State::answered_eval_version; a stale GM object shows a round at other indexes, issue 23):
+// (State::answered_eval_version; a stale GM object shows a round at other indexes, [D:I23]):
 //   latest (Train, Waiting), train trigger fired -> train samples written -> train ready (LL-1)
 //   latest (Eval, Waiting)  -> eval windows written -> eval ready with every output model of this
 //                              round's (Train, Completed), else of the train report this LC
-//                              recorded (B6); neither -> eval failed (never a null content)
+//                              recorded ([P:B6]); neither -> eval failed (never a null content)
 //   latest (Deploy, Waiting) -> this round's (Eval, Completed) output models[0] (else the eval
 //                              report this LC recorded) copied to <out>/deploy/index.pkl -> deploy
 //                              ready (LL-5), deploy failed on a copy error (LL-6, where v0.7.0
-//                              retries forever, §4.5); no eval output -> deploy completed (L6 of
-//                              §1.9)
+//                              retries forever, §H4.5); no eval output -> deploy completed (NL6 of
+//                              §H1.9)
 // Only (Deploy, Waiting) is answered in the Deploy stage (v0.7.0 acts on any Deploy-stage latest
 // condition and needs a per-round flag to not answer its own Ready; both GMs append (Deploy,
 // Waiting) after every (Eval, Completed) and send it to this LC). "This round" is the conditions
@@ -23,22 +23,22 @@
 // used.
 //
 // A worker report never makes the LC send anything: a completed report records its models for
-// the B6 fallback, a failed one (or a (Train|Eval, Failed) condition about the Ready this LC sent)
-// ends the round's worker for the sample accounting and back-off; the next answer waits for the
-// GM's Waiting. Reports for a stage this LC did not dispatch (another node's LC sent its Ready, or
-// none is open) are forwarded only (ScopeOfReport: not awaited); a Waiting whose previous stage
+// the [P:B6] fallback, a failed one (or a (Train|Eval, Failed) condition about the Ready this LC
+// sent) ends the round's worker for the sample accounting and back-off; the next answer waits for
+// the GM's Waiting. Reports for a stage this LC did not dispatch (another node's LC sent its Ready,
+// or none is open) are forwarded only (ScopeOfReport: not awaited); a Waiting whose previous stage
 // ran elsewhere is answered from the conditions' data alone.
 //
 // Lost answers: an answer is sent once per index; if a job message the GM sent at least
 // kLostAnswerMs after the answer was committed still has that Waiting as its latest condition,
-// the GM does not hold the answer (an erase of §2.0, a GM restart, a frame lost with its
+// the GM does not hold the answer (an erase of §H2.0, a GM restart, a frame lost with its
 // connection) and the same report is sent again (no file is rewritten, nothing is copied again).
 //
-// Versions: a version is committed when its train file is written (L5); files of a committed
+// Versions: a version is committed when its train file is written ([P:L5]); files of a committed
 // version are never rewritten for another cycle, so after any failure the next train uses the
 // next number. Samples: train samples sent to a train that fails return to the pending set, and
 // that round's eval window is reopened, so a failure loses no sample (each eval sample is in
-// exactly one window, B2).
+// exactly one window, [P:B2]).
 #pragma once
 
 #include <cstdint>
@@ -73,7 +73,7 @@ using il::Work;
 using il::WorkerReported;
 using il::WriteSamples;
 
-// Layout helpers shared with IL (§7.4, §8.1).
+// Layout helpers shared with IL (§P7.4, §P8.1).
 using il::EvalDataUrl;
 using il::OutputRoot;
 using il::TrainDataUrl;
@@ -83,7 +83,7 @@ using il::kDeploymentsKept;
 using il::kEvalWindows;
 
 // A job message still showing an answered Waiting as latest this long after the answer was
-// committed means the GM lost the answer (the IL lost-answer rule's 60 s, §3.2).
+// committed means the GM lost the answer (the IL lost-answer rule's 60 s, §H3.2).
 inline constexpr int64_t kLostAnswerMs = 60'000;
 
 enum class Phase { kTrain, kEval, kDeploy };
@@ -101,7 +101,7 @@ struct State {
   // data/train/<v>, train/<v>; its eval files/outputs data/eval/<v>, eval/<v>. A train in flight
   // writes version + 1.
   int64_t version = 0;
-  // Sample accounting (design §4), as in IL.
+  // Sample accounting (design-notes §D4), as in IL.
   int64_t samples_seen = 0;
   SpoolRange train_pending;              // train samples waiting for the trigger
   SpoolRange eval_open;                  // eval samples since the last committed train
@@ -125,7 +125,7 @@ struct State {
   int64_t answered_train_waiting = -1;
   int64_t answered_eval_waiting = -1;
   int64_t answered_deploy_waiting = -1;
-  // Once per round, not per index (issue 23): the version whose eval / deploy Waiting this LC
+  // Once per round, not per index ([D:I23]): the version whose eval / deploy Waiting this LC
   // answered last (0: none). A GM object from a stale cache, or one whose status write erased
   // conditions, shows a round's Waiting at another index; its round is the version in the
   // outputDir (<out>/train/<v>, <out>/eval/<v>) of the latest Ready before it, and a Waiting of
@@ -141,7 +141,7 @@ struct State {
   int64_t answer_at_ms = 0;
   std::optional<StatusReport> answer;
   // Results (format and url) of the completed train / eval reports of `*_version` this LC
-  // received (the B6 fallback when the conditions lack the output).
+  // received (the [P:B6] fallback when the conditions lack the output).
   std::vector<ModelRef> train_models;
   int64_t train_models_version = 0;
   std::vector<ModelRef> eval_models;
@@ -167,7 +167,8 @@ struct Spec {
   const LlJob* job = nullptr;  // metadata, spec and the latest conditions (with `data` parsed)
   const Trigger* train_trigger = nullptr;  // compiled when the job was loaded
   bool dataset_known = false;              // sample files are written only while it is known
-  bool csv = false;  // the dataset's format is csv, any case (L8): data.csv with the header line
+  bool csv =
+      false;  // the dataset's format is csv, any case ([P:L8]): data.csv with the header line
   bool dataset_s3 = false;  // as il::Spec::dataset_s3
   // The tokens dataIndex.txt lists (il::Layout; the eval directory is data/eval/<v> in both).
   il::Layout index_layout = il::Layout::kV07;

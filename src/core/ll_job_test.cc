@@ -1,5 +1,5 @@
-// Table-driven tests of the condition-driven LL job (sedna-head-protocol.md §1.7, §3.2, §3.3) with
-// the sedna-protocol.md §8.5 LL items kept. The fixture plays the GM: it appends conditions as
+// Table-driven tests of the condition-driven LL job (docs/protocol.md §H1.7, §H3.2, §H3.3) with
+// the docs/protocol.md §P8.5 LL items kept. The fixture plays the GM: it appends conditions as
 // the GM's state machine does and delivers the job to the LC in the shape of a G1 GM (every
 // update) or a G2 GM (only Waiting and Running; on the dataset node of a multi-node job only
 // Waiting).
@@ -187,7 +187,7 @@ class LlJobTest : public ::testing::Test {
     return d;
   }
 
-  // The GM's upstream handler stores an LC report as a condition (§4.1).
+  // The GM's upstream handler stores an LC report as a condition (§P4.1).
   Output GmEcho(const StatusReport& r) {
     ConditionData d;
     d.input_models = r.input_models;
@@ -385,7 +385,7 @@ struct AnswerRow {
   const char* name;
   Where where;
   bool report_here;         // the stage's worker reported to this LC
-  bool output_erased;       // the stage's Completed condition has no output (§2.0 pod write)
+  bool output_erased;       // the stage's Completed condition has no output (§H2.0 pod write)
   bool older_round_output;  // an older round's Completed with output precedes this round
   StatusReport want;        // the answer (Eval ready / Deploy ready are sent after the work)
   size_t writes, copies;    // work issued on the Waiting
@@ -596,8 +596,8 @@ TEST_F(LlJobTest, L3_KindAndStatusCaseInsensitive) {
   EXPECT_EQ(state.train_models_version, 1);
 }
 
-// L4: the core only sees host paths (the adapter joins the rootfs): what it copies and reports is
-// exactly the URL in the eval output, not mutated by the deploy.
+// [P:L4]: the core only sees host paths (the adapter joins the rootfs): what it copies and reports
+// is exactly the URL in the eval output, not mutated by the deploy.
 TEST_F(LlJobTest, L4_DeployReportHasNoRootfsPrefix) {
   ToTrainReady(1);
   TrainRuns(1);
@@ -613,7 +613,7 @@ TEST_F(LlJobTest, L4_DeployReportHasNoRootfsPrefix) {
   EXPECT_EQ(state.deployments.at(0).url, "/output/eval/1/index.pkl");
 }
 
-// L8: the caller passes csv=true for a csv dataset whatever the case of `format`: every file of
+// [P:L8]: the caller passes csv=true for a csv dataset whatever the case of `format`: every file of
 // the version is data.csv with the header line; a txt dataset gets data.txt without one.
 TEST_F(LlJobTest, L8_CsvHeaderFlagged_TxtWithout) {
   for (bool is_csv : {true, false}) {
@@ -636,7 +636,7 @@ TEST_F(LlJobTest, L8_CsvHeaderFlagged_TxtWithout) {
   }
 }
 
-// ---- the R1 case and the lost-answer rule --------------------------------------------------
+// ---- the [P:R1] case and the lost-answer rule ----------------------------------------------
 
 struct LostRow {
   const char* name;
@@ -649,7 +649,7 @@ void PrintTo(const LostRow& r, std::ostream* os) { *os << r.name; }
 
 class LlLostAnswerTable : public LlJobTest, public ::testing::WithParamInterface<LostRow> {};
 
-// The GM erased the LC's answer (§2.0): its list still ends with the same Waiting. A re-send of
+// The GM erased the LC's answer (§H2.0): its list still ends with the same Waiting. A re-send of
 // the job received at least 60 s later gets the same report again, once per re-send; earlier
 // ones, or one whose receive time is unknown, get nothing. No file or copy work is redone.
 TEST_P(LlLostAnswerTable, Row) {
@@ -702,7 +702,7 @@ INSTANTIATE_TEST_SUITE_P(LostAnswers, LlLostAnswerTable, ::testing::Values(
   [](const ::testing::TestParamInfo<LostRow>& i) { return std::string(i.param.name); });
 // clang-format on
 
-// ---- once per round, not per index (issue 23 item 6) -----------------------------------------
+// ---- once per round, not per index ([D:I23.6]) -----------------------------------------
 
 struct StaleRow {
   const char* name;
@@ -715,9 +715,9 @@ void PrintTo(const StaleRow& r, std::ostream* os) { *os << r.name; }
 
 class LlStaleTable : public LlJobTest, public ::testing::WithParamInterface<StaleRow> {};
 
-// The GM's informer is behind (§2.0): it re-sends a Waiting of round 2 that this LC answered,
+// The GM's informer is behind (§H2.0): it re-sends a Waiting of round 2 that this LC answered,
 // in an object whose conditions before it differ (so the Waiting is at another index). Before
-// issue 23 item 6 any index above the answered one was answered again: another train version,
+// [D:I23.6] any index above the answered one was answered again: another train version,
 // another eval file, another copy and deploy ready.
 TEST_P(LlStaleTable, Row) {
   const StaleRow& row = GetParam();
@@ -932,7 +932,7 @@ TEST_F(LlJobTest, RoundTrainedByAnotherLc_EvalUsesThatVersion) {
 
 // ---- failures --------------------------------------------------------------------------------
 
-// L1: the train pod fails; the forwarded failure (or the GM's (Train, Failed)) returns the
+// [P:L1]: the train pod fails; the forwarded failure (or the GM's (Train, Failed)) returns the
 // samples; the next train waits for the GM's (Train, Waiting) and uses the next version.
 TEST_F(LlJobTest, L1_TrainFailed_SamplesBack_NextWaitingAnswered) {
   shape = Shape::kG1;  // the Failed condition reaches this LC
@@ -965,8 +965,8 @@ TEST_F(LlJobTest, L1_TrainFailed_SamplesBack_NextWaitingAnswered) {
   }
 }
 
-// L2: the eval pod fails; the job trains again on the GM's (Train, Waiting); the evaluated window
-// stays for later evals.
+// [P:L2]: the eval pod fails; the job trains again on the GM's (Train, Waiting); the evaluated
+// window stays for later evals.
 TEST_F(LlJobTest, L2_EvalFailed_NextRoundEvaluatesTheWindowAgain) {
   shape = Shape::kG1;
   ToTrainReady(1);
@@ -1002,7 +1002,7 @@ TEST_F(LlJobTest, FailedCondition_OfAnOlderVersion_Ignored) {
   EXPECT_TRUE(o.actions.empty());
 }
 
-// B6 path: no train output anywhere -> eval failed; the open train counts as failed, so its
+// [P:B6] path: no train output anywhere -> eval failed; the open train counts as failed, so its
 // samples are trained again, and the GM's next (Train, Waiting) is answered.
 TEST_F(LlJobTest, EvalFailed_NoTrainOutput_SamplesBack) {
   ToTrainReady(1);
@@ -1081,7 +1081,7 @@ TEST_F(LlJobTest, LL1_ExactReport_OncePerWaiting) {
   EXPECT_EQ(state.train_pending, (SpoolRange{5010, 5010, 0}));
   EXPECT_EQ(state.eval_windows, std::vector<SpoolRange>{(SpoolRange{0, 1250, 125})});
   EXPECT_EQ(state.eval_open, (SpoolRange{1250, 1250, 0}));
-  // v0.7.0 re-arms the trigger on every tick in (Train, Waiting) (B4): not here.
+  // v0.7.0 re-arms the trigger on every tick in (Train, Waiting) ([P:B4]): not here.
   EXPECT_TRUE(Ingest(900, 10).actions.empty()) << "one LL-1 per (Train, Waiting)";
   EXPECT_TRUE(Run(Tick{}).actions.empty()) << "one LL-1 per (Train, Waiting)";
   EXPECT_TRUE(Deliver().actions.empty());

@@ -13,7 +13,7 @@ ModelRef M(std::string format, std::string url, std::vector<std::string> devices
   return m;
 }
 
-// §4.3's test: deploy Model {om, devices:[Ascend710]}, outputs
+// §H4.3's test: deploy Model {om, devices:[Ascend710]}, outputs
 // [{om,[Ascend310],x},{om,[Ascend710],y},{pb,z}] -> y; with deploy devices [] -> x.
 TEST(SelectModelTest, DeviceRuleOfTheHeadProtocol) {
   const std::vector<ModelRef> out = {M("om", "x", {"Ascend310"}), M("om", "y", {"Ascend710"}),

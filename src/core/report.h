@@ -17,7 +17,7 @@ enum class ReportStatus { kReady, kCompleted, kFailed };
 const char* ReportPhaseName(ReportPhase p);
 const char* ReportStatusName(ReportStatus s);
 
-// An LC-originated job status report (§3.2 UpstreamMessage without `output`, which is always
+// An LC-originated job status report (§P3.2 UpstreamMessage without `output`, which is always
 // null for LC-originated reports). Encoded as
 // {"phase":..,"status":..,"input":{"models":[{"format","url"}],"dataURL","dataIndexURL","outputDir"},"output":null}
 // with `input` omitted when has_input is false and each input field omitted when empty.
@@ -43,7 +43,7 @@ inline constexpr size_t kMaxObservedMetricName = 64;
 // into WorkerReport::observed_metrics).
 MetricNumbers NumbersOf(const Metrics& m);
 
-// A worker's POST body (§5.1) as the core sees it. Number text preservation for forwarding is the
+// A worker's POST body (§P5.1) as the core sees it. Number text preservation for forwarding is the
 // codec's business; the core only needs the parsed parts.
 struct WorkerReport {
   std::string worker_name;
@@ -65,7 +65,7 @@ struct WorkerReport {
 // else NumbersOf each result's metrics.
 std::vector<MetricNumbers> ObservedMetrics(const WorkerReport& r);
 
-// Which model URLs a completed train or eval report of a job may name now (issue 15: a report
+// Which model URLs a completed train or eval report of a job may name now ([D:I15]: a report
 // can only move its own job, with models the job may use). Computed from the job's state by
 // il::ScopeOfReport / ll::ScopeOfReport; the adapter checks each result URL against it (host
 // paths after the rootfs prefix, `..` and symlinks; S3 URLs lexically).

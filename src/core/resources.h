@@ -1,4 +1,4 @@
-// Sedna resource types as the LC uses them (sedna-protocol.md §2). Plain data, no JSON: codecs in
+// Sedna resource types as the LC uses them (docs/protocol.md §P2). Plain data, no JSON: codecs in
 // adapters/json convert wire objects to and from these.
 #pragma once
 
@@ -12,14 +12,14 @@ namespace sedna::core {
 
 inline constexpr const char* kApiVersion = "sedna.io/v1alpha1";
 inline constexpr const char* kCredentialAnnotation = "sedna.io/credential";
-// Model hot update (sedna-head-protocol.md §4.1): the host path of the job's model_config.json,
+// Model hot update (docs/protocol.md §H4.1): the host path of the job's model_config.json,
 // set by a GM >= v0.4 on hot-update IL jobs; the inference pod mounts its directory here.
 inline constexpr const char* kHotUpdateConfigAnnotation = "sedna.io/model-hot-update-config";
 inline constexpr const char* kHotUpdateContainerPrefix = "/model-hot-update";
-// A G2 GM names the node a stage's pod runs on in "sedna.io/Train|Eval|Deploy" (§1.4).
+// A G2 GM names the node a stage's pod runs on in "sedna.io/Train|Eval|Deploy" (§H1.4).
 inline constexpr const char* kStageNodeAnnotationPrefix = "sedna.io/";
 
-// Lower-case kind strings: GM->LC resourceKind and worker ownerKind routing keys (§0, §1.4).
+// Lower-case kind strings: GM->LC resourceKind and worker ownerKind routing keys (§P0, §P1.4).
 inline constexpr const char* kKindDataset = "dataset";
 inline constexpr const char* kKindModel = "model";
 inline constexpr const char* kKindIlJob = "incrementallearningjob";
@@ -34,7 +34,7 @@ struct ObjectMeta {
   std::map<std::string, std::string> annotations;
 };
 
-// "<namespace>/<kind lower-case>/<name>" (§0): the unique key of every resource.
+// "<namespace>/<kind lower-case>/<name>" (§P0): the unique key of every resource.
 inline std::string ResourceKey(const std::string& ns, const std::string& kind_lower,
                                const std::string& name) {
   return ns + "/" + kind_lower + "/" + name;
@@ -69,7 +69,7 @@ struct MetricValue {
 using Metrics = std::map<std::string, MetricValue>;
 
 // A model reference as it appears in upstream messages and condition data: {format, url, metrics}
-// and, from a G2 GM, device_soc_versions (§4.3). Other runtime.Model keys (classes, ...) are not
+// and, from a G2 GM, device_soc_versions (§H4.3). Other runtime.Model keys (classes, ...) are not
 // kept: the LC never sends them of its own, and forwarded worker results are passed verbatim.
 struct ModelRef {
   std::string format;
@@ -83,7 +83,7 @@ struct ModelSpec {
   std::string url;
   std::string format;
   std::string credential_name;
-  std::vector<std::string> device_soc_versions;  // G2 (§4.3); empty when absent
+  std::vector<std::string> device_soc_versions;  // G2 (§H4.3); empty when absent
 };
 
 struct Model {
@@ -96,7 +96,7 @@ struct TimerSpec {
   std::string end;
 };
 
-// The CR trigger (§2.3): `condition` is always present on the wire, possibly empty.
+// The CR trigger (§P2.3): `condition` is always present on the wire, possibly empty.
 struct TriggerSpec {
   std::optional<int64_t> check_period_seconds;
   std::optional<TimerSpec> timer;
@@ -135,7 +135,7 @@ const char* ConditionTypeName(ConditionType t);
 std::optional<Stage> ParseStage(const std::string& s);                  // exact spelling
 std::optional<ConditionType> ParseConditionType(const std::string& s);  // exact spelling
 
-// The parsed `data` of a job condition (§4.1 IncrementalCondData).
+// The parsed `data` of a job condition (§P4.1 IncrementalCondData).
 struct ConditionData {
   std::vector<ModelRef> input_models;
   std::string data_url;
@@ -168,9 +168,9 @@ struct IlJobSpec {
   PodTemplate train_template;
   TriggerSpec train_trigger;
   PodTemplate eval_template;
-  std::string initial_eval_model_name;  // evalSpec.initialEvalModel.name (G2, §4.2); "" if absent
+  std::string initial_eval_model_name;  // evalSpec.initialEvalModel.name (G2, §H4.2); "" if absent
   std::string deploy_model_name;
-  bool hot_update_enabled = false;   // deploySpec.model.hotUpdateEnabled (§4.1)
+  bool hot_update_enabled = false;   // deploySpec.model.hotUpdateEnabled (§H4.1)
   int64_t poll_period_seconds = 60;  // deploySpec.model.pollPeriodSeconds
   TriggerSpec deploy_trigger;
   HardExampleMining hem;

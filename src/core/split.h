@@ -1,4 +1,4 @@
-// Train/eval split of new dataset samples by running totals (design.md §4): the split depends
+// Train/eval split of new dataset samples by running totals (design-notes §D4): the split depends
 // only on a sample's ordinal among the job's new samples, never on how samples were batched.
 #pragma once
 

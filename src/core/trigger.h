@@ -1,4 +1,4 @@
-// Train and deploy triggers (sedna-protocol.md §6, design.md §4): a CR TriggerSpec is validated
+// Train and deploy triggers (docs/protocol.md §P6, design-notes §D4): a CR TriggerSpec is validated
 // and compiled once, when the job is loaded; evaluation is then a pure function of the stats and
 // the caller-supplied time of day.
 #pragma once
@@ -65,7 +65,7 @@ TriggerDecision EvaluateTrigger(const Trigger& t, const Metrics& stats, int minu
 // list, a kOther value or a NaN result is an error naming the metric.
 Result<double> ResolveMetric(const MetricRef& ref, const Metrics& stats);
 
-// IL deploy stats (§6.4) from the eval metrics of the new model and of the deployed model. For
+// IL deploy stats (§P6.4) from the eval metrics of the new model and of the deployed model. For
 // every key k of new_model: stats[k] = new_model[k], and stats[k + "_delta"] = new - old for two
 // numbers, or the elementwise difference for two lists of equal length. When the deployed model
 // lacks k, has another kind or another length, k is kOther, or new_model itself reports

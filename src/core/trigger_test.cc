@@ -42,7 +42,7 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Operators (§6.2 table) with the 1e-6 equality tolerance.
+// Operators (§P6.2 table) with the 1e-6 equality tolerance.
 
 struct CompareRow {
   std::string name;
@@ -136,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
     RowName<OpSpellingRow>);
 
 // ---------------------------------------------------------------------------------------------
-// The verified cases of §6.2, with the bare list now comparing its mean (design.md §4).
+// The verified cases of §P6.2, with the bare list now comparing its mean (design-notes §D4).
 
 struct VerifiedRow {
   std::string name;
@@ -432,7 +432,7 @@ TEST(TriggerTimer, UnpaddedTimerAccepted) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Numbers in a reason read as people write them (issue 16: "0.0334", not 0.033440000000000004).
+// Numbers in a reason read as people write them ([D:I16]: "0.0334", not 0.033440000000000004).
 TEST(TriggerReasonTest, NumbersHaveAtMostTwelveSignificantDigits) {
   const Trigger t = MustCompile(Spec("precision_delta", ">", 0.01));
   const double delta = 0.81 - 0.77656;  // 0.03344000000000005 in binary
@@ -566,7 +566,7 @@ INSTANTIATE_TEST_SUITE_P(
     RowName<ResolveRow>);
 
 // ---------------------------------------------------------------------------------------------
-// Deploy stats (§6.4).
+// Deploy stats (§P6.4).
 
 void ExpectListNear(const MetricValue& v, const std::vector<double>& expected) {
   ASSERT_EQ(v.kind, MetricValue::Kind::kList);

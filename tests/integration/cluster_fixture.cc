@@ -24,7 +24,7 @@ void ClusterFixture::StartLc(uint16_t status_port, const std::vector<std::string
                                 "--log-level", "debug"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   // The emulated G1 GM never sends (Deploy, Waiting): each IL deploy decision comes --deploy-wait
-  // after the eval forward (sedna-head-protocol.md §3.2). Tests keep it short unless they set it.
+  // after the eval forward (docs/protocol.md §H3.2). Tests keep it short unless they set it.
   if (std::find(args.begin(), args.end(), "--deploy-wait") == args.end()) {
     args.insert(args.end(), {"--deploy-wait", "0.2"});
   }

@@ -87,7 +87,7 @@ class ClusterFixture : public ::testing::Test {
 // A ClusterFixture whose test plays the GM for one IL job (`job`, created by the test).
 class IlJobFixture : public ClusterFixture {
  protected:
-  // Sends the job (and the model §4.3 says goes with it) when the GM would.
+  // Sends the job (and the model §P4.3 says goes with it) when the GM would.
   void Sync();
   // The next upstream IncrementalLearningJob frame; expects it to be a status of kIlJobName and
   // throws std::runtime_error when none comes within `timeout`.

@@ -1,4 +1,4 @@
-# Issue 21 items 2 and 7 with the real sedna-lc and the GM emulator: links planted beside a deploy
+# [D:I21.2], [D:I21.7] with the real sedna-lc and the GM emulator: links planted beside a deploy
 # target or in a job's hot-update directory are never followed, and a hot-update annotation naming
 # another namespace's directory is refused (nor removed on delete).
 add_executable(confined_paths_test ${CMAKE_CURRENT_LIST_DIR}/confined_paths_test.cc)

@@ -1,4 +1,4 @@
-// Issue 21 items 2 and 7 against the real sedna-lc and the GM emulator (G2): a worker's links
+// [D:I21.2], [D:I21.7] against the real sedna-lc and the GM emulator (G2): a worker's links
 // beside the deploy target (the versions directory, the target itself) and in the job's
 // hot-update directory are never followed; a hot-update annotation naming another namespace's
 // directory is refused, and deleting the job leaves that directory whole. Workers are simulated

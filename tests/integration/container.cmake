@@ -1,4 +1,4 @@
-# Issue 23: the image under podman (runc), the DaemonSet's way: an IL round and an LL round through
+# [D:I23]: the image under podman (runc), the DaemonSet's way: an IL round and an LL round through
 # the container, podman kill mid-round and a new container resuming, podman stop within the grace
 # period, uid 65534. One CTest test (the image is built and loaded once), label "container";
 # skipped with its reason where podman cannot run containers.

@@ -1,4 +1,4 @@
-// The image under a container runtime, the way deploy/lc-daemonset.yaml runs it (issue 23):
+// The image under a container runtime, the way deploy/lc-daemonset.yaml runs it ([D:I23]):
 // podman with runc builds containers from the OCI layout packaging/image/build_image.py writes
 // (from this tree's sedna-lc), with host networking, a temp directory playing the host's / at
 // /rootfs (ROOTFS_MOUNT_DIR), the database on its hostPath (SEDNA_DB_PATH), a read-only root
@@ -33,7 +33,7 @@ using core::gm::PodPhase;
 namespace stdfs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// ---- the IL round of il_restart_test (sedna-protocol.md §3.3), byte for byte
+// ---- the IL round of il_restart_test (docs/protocol.md §P3.3), byte for byte
 constexpr const char* kIl1 =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
 constexpr const char* kTrainReport =
@@ -53,7 +53,7 @@ constexpr const char* kR2Il1 =
 constexpr const char* kOldModel = "OLD-DEPLOYED-MODEL-BYTES-THAT-ARE-LONGER-THAN-THE-NEW-ONES";
 constexpr const char* kNewModel = "NEW-MODEL-ROUND-1";
 
-// ---- the LL round of ll_cluster_test (§3.4)
+// ---- the LL round of ll_cluster_test (§H3.4)
 constexpr const char* kLlJob = "atcii-classifier-demo";
 constexpr const char* kLlDataset = "lifelong-dataset";
 constexpr const char* kLlCsv = "/data/lifelong_learning/trainData.csv";

@@ -1,4 +1,4 @@
-# The randomised crash campaign (docs/durability.md, issue 4): the sedna-lc binary driven through
+# The randomised crash campaign (docs/durability.md, [D:I4]): the sedna-lc binary driven through
 # many IL and LL rounds by the GM emulator while it is killed with SIGKILL at random moments.
 # Fast by default (CI); SEDNA_CRASH_KILLS=60 for the long run, SEDNA_CRASH_SEED to replay a seed.
 add_executable(crash_campaign_test ${CMAKE_CURRENT_LIST_DIR}/crash_campaign_test.cc)

@@ -1,4 +1,4 @@
-// The randomised crash campaign (docs/durability.md, issue 4): the real sedna-lc binary runs one
+// The randomised crash campaign (docs/durability.md, [D:I4]): the real sedna-lc binary runs one
 // IL job and one LL job against the GM emulator, whose loop in the test thread plays the GM (the
 // condition machine of core::gm, the job re-sent after every change and on every reconnect), the
 // workers (model files of a size that varies per round, some of 8-32 MB, then a POST like
@@ -13,8 +13,8 @@
 // Invariants, checked as the campaign goes and again at the end:
 //  1. the train files of the rounds, in order, are exactly the train samples by core::IsTrainSample
 //     of all appended samples, each once, none missing except those the LC still holds as pending;
-//     each eval file is exactly the eval windows of the last 5 train rounds (design §4), each
-//     sample once, no train sample;
+//     each eval file is exactly the eval windows of the last 5 train rounds (design-notes §D4),
+//     each sample once, no train sample;
 //  2. no round/version is dispatched twice: every job frame follows the round's sequence; a repeat
 //     of the last frame after a reconnect is at-least-once delivery and only counted;
 //  3. round and version numbers only grow (by one);
@@ -460,7 +460,7 @@ class CrashCampaign : public ::testing::Test {
     }
   }
 
-  // The GM's resync after a (re)connection: every object for this node again (§1.6).
+  // The GM's resync after a (re)connection: every object for this node again (§P1.6).
   void Resync() {
     Send(DatasetObject(il.dataset, il.index_url, "txt", Uid(il.dataset)));
     Send(DatasetObject(ll.dataset, ll.index_url, "CSV", Uid(ll.dataset)));
@@ -478,7 +478,7 @@ class CrashCampaign : public ::testing::Test {
     }
   }
 
-  // Sends the job (and the Model §4.3 says goes with it) when the GM would.
+  // Sends the job (and the Model §P4.3 says goes with it) when the GM would.
   void Sync(JobTrack& j) {
     auto d = j.gm->Downstream();
     if (!d.send_job) return;
@@ -614,7 +614,7 @@ class CrashCampaign : public ::testing::Test {
       if (!text) return std::nullopt;
       auto parsed = Json::parse(*text, nullptr, false);
       if (parsed.is_object() && !parsed.contains("header")) {
-        // §1.2: the first frame of a connection. Frames after it come from the new connection.
+        // §P1.2: the first frame of a connection. Frames after it come from the new connection.
         ++epoch;
         continue;
       }
@@ -759,7 +759,7 @@ class CrashCampaign : public ::testing::Test {
     }
   }
 
-  // The GM's part for each frame (§4.2), re-sending the job after every change (§4.3).
+  // The GM's part for each frame (§P4.2), re-sending the job after every change (§P4.3).
   void OnTrainReady(JobTrack& j, const Json& b, const std::string& content) {
     const int64_t r = j.round;
     CheckTrainFile(j, r);

@@ -1,4 +1,4 @@
-"""The dashboard in a real browser (issue 17 item 5): headless Chromium (Debian's `chromium`) keeps
+"""The dashboard in a real browser ([D:I17.5]): headless Chromium (Debian's `chromium`) keeps
 the page of a standalone run of the digits example open while the rounds happen, driven over the
 DevTools protocol on a pipe, and checks what a person would see: the job row, N rounds in its
 history, one chart per eval metric with N points of the new and of the deployed model, a

@@ -1,4 +1,4 @@
-// numberOfSamples is coalesced (issue 15 item 8): each frame is an API-server write in Sedna, and
+// numberOfSamples is coalesced ([D:I15.8]): each frame is an API-server write in Sedna, and
 // a fast writer used to cause hundreds a second. At most one per --dataset-status-interval-ms per
 // Dataset, and the last value always goes out.
 #include <gtest/gtest.h>
@@ -55,7 +55,7 @@ TEST_F(DatasetStatusTest, AFastWriterGetsOneCountPerIntervalAndTheLastOne) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// A FIFO at one Dataset's index (issue 15 item 2) is an error for that Dataset alone: the LC
+// A FIFO at one Dataset's index ([D:I15.2]) is an error for that Dataset alone: the LC
 // answers /healthz, counts another Dataset and reports the first one's problem by name.
 TEST_F(DatasetStatusTest, AFifoAtAnIndexPathBlocksNothingElse) {
   MakeWorld("sedna-dsfifo-");

@@ -411,7 +411,7 @@ TEST_F(DoctorLocal, BinaryProbesUnderAnotherNodeNameBesideARunningDaemon) {
   EXPECT_EQ(ws->last_node_name(), "edge-1-doctor") << out;
 }
 
-// The daemon's own log says what the doctor would on its first failed connect (issue 16 item 6):
+// The daemon's own log says what the doctor would on its first failed connect ([D:I16.6]):
 // the failed step and what to do about it, once, not at every reconnect.
 TEST_F(DoctorLocal, DaemonLogsTheDiagnosisOnItsFirstFailedConnect) {
   const std::string port = std::to_string(ClosedPort());

@@ -1,4 +1,4 @@
-// Reports for jobs this LC does not know yet (issue 23 item 5; docs/durability.md, "Reports before
+// Reports for jobs this LC does not know yet ([D:I23.5]; docs/durability.md, "Reports before
 // their job"), on the real sedna-lc binary against the GM emulator: kept up to the per-job and
 // total bounds and answered 503 over them, kept across kill -9, applied in arrival order when
 // the job arrives, and dropped with a warning naming the job, the worker and the report once they

@@ -188,7 +188,7 @@ std::optional<UpstreamFrame> GmEmulator::Next(const std::string& kind,
     if (!frame) return std::nullopt;
     auto parsed = Json::parse(frame->text, nullptr, false);
     if (parsed.is_object() && !parsed.contains("header")) {
-      ++bare_headers_;  // §1.2 first frame
+      ++bare_headers_;  // §P1.2 first frame
       continue;
     }
     auto f = wire::DecodeFrame(frame->text);
@@ -238,8 +238,8 @@ bool GmEmulator::RunUntil(GmJob& job, const std::function<bool(const GmJob&)>& d
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - GmClock::now());
     if (left.count() <= 0) break;
     const size_t before = job.state().conditions.size();
-    // Wait for a frame, but no longer than the job's next R1 write: that write's sync may create
-    // pods (started here) and may be what done() waits for.
+    // Wait for a frame, but no longer than the job's next [P:R1] write: that write's sync may
+    // create pods (started here) and may be what done() waits for.
     const auto due = job.next_write();
     auto wait = left;
     if (due) {

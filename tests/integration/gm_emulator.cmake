@@ -1,4 +1,4 @@
-# Self-tests of the GM emulator's G2, multi-node and R1 modes (raw websocket clients), and two
+# Self-tests of the GM emulator's G2, multi-node and [P:R1] modes (raw websocket clients), and two
 # sedna-lc processes against one emulator.
 add_executable(gm_emulator_test gm_emulator_test.cc)
 target_link_libraries(gm_emulator_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)

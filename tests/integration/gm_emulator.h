@@ -1,5 +1,5 @@
 // A test GM: a real websocket server on 127.0.0.1 (WsTestServer) that sends Sedna objects as the
-// GM does (sedna-protocol.md §1.5, §4.3; sedna-head-protocol.md §1.4, §1.7 for G2) and keeps IL/LL
+// GM does (docs/protocol.md §P1.5, §P4.3; docs/protocol.md §H1.4, §H1.7 for G2) and keeps IL/LL
 // job conditions with the GM's condition machine (core::gm, per generation). The test thread
 // drives it step by step, so every assertion sees a deterministic sequence.
 //
@@ -8,7 +8,8 @@
 // * multi-node: GmEmulator::SetMultiNode(true) keeps one connection per Node-Name and Sync
 //   delivers each send to its node's connection (a send to "" or to a node with no connection is
 //   kept in undelivered());
-// * R1 race (§2.0): GmJob::EnableR1(lag) lands each controller status write `lag` after the sync
+// * [P:R1] race (§H2.0): GmJob::EnableR1(lag) lands each controller status write `lag` after the
+// sync
 //   that computed it, over whatever the LC appended meanwhile;
 // * informer lag: every job object Sync sent is kept (sent_jobs()); SendStale re-sends one of
 //   them later, as a GM whose informer cache is behind sends an object computed from an older
@@ -101,7 +102,7 @@ class GmEmulator {
   // `object` with condition `at` of status.conditions duplicated (shift > 0: a condition a later
   // status write erased still shows) or removed (shift < 0: a condition the LC appended already
   // erased); with erase_output, the (Eval, Completed) conditions lose their data (the GM's
-  // pod-driven condition replaced the LC's forwarded report, §2.0).
+  // pod-driven condition replaced the LC's forwarded report, §H2.0).
   static nlohmann::json Reindexed(nlohmann::json object, size_t at, int shift, bool erase_output);
 
   // Carries out the job's SyncSends (or DeleteSends for `deleted`): the job object or the Model
@@ -116,7 +117,7 @@ class GmEmulator {
                                     std::chrono::milliseconds timeout = std::chrono::seconds(20));
   int bare_headers() const { return bare_headers_; }
 
-  // Next, for a job in R1 mode: while waiting, lands the job's status writes that fall due and
+  // Next, for a job in [P:R1] mode: while waiting, lands the job's status writes that fall due and
   // Syncs the job after each one (the GM's update event). A frame received before a write's due
   // time is returned first: Report it (at its receive time) and it is erased by that write.
   std::optional<UpstreamFrame> NextFor(
@@ -125,7 +126,7 @@ class GmEmulator {
 
   // The GM's loop for one job until done(job) holds (checked after every step) or timeout:
   // every upstream frame of the job's kind and name is Reported (at its receive time) and
-  // on_frame(frame) is called, R1 writes land when due, and the job is Synced after every
+  // on_frame(frame) is called, [P:R1] writes land when due, and the job is Synced after every
   // change. Pods the GM creates start Running on their placed node when run_created_pods is set
   // (workers still report through the LC: the test POSTs them, e.g. from on_frame). Returns
   // done(job) at the end.
@@ -158,15 +159,15 @@ class GmJob {
   GmJob(core::gm::JobKind kind, nlohmann::json object,
         core::gm::Generation generation = core::gm::Generation::kG1);
 
-  // Applies an LC "status" content (§4.1) and settles the job (§4.2). Returns the actions taken.
-  // In R1 mode: lands the writes due by `at`, appends the report (the GM's fresh GET + append)
+  // Applies an LC "status" content (§P4.1) and settles the job (§P4.2). Returns the actions taken.
+  // In [P:R1] mode: lands the writes due by `at`, appends the report (the GM's fresh GET + append)
   // and starts a sync if none is in flight; returns the actions of the syncs run.
   std::vector<core::gm::GmAction> Report(const std::string& content);
   std::vector<core::gm::GmAction> Report(const std::string& content, GmClock::time_point at);
   std::vector<core::gm::GmAction> Report(const UpstreamFrame& f) {
     return Report(f.content, f.received);
   }
-  // Changes the newest pod of a stage and settles (R1: a pod event's sync, at `at`).
+  // Changes the newest pod of a stage and settles ([P:R1]: a pod event's sync, at `at`).
   std::vector<core::gm::GmAction> SetPod(core::Stage stage, core::gm::PodPhase phase);
   std::vector<core::gm::GmAction> SetPod(core::Stage stage, core::gm::PodPhase phase,
                                          GmClock::time_point at);
@@ -182,7 +183,7 @@ class GmJob {
     }
   }
 
-  // The GM generation; switching mid-job models a GM upgrade/downgrade (§3.3; reconnect the LCs
+  // The GM generation; switching mid-job models a GM upgrade/downgrade (§H3.3; reconnect the LCs
   // with WsTestServer::DropConnection/DropNode to complete the picture).
   core::gm::Generation generation() const { return spec_.generation; }
   void SetGeneration(core::gm::Generation g) { spec_.generation = g; }
@@ -197,7 +198,7 @@ class GmJob {
   std::vector<core::gm::EdgeSend> Sends() const;        // SyncSends of the stored state
   std::vector<core::gm::EdgeSend> DeleteSends() const;  // when the CR is deleted
 
-  // R1 race mode (§2.0). A sync (started by a job update or a pod event) computes from the
+  // [P:R1] race mode (§H2.0). A sync (started by a job update or a pod event) computes from the
   // stored status at its start, creates pods and patches annotations then, and its status write
   // (`newJob.Status = job.Status`) lands `lag` later, erasing every condition appended in
   // between. Syncs are serialised (the GM's work queue): updates during one start one more sync
@@ -208,15 +209,15 @@ class GmJob {
   // Lands the writes due by `t` (and runs the syncs they trigger); returns their actions.
   std::vector<core::gm::GmAction> AdvanceTo(GmClock::time_point t);
   std::optional<GmClock::time_point> next_write() const;  // when the in-flight write lands
-  // Conditions erased by R1 writes so far, oldest first.
+  // Conditions erased by [P:R1] writes so far, oldest first.
   const std::vector<core::JobCondition>& erased() const { return erased_; }
 
   const std::string& name() const;       // metadata.name
   const std::string& kind_name() const;  // "IncrementalLearningJob" | "LifelongLearningJob"
   // With status.conditions and the GM's annotations; for LL on G2 also status.knowledgeBase
-  // (v0.6+, §4.4: from the output models of the latest LC message that had any; zeros before).
+  // (v0.6+, §H4.4: from the output models of the latest LC message that had any; zeros before).
   nlohmann::json Object() const;
-  // LL on G2 (§4.4): the train pod's HAS_COMPLETED_INITIAL_TRAINING ("true" iff any
+  // LL on G2 (§H4.4): the train pod's HAS_COMPLETED_INITIAL_TRAINING ("true" iff any
   // (Train, Completed) exists) and, when true, CLOUD_KB_INDEX (url of output.models[0] of the
   // latest (Train, Completed) with output). Empty for IL and for G1.
   std::map<std::string, std::string> TrainPodEnv() const;

@@ -1,5 +1,5 @@
-// Self-tests of the GM emulator's G2, multi-node and R1 modes (sedna-head-protocol.md §1.3, §1.4,
-// §1.7, §2.0, §4.1), driven by hand-written LC frames from raw websocket clients, so they hold
+// Self-tests of the GM emulator's G2, multi-node and [P:R1] modes (docs/protocol.md §H1.3, §H1.4,
+// §H1.7, §H2.0, §H4.1), driven by hand-written LC frames from raw websocket clients, so they hold
 // whatever sedna-lc does. The last test runs two real sedna-lc processes against one emulator.
 #include "gm_emulator.h"
 
@@ -113,7 +113,7 @@ class RawLc {
   bool closed_ = false;
 };
 
-// The LC's upstream contents of one IL round (sedna-head-protocol.md §1.9 N1-N5, shortened).
+// The LC's upstream contents of one IL round (docs/protocol.md §H1.9 N1-N5, shortened).
 const std::string kTrainReady =
     R"({"phase":"Train","status":"Ready","input":{"models":[{"format":"ckpt","url":"/models/base_model"}],"dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"},"output":null})";
 const std::string kTrainDone =
@@ -158,7 +158,7 @@ class GmEmulatorTest : public ::testing::Test {
   GmEmulator gm;
 };
 
-// ---- G2 (§1.3, §1.4, §4.1) --------------------------------------------------------------------
+// ---- G2 (§H1.3, §H1.4, §H4.1) -----------------------------------------------------------------
 
 // A hot-update IL round on a G2 GM, single node, driven by hand: the first sync annotates the
 // hot-update config, (Deploy, Waiting) goes to the eval node, Deploy Ready leads to
@@ -257,7 +257,7 @@ TEST_F(GmEmulatorTest, GenerationSwitchMidRound) {
                                                           "insert job -> eval-node"}));
 }
 
-// ---- multi-node (§1.4) -------------------------------------------------------------------------
+// ---- multi-node (§H1.4) ------------------------------------------------------------------------
 
 // Two LCs at once: each send reaches only its node's connection; upstream frames carry the node
 // they came from; a send to "" or to an absent node is kept undelivered and counted.
@@ -326,7 +326,7 @@ TEST_F(GmEmulatorTest, MultiNodeReconnectReplacesOnlyThatNode) {
 }
 
 // LL on G2 with the train pod on another node: Waiting goes to the dataset node, Running to the
-// train node, and Completed deletes the job from the train node (§1.7).
+// train node, and Completed deletes the job from the train node (§H1.7).
 TEST_F(GmEmulatorTest, G2LifelongTrainOnAnotherNode) {
   GmJob job(JobKind::kLifelong, LlJobObject(), Generation::kG2);
   job.Place(Stage::kTrain, "train-node");
@@ -348,7 +348,7 @@ TEST_F(GmEmulatorTest, G2LifelongTrainOnAnotherNode) {
   EXPECT_EQ(Names(job.Sends()), (std::vector<std::string>{"insert job -> edge-node"}));
 }
 
-// §4.4: a v0.6+ GM computes status.knowledgeBase from the output models of each LC message and
+// §H4.4: a v0.6+ GM computes status.knowledgeBase from the output models of each LC message and
 // gives the round-2 train pod HAS_COMPLETED_INITIAL_TRAINING and CLOUD_KB_INDEX.
 TEST_F(GmEmulatorTest, G2LifelongKnowledgeBaseAndTrainPodEnv) {
   GmJob job(JobKind::kLifelong, LlJobObject(), Generation::kG2);
@@ -376,7 +376,7 @@ TEST_F(GmEmulatorTest, G2LifelongKnowledgeBaseAndTrainPodEnv) {
   EXPECT_TRUE(g1.TrainPodEnv().empty());
 }
 
-// ---- R1 (§2.0) ---------------------------------------------------------------------------------
+// ---- [P:R1] (§H2.0) ----------------------------------------------------------------------------
 
 // With the controller's write landing 500 ms after its sync started, a Deploy Ready sent 5 ms
 // after the eval report is erased; sent 600 ms after, it is kept and closes the round.
@@ -443,7 +443,7 @@ TEST_F(GmEmulatorTest, R1PodEventWritesADatalessCompletedOverTheReport) {
   for (const auto& c : conds) EXPECT_EQ(c.data_json.find("model.pb"), std::string::npos);
 }
 
-// R1 through real frames: two reports written back to back by an LC are received within the
+// [P:R1] through real frames: two reports written back to back by an LC are received within the
 // lag, so NextFor returns the second before the first's write lands, and the landing erases it;
 // NextFor then syncs the landed (Deploy, Waiting) to the LC.
 TEST_F(GmEmulatorTest, R1WithFramesAndNextFor) {

@@ -1,4 +1,4 @@
-# The GM evidence of sedna-head-protocol.md §3.1 through the real binary: /status "gm", the line of
+# The GM evidence of docs/protocol.md §H3.1 through the real binary: /status "gm", the line of
 # `sedna-lc status`, the log line, and the reset on a new connection.
 add_executable(gm_evidence_cluster_test ${CMAKE_CURRENT_LIST_DIR}/gm_evidence_cluster_test.cc)
 target_link_libraries(gm_evidence_cluster_test PRIVATE sedna_it_fixture GTest::gtest

@@ -1,4 +1,4 @@
-// The GM evidence (sedna-head-protocol.md §3.1) end to end: the real sedna-lc against the GM
+// The GM evidence (docs/protocol.md §H3.1) end to end: the real sedna-lc against the GM
 // emulator shows on /status, in `sedna-lc status` and in its log what the GM's objects on this
 // connection said about the GM's generation, and forgets it on a new connection.
 #include <gtest/gtest.h>

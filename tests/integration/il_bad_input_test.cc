@@ -2,7 +2,7 @@
 // plus one bad frame, resource, manifest field, trigger expression, index line or worker message
 // per test. Each test checks that the bad input is rejected with a log line naming the object and
 // the field (and the HTTP error where there is a caller), that the good job still dispatches its
-// first training round byte for byte (sedna-protocol.md §3.3 IL-1), and that the process is alive.
+// first training round byte for byte (docs/protocol.md §P3.3 IL-1), and that the process is alive.
 //
 // GM frames are handled in arrival order on one loop thread, so a log line about a frame is
 // awaited with a round trip through the same websocket (a fresh "barrier" Dataset whose
@@ -212,7 +212,7 @@ std::string ManyValues() {
   return v + "]";
 }
 
-// Issue 21 item 4: a joint-inference service nesting 100,000 deep, or a federated-learning job
+// [D:I21.4]: a joint-inference service nesting 100,000 deep, or a federated-learning job
 // nesting 600,000 deep, crashed the LC (SIGSEGV); 800,000 values in a 1.6 MB frame took 53 MB.
 // Every kind, pass-through and ignored ones included, now meets the limits the others have: each
 // object is refused with a line naming it and the limit, and nothing else stops.
@@ -329,7 +329,7 @@ TEST_F(IlBadInputTest, UnusableConditionDataIsLoggedOnceAndKeepsTheJob) {
   ExpectGoodJobDispatches();
 }
 
-// The G2 fields the LC acts on (sedna-head-protocol.md §4.1-§4.3), given the wrong type, reject
+// The G2 fields the LC acts on (docs/protocol.md §H4.1-§H4.3), given the wrong type, reject
 // their object with a line naming it and the field; pollPeriodSeconds, only passed on, does not.
 TEST_F(IlBadInputTest, G2FieldsOfTheWrongTypeRejectOnlyTheirObject) {
   Json hot = IlJobObject({.name = "hot-string-job"});
@@ -436,7 +436,7 @@ TEST_F(IlBadInputTest, DatasetHttpUrlKeepsThePreviousVersion) {
   ExpectGoodJobDispatches();
 }
 
-// ---------------------------------------------------------------- worker API (§5.2)
+// ---------------------------------------------------------------- worker API (§P5.2)
 
 TEST_F(IlBadInputTest, WorkerMalformedJsonGets400) {
   HttpResult r = Post("w-bad-json", R"({"name": "w-bad-json", "kind": )");
@@ -559,7 +559,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   Sync();
 
   // results[0] has no url: refused (400 naming the field), not forwarded, the job unchanged
-  // (issue 15: a rejected report is not forwarded; before, it was forwarded with no decision and
+  // ([D:I15]: a rejected report is not forwarded; before, it was forwarded with no decision and
   // the GM's (Deploy, Waiting) was never answered).
   HttpResult bad = Post(
       "eval-worker-2bq7d",
@@ -604,7 +604,7 @@ TEST_F(IlBadInputTest, EvalReportWithoutUrlIsRefusedAndTheGoodOneDecides) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- refused reports (issue 15)
+// ---------------------------------------------------------------- refused reports ([D:I15])
 
 // A completed report a worker got wrong: what it says, and the field the 400 must name.
 struct BadReport {
@@ -691,7 +691,7 @@ TEST_F(IlBadInputTest, RefusedEvalReportsLeaveNoRoundStuck) {
     Barrier();
     auto extra = gm->Next("IncrementalLearningJob", std::chrono::milliseconds(0));
     EXPECT_FALSE(extra) << "a refused report was forwarded: " << extra->content;
-    // The eval pod exits; a G1 GM sends no Deploy-stage condition (§4.3), so the LC decides
+    // The eval pod exits; a G1 GM sends no Deploy-stage condition (§P4.3), so the LC decides
     // "not deployed" itself, --deploy-wait after the refused report.
     job->SetPod(Stage::kEval, PodPhase::kSucceeded);
     ASSERT_EQ(job->LastCondition(), "Deploy/Waiting");
@@ -731,7 +731,7 @@ TEST_F(IlBadInputTest, RefusedTrainReportsLeaveNoRoundStuck) {
       {"another round's output", "train-worker-h4k9q",
        R"([{"format": "pb", "url": "/output/train/R/../99/model.pb"}])", "results[0].url"},
       // A link inside the round's output is not refused here: the report is checked lexically on
-      // the loop (issue 21), and the deploy opens the model confined, following no link
+      // the loop ([D:I21]), and the deploy opens the model confined, following no link
       // (IlConfinedTest.SwappingTheTrainedModelWithALinkNeverDeploysTheOutsideFile).
       {"a path of over 256 components", "train-worker-h4k9q",
        R"([{"format": "pb", "url": "/output/train/R)" +
@@ -796,7 +796,7 @@ TEST_F(IlBadInputTest, RefusedTrainReportsLeaveNoRoundStuck) {
 // ---------------------------------------------------------------- index lines
 
 TEST_F(IlBadInputTest, IndexLineOf200KbIsOneSample) {
-  // B27: Go's Scanner stops at a line over 64 KiB and silently drops the rest of the file.
+  // [P:B27]: Go's Scanner stops at a line over 64 KiB and silently drops the rest of the file.
   auto lines = IndexLineList(1, 1000);
   ASSERT_TRUE(core::IsTrainSample(0.8, 333));
   std::string big = "train_images/big.jpg ";

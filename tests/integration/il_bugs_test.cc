@@ -1,6 +1,7 @@
-// End to end, one test per sedna-protocol.md §8.5 item that needs the whole daemon (the pure core
-// has unit tests for B1, B2, B4-B11 and B19): the real sedna-lc binary against a websocket GM on
-// 127.0.0.1 that the test can stop and restart on the same port, worker POSTs, the SQLite file.
+// End to end, one test per docs/protocol.md §P8.5 item that needs the whole daemon (the pure core
+// has unit tests for [P:B1], [P:B2], [P:B4]-[P:B11] and [P:B19]): the real sedna-lc binary against
+// a websocket GM on 127.0.0.1 that the test can stop and restart on the same port, worker POSTs,
+// the SQLite file.
 //
 // Each test drives a situation where the Go LC misbehaves and asserts the observable difference:
 // files on the rootfs, the upstream frames (content, order, count), the database bytes, the log.
@@ -56,7 +57,7 @@ Json JointInferenceObject() {
                 {"cloudWorker", {{"model", {{"name", "big-model"}}}}}}}};
 }
 
-// The object as the GM sends it when spec.credentialName is set (§2.5).
+// The object as the GM sends it when spec.credentialName is set (§P2.5).
 Json WithCredential(Json obj, const std::string& secret) {
   const Json cred{{"ACCESS_KEY_ID", "AKID-" + secret},
                   {"SECRET_ACCESS_KEY", secret},
@@ -229,7 +230,7 @@ class Gm {
       auto text = server_->WaitForFrame(std::max(left, milliseconds(0)));
       if (!text) return std::nullopt;
       auto parsed = Json::parse(*text, nullptr, false);
-      if (parsed.is_object() && !parsed.contains("header")) continue;  // §1.2 first frame
+      if (parsed.is_object() && !parsed.contains("header")) continue;  // §P1.2 first frame
       auto f = wire::DecodeFrame(*text);
       if (!f.ok()) throw std::runtime_error("GM: bad upstream frame: " + f.message());
       return UpstreamFrame{f->header, f->content, Json::parse(f->content), *text};
@@ -287,7 +288,7 @@ class IlBugsTest : public ::testing::Test {
         "--db", db, "--status-port", std::to_string(status_port), "--log-level", "debug"};
     args.insert(args.end(), o.args.begin(), o.args.end());
     // The emulated G1 GM never sends (Deploy, Waiting): the decision comes --deploy-wait after
-    // the eval forward (sedna-head-protocol.md §3.2); short here unless the test sets it.
+    // the eval forward (docs/protocol.md §H3.2); short here unless the test sets it.
     if (std::find(args.begin(), args.end(), "--deploy-wait") == args.end()) {
       args.insert(args.end(), {"--deploy-wait", "0.2"});
     }
@@ -299,7 +300,7 @@ class IlBugsTest : public ::testing::Test {
     }
   }
 
-  // Sends the job and the model §4.3 says goes with it, when the GM would.
+  // Sends the job and the model §P4.3 says goes with it, when the GM would.
   void Sync() {
     for (const Json& obj : IlDownstream(*job, deploy_url)) gm->Send("insert", obj);
   }
@@ -422,7 +423,8 @@ class IlBugsTest : public ::testing::Test {
   std::unique_ptr<GmJob> job;
 };
 
-// ---------------------------------------------------------------- B12, B13: the deploy copy
+// ---------------------------------------------------------------- [P:B12], [P:B13]: the deploy
+// copy
 
 TEST_F(IlBugsTest, B12_DeployTargetGetsRootfsPrefix) {
   // A deploy Model URL under a directory that exists nowhere on this machine except below the
@@ -468,7 +470,7 @@ TEST_F(IlBugsTest, B13_ShorterModelReplacesLongerCompletely) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- B16, B17: deletes
+// ---------------------------------------------------------------- [P:B16], [P:B17]: deletes
 
 TEST_F(IlBugsTest, B16_DeleteWhileWorkInFlight) {
   // Each incarnation of the job names its own initial model, so a Train Ready tells which
@@ -580,7 +582,7 @@ TEST_F(IlBugsTest, B17_DoubleDeleteNoCrash) {
   EXPECT_EQ(lc->Stop(), 0) << "sedna-lc did not exit cleanly (crashed?)";
 }
 
-// ---------------------------------------------------------------- B24: arrival order
+// ---------------------------------------------------------------- [P:B24]: arrival order
 
 TEST_F(IlBugsTest, B24_FramesAppliedInArrivalOrder) {
   // 50 versions of the job, sent back to back; version k names initial model k. The train
@@ -617,7 +619,8 @@ TEST_F(IlBugsTest, B24_FramesAppliedInArrivalOrder) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- B26, B28: dataset changes
+// ---------------------------------------------------------------- [P:B26], [P:B28]: dataset
+// changes
 
 class IlDatasetChangeTest : public IlBugsTest {
  protected:
@@ -681,9 +684,9 @@ TEST_F(IlDatasetChangeTest, B28_DatasetRecreatedWithNewIndex) {
 
 // ---------------------------------------------------------------- unterminated last line
 
-// design.md §4: an unterminated last line counts once the file has stayed unchanged for one poll
-// period. The GM re-sends the Dataset and the job every 30-60 s (§1.6); those re-sends must not
-// keep postponing the poll (they did: every one re-armed it a full period later).
+// design-notes §D4: an unterminated last line counts once the file has stayed unchanged for one
+// poll period. The GM re-sends the Dataset and the job every 30-60 s (§P1.6); those re-sends must
+// not keep postponing the poll (they did: every one re-armed it a full period later).
 TEST_F(IlBugsTest, UnterminatedLastLineCountsWhileTheGmKeepsResending) {
   WriteFile(rootfs + kIndex, "x/1.jpg 1\nx/2.jpg 2\nx/3.jpg 3");
   StartLc();
@@ -709,7 +712,7 @@ TEST_F(IlBugsTest, UnterminatedLastLineCountsWhileTheGmKeepsResending) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- B23: credentials
+// ---------------------------------------------------------------- [P:B23]: credentials
 
 TEST_F(IlBugsTest, B23_CredentialNotPersisted) {
   const std::string token = stdfs::path(tmp).filename().string().substr(11);
@@ -771,7 +774,7 @@ TEST_F(IlBugsTest, B23_CredentialNotPersisted) {
   check_files("after shutdown");
 }
 
-// ---------------------------------------------------------------- B15: restart without a GM
+// ---------------------------------------------------------------- [P:B15]: restart without a GM
 
 TEST_F(IlBugsTest, B15_ReloadWithoutGm) {
   StartLc();
@@ -887,7 +890,7 @@ TEST_F(IlBugsTest, ReportBatchThatCannotCommitStaysFirst) {
 }
 
 // /readyz answers 503, naming the reason, while database commits fail, and 200 again once one
-// succeeds (issue 15: it stayed 200 while nothing could be committed).
+// succeeds ([D:I15]: it stayed 200 while nothing could be committed).
 TEST_F(IlBugsTest, ReadyzIs503WhileCommitsFailAndRecovers) {
   StartLc();
   ASSERT_NO_FATAL_FAILURE(RunToTrainRunning());
@@ -919,7 +922,7 @@ TEST_F(IlBugsTest, ReadyzIs503WhileCommitsFailAndRecovers) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- W1, B21: GM outage
+// ---------------------------------------------------------------- [P:W1], [P:B21]: GM outage
 
 TEST_F(IlBugsTest, W1_B21_GmOutage) {
   constexpr int kReports = 150;  // more than Go's 100-slot queues
@@ -1021,7 +1024,7 @@ TEST_F(IlBugsTest, HalfOpenDetectedByPing) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// ---------------------------------------------------------------- B22: temp dirs
+// ---------------------------------------------------------------- [P:B22]: temp dirs
 
 bool AllDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });

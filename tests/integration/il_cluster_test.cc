@@ -1,6 +1,6 @@
 // End to end, cluster mode: the real sedna-lc binary against the GM emulator (websocket on
 // 127.0.0.1) and worker simulators posting like lib/sedna. Two full IL rounds (deploy, then
-// no deploy); every upstream message is compared byte for byte with sedna-protocol.md §3.3, and
+// no deploy); every upstream message is compared byte for byte with docs/protocol.md §P3.3, and
 // every file the LC writes is checked.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -50,7 +50,7 @@ class IlClusterTest : public ClusterFixture {
     }
   }
 
-  // Sends the job (and the model §4.3 says goes with it) when the GM would.
+  // Sends the job (and the model §P4.3 says goes with it) when the GM would.
   void Sync(GmJob& job) {
     for (const Json& obj : IlDownstream(job)) gm->Send("insert", obj);
   }
@@ -76,7 +76,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
        {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
     EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";
   }
-  // GM resync re-sends (B4): no second Ready.
+  // GM resync re-sends ([P:B4]): no second Ready.
   gm->Send("insert", job.Object());
   auto actions = job.Report(il1.content);
   ASSERT_EQ(actions.size(), 1u);
@@ -100,7 +100,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   job.Report(il2.content);
   job.SetPod(Stage::kTrain, PodPhase::kSucceeded);
   EXPECT_EQ(job.LastCondition(), "Eval/Waiting");
-  Sync(job);  // job first, deploy Model after it (§4.3: models may arrive after the job)
+  Sync(job);  // job first, deploy Model after it (§P4.3: models may arrive after the job)
 
   UpstreamFrame il3 = NextJob();
   EXPECT_EQ(
@@ -124,7 +124,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   EXPECT_EQ(
       il5.content,
       R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/1/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}]},"output":null})");
-  // B12/B13: the deploy target got the rootfs prefix and holds exactly the new bytes.
+  // [P:B12]/B13: the deploy target got the rootfs prefix and holds exactly the new bytes.
   EXPECT_EQ(ReadFile(rootfs + "/models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   job.Report(il4.content);
   actions = job.Report(il5.content);
@@ -158,7 +158,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
   EXPECT_EQ(
       r2il3.content,
       R"({"phase":"Eval","status":"Ready","input":{"models":[{"format":"pb","url":"/output/train/2/model.pb"},{"format":"pb","url":"/models/deploy_model/saved_model.pb"}],"dataURL":"/output/data/eval/2/data.txt"},"output":null})");
-  // B2: the eval set is the eval windows of the last rounds, each sample once.
+  // [P:B2]: the eval set is the eval windows of the last rounds, each sample once.
   EXPECT_EQ(ReadFile(rootfs + "/output/data/eval/2/data.txt"), eval1 + eval2);
   job.Report(r2il3.content);
   job.SetPod(Stage::kEval, PodPhase::kRunning);
@@ -180,7 +180,7 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
 }
 
 }  // namespace
-// §4.5: the output directories exist before any Ready, also for an outputDir the GM changes on a
+// §P4.5: the output directories exist before any Ready, also for an outputDir the GM changes on a
 // running job (they were made only when the job was first loaded).
 TEST_F(IlClusterTest, ChangedOutputDirGetsItsDirectories) {
   WriteFile(rootfs + kBarrierIndexUrl, "barrier_images/1.jpg 1,1,2,2,1\n");

@@ -1,4 +1,4 @@
-# Issue 21: a worker's reports and its writable output directory against the LC's file
+# [D:I21]: a worker's reports and its writable output directory against the LC's file
 # operations (a deep model URL, sample directories replaced by links, a model source swapped with
 # a link while it is deployed).
 add_executable(il_confined_test ${CMAKE_CURRENT_LIST_DIR}/il_confined_test.cc)

@@ -1,4 +1,4 @@
-// End to end, issue 21: what a worker can do to the LC with one request or with write access to
+// End to end, [D:I21]: what a worker can do to the LC with one request or with write access to
 // its own output directory. The real sedna-lc binary against the GM emulator, one IL job:
 //   * a train report whose model URL has ~1,900 components is a 400 naming the field, and the LC
 //     keeps running (it recursed once per component on the loop thread and died of SIGSEGV);
@@ -95,7 +95,7 @@ class IlConfinedTest : public IlJobFixture {
   }
 
   // /healthz answers 200; if it does not, the LC's exit (awaited: it is dead or dying) is the
-  // failure, with its signal (SIGSEGV was issue 21's deep model URL).
+  // failure, with its signal (SIGSEGV was [D:I21]'s deep model URL).
   void ExpectAlive() {
     HttpResult h = HttpRequest(status_port, "GET", "/healthz", "", {}, 0);
     if (h.status == 200) return;
@@ -226,7 +226,7 @@ TEST_F(IlConfinedTest, AnEvalSampleDirReplacedByALinkIsNotWrittenThrough) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// The race of issue 21 (4 of 16 rounds deployed the outside file): between the LC's check and its
+// The race of [D:I21] (4 of 16 rounds deployed the outside file): between the LC's check and its
 // open, train/N/model.pb is a link. Now the source is opened once, confined, and copied from its
 // fd: each deploy is the round's model, or fails.
 TEST_F(IlConfinedTest, SwappingTheTrainedModelWithALinkNeverDeploysTheOutsideFile) {

@@ -1,6 +1,6 @@
 // The cluster-mode demo: the real sedna-lc binary, a GM emulator that keeps job conditions like
-// Sedna's GM (sedna-protocol.md §4), and real scikit-learn train/eval workers started as local
-// processes with the GM's env contract (§4.4). scikit-learn's digits are streamed into the dataset
+// Sedna's GM (docs/protocol.md §P4), and real scikit-learn train/eval workers started as local
+// processes with the GM's env contract (§P4.4). scikit-learn's digits are streamed into the dataset
 // index in batches; every round is printed as it happens, then a summary table.
 //
 // Usage: il_demo <sedna-lc binary> <examples/incremental_learning/digits dir> [rounds]

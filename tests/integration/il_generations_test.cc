@@ -1,6 +1,6 @@
-// IL rounds on both GM generations (sedna-head-protocol.md §3.4): the real sedna-lc binary
+// IL rounds on both GM generations (docs/protocol.md §H3.4): the real sedna-lc binary
 // against the GM emulator in G1 or G2 mode, single and multi-node, hot update on and off, the
-// R1 race of §2.0, a restart during the deploy wait, and a GM upgraded from G1 to G2 while a
+// [P:R1] race of §H2.0, a restart during the deploy wait, and a GM upgraded from G1 to G2 while a
 // round waits for its decision. Workers are simulated as lib/sedna posts.
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ class IlGenerationsTest : public ClusterFixture {
     if (node == kNode2 && node2) {
       // G2 sends another node the job only at its stage's Running (and deletes it after): these
       // rounds post once that LC has loaded it. A report that comes first is kept and applied
-      // when the job arrives (issue 23 item 5; G2_EvalReportBeforeTheJob_* posts first on
+      // when the job arrives ([D:I23.5]; G2_EvalReportBeforeTheJob_* posts first on
       // purpose). Bounded: the post goes ahead after 10 s.
       const auto until = GmClock::now() + 10s;
       while (!KnownOnNode2() && GmClock::now() < until) std::this_thread::sleep_for(10ms);
@@ -162,7 +162,7 @@ class IlGenerationsTest : public ClusterFixture {
     return c.size();
   }
 
-  // Issue 23 item 6: rounds 1 and 2 with the GM's informer 500 ms behind. When the round's
+  // [D:I23.6]: rounds 1 and 2 with the GM's informer 500 ms behind. When the round's
   // decision arrives, the GM re-sends the round's (Deploy, Waiting) from its lagging cache twice,
   // re-indexed (a status write erased a condition before it, or it still shows one a later write
   // erased; once with the eval output erased); after the round closed (the next round's (Train,
@@ -220,9 +220,9 @@ class IlGenerationsTest : public ClusterFixture {
   std::vector<UpstreamFrame> frames;
 };
 
-// §3.4 test 1: G1 never sends (Deploy, Waiting); the decision is written --deploy-wait after the
-// eval forward, so with the GM's stale-cache write (R1, 300 ms) nothing the LC sent is erased and
-// the conditions end as a 2021 GM's round does.
+// §H3.4 test 1: G1 never sends (Deploy, Waiting); the decision is written --deploy-wait after the
+// eval forward, so with the GM's stale-cache write ([P:R1], 300 ms) nothing the LC sent is erased
+// and the conditions end as a 2021 GM's round does.
 TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) {
   World(false, {"--deploy-wait", "1.5"});
   GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
@@ -238,7 +238,7 @@ TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) 
   EXPECT_GE(ready[0].received - eval[0].received, 1500ms) << "decided before --deploy-wait";
   EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
   EXPECT_FALSE(LcConditionErased(job));
-  // The 2021 GM's cold deploy (§4.2): Ready, Starting, Completed, after its (Deploy, Waiting).
+  // The 2021 GM's cold deploy (§P4.2): Ready, Starting, Completed, after its (Deploy, Waiting).
   const auto c = job.Conditions();
   ASSERT_GE(c.size(), 6u);
   EXPECT_EQ(std::vector<std::string>(c.end() - 6, c.end()),
@@ -246,7 +246,7 @@ TEST_F(IlGenerationsTest, G1_ColdRoundDecidedAfterTheDeployWait_R1EraseNothing) 
                                       "Deploy/Starting", "Deploy/Completed", "Train/Waiting"}));
 }
 
-// Issue 23 item 3: a 2021 GM, shown as such on this connection (S5: an LL job with no
+// [D:I23.3]: a 2021 GM, shown as such on this connection (S5: an LL job with no
 // conditions), under --gm-protocol auto. The deploy decision follows --deploy-report-delay, not
 // the 30 s --deploy-wait kept for a (Deploy, Waiting) such a GM never sends; round 2 retrains from
 // models[1] of round 1's (Train, Completed), as the 2021 LC's getTrainOrEvalModel does, although
@@ -299,8 +299,8 @@ TEST_F(IlGenerationsTest, GenerationUnknownUnderAuto_RetrainsByTheFormatRule) {
   EXPECT_EQ(train[1].body["input"]["models"][0].value("url", ""), "/output/train/1/model.pb");
 }
 
-// §3.4 test 2: G2 publishes (Deploy, Waiting); the LC answers it (long before a 30 s wait could
-// fire), for two rounds (deploy, then keep); with R1 on nothing the LC sent is erased.
+// §H3.4 test 2: G2 publishes (Deploy, Waiting); the LC answers it (long before a 30 s wait could
+// fire), for two rounds (deploy, then keep); with [P:R1] on nothing the LC sent is erased.
 TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {
   World(false, {"--deploy-wait", "30"});
   GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
@@ -330,7 +330,7 @@ TEST_F(IlGenerationsTest, G2_ColdRoundsAnswerDeployWaiting_R1EraseNothing) {
   EXPECT_FALSE(LcConditionErased(job));
 }
 
-// §3.4 test 3 and upstream #381: G2 hot update, the inference pod on another node. That node's
+// §H3.4 test 3 and upstream [P:U381]: G2 hot update, the inference pod on another node. That node's
 // LC writes the model and model_config.json (the v0.7.0 bytes) on (Deploy, Running) in every
 // round; the inference worker's deploy report is forwarded and the next round starts.
 TEST_F(IlGenerationsTest, G2_HotUpdateOnAnotherNodeEveryRound_Upstream381) {
@@ -385,7 +385,7 @@ TEST_F(IlGenerationsTest, G2_HotUpdateOnAnotherNodeEveryRound_Upstream381) {
   for (const auto& f : FramesOf("deploy", "ready")) EXPECT_EQ(f.node, kDefaultNode);
 }
 
-// §3.4 test 4: the eval pod on another node; that node's LC receives the eval report and the
+// §H3.4 test 4: the eval pod on another node; that node's LC receives the eval report and the
 // (Deploy, Waiting) and decides (2021: "no eval was dispatched by this LC", stuck); round 2 too.
 TEST_F(IlGenerationsTest, G2_EvalOnAnotherNodeDecides) {
   World(true, {"--deploy-wait", "30"});
@@ -400,11 +400,11 @@ TEST_F(IlGenerationsTest, G2_EvalOnAnotherNodeDecides) {
   for (const auto& f : FramesOf("eval", "ready")) EXPECT_EQ(f.node, kDefaultNode);
 }
 
-// Issue 23 item 6, G2, two nodes: train on the dataset node, the eval pod and so the (Deploy,
-// Waiting) on the other; the GM's informers 500 ms late (R1 writes land 500 ms after their sync,
-// stale re-indexed objects). Before: the deploy node's LC answered each stale (Deploy, Waiting)
-// (another copy and Deploy Ready, or "not deployed: no eval result" once it had forgotten the
-// round's eval report).
+// [D:I23.6], G2, two nodes: train on the dataset node, the eval pod and so the (Deploy,
+// Waiting) on the other; the GM's informers 500 ms late ([P:R1] writes land 500 ms after their
+// sync, stale re-indexed objects). Before: the deploy node's LC answered each stale (Deploy,
+// Waiting) (another copy and Deploy Ready, or "not deployed: no eval result" once it had forgotten
+// the round's eval report).
 TEST_F(IlGenerationsTest, G2_InformerLag_TwoNodes_OneDecisionPerRound) {
   World(true, {"--deploy-wait", "30"});
   GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG2);
@@ -425,7 +425,7 @@ TEST_F(IlGenerationsTest, G2_InformerLag_OneNode_OneDecisionPerRound) {
   ASSERT_NO_FATAL_FAILURE(StaleDeployWaitingRounds(job, kDefaultNode, kDefaultNode));
 }
 
-// §3.3: the LC killed during the deploy wait: after the restart the round is decided once.
+// §H3.3: the LC killed during the deploy wait: after the restart the round is decided once.
 TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
   World(false, {"--deploy-wait", "2"});
   GmJob job(JobKind::kIncremental, IlJobObject(), Generation::kG1);
@@ -443,7 +443,7 @@ TEST_F(IlGenerationsTest, G1_RestartDuringTheWait_DecidedOnce) {
   EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
 }
 
-// §3.4 test 8: the GM is upgraded from G1 to G2 while a round waits for its decision: G2's
+// §H3.4 test 8: the GM is upgraded from G1 to G2 while a round waits for its decision: G2's
 // resync publishes (Deploy, Waiting), which is answered at once, and the wait sends nothing more.
 TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   World(false, {"--deploy-wait", "8"});
@@ -478,7 +478,7 @@ TEST_F(IlGenerationsTest, GmUpgradedG1ToG2DuringTheWait_AnsweredOnce) {
   EXPECT_FALSE(more) << more->content;
 }
 
-// §3.4 test 5 (§1.4): the eval pod finished before the GM saw it Running, so `sedna.io/Eval` is
+// §H3.4 test 5 (§H1.4): the eval pod finished before the GM saw it Running, so `sedna.io/Eval` is
 // unset and G2 sends (Deploy, Waiting) to node "" (v0.7.0 stalls there); the wait rescues it.
 TEST_F(IlGenerationsTest, G2_EvalNodeUnknown_DeployWaitingToNobody_TheWaitDecides) {
   World(false, {"--deploy-wait", "1"});
@@ -500,7 +500,7 @@ TEST_F(IlGenerationsTest, G2_EvalNodeUnknown_DeployWaitingToNobody_TheWaitDecide
   EXPECT_EQ(ReadFile(rootfs + kDeployModelUrl), "NEW-MODEL-ROUND-1");
 }
 
-// §1.4: the train pod on another node. G2 sends that node the job at (Train, Running) and a
+// §H1.4: the train pod on another node. G2 sends that node the job at (Train, Running) and a
 // delete at (Eval, Running); its LC only forwards, and the delete costs the dataset node's LC
 // nothing. Round 2 trains there again.
 TEST_F(IlGenerationsTest, G2_TrainOnAnotherNode_DeletedThereBetweenRounds) {
@@ -518,7 +518,7 @@ TEST_F(IlGenerationsTest, G2_TrainOnAnotherNode_DeletedThereBetweenRounds) {
   EXPECT_EQ(FramesOf("train", "ready")[1].body["input"]["outputDir"], "/output/train/2");
 }
 
-// §3.4 test 6 / §3.3: the deploy node's LC killed at (Deploy, Running) after writing the config.
+// §H3.4 test 6 / §H3.3: the deploy node's LC killed at (Deploy, Running) after writing the config.
 // After the restart and the GM's resync it does not write again (the worker would report a
 // stray deploy completed); the worker's report ends the round and round 2 writes once more.
 TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrites) {
@@ -560,7 +560,7 @@ TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrite
   EXPECT_EQ(ReadFile(rootfs + kHotDir + "/model.pb"), "HOT-2");
 }
 
-// Issue 23 item 5: the eval node's LC restarted (kill -9) before the GM sent it the job, and the
+// [D:I23.5]: the eval node's LC restarted (kill -9) before the GM sent it the job, and the
 // eval worker's report reaches it before the job does (the GM has not yet seen the eval pod
 // Running, so it has not sent that node the job; PostOn's wait is deliberately not used). The
 // report is kept (answered 200), survives a second kill -9, and is applied in order when the job

@@ -1,8 +1,8 @@
 // End to end, crash and restart: the real sedna-lc binary against the GM emulator, killed with
 // SIGKILL at points of an IL round and restarted on the same database and rootfs. The restarted
-// LC must carry on from SQLite (B15): no second Ready for a stage it already answered (B4), the
-// workers' reports accepted and forwarded, the round numbering and eval models kept (B7, B8), and
-// samples appended while it was down counted exactly once.
+// LC must carry on from SQLite ([P:B15]): no second Ready for a stage it already answered ([P:B4]),
+// the workers' reports accepted and forwarded, the round numbering and eval models kept ([P:B7],
+// [P:B8]), and samples appended while it was down counted exactly once.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -132,7 +132,7 @@ TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
   KillAndRestart();
   // Samples written while the LC was down.
   AppendFile(rootfs + "/data/train_data.txt", IndexLines(1001, 1700));
-  // The GM re-sends the job as it is (Train, Running) (§1.6 resync, §4.3).
+  // The GM re-sends the job as it is (Train, Running) (§P1.6 resync, §P4.3).
   Sync();
   // Counted once: the first count after the restart is the total.
   auto f = NextDataset("incremental-dataset");
@@ -140,7 +140,7 @@ TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
   EXPECT_EQ(f->content, R"({"numberOfSamples":1700})");
 
   // The worker's report is accepted and forwarded; it is the next job message, so no second
-  // Train Ready for round 1 was sent (B4/B15).
+  // Train Ready for round 1 was sent ([P:B4]/B15).
   TrainReportToEvalRunning();
   EXPECT_EQ(PostWorker("eval-worker-2bq7d", kEvalReport), kOk);
   UpstreamFrame il4 = NextJob();
@@ -162,7 +162,7 @@ TEST_F(IlRestartTest, KillAfterTrainReadyThenGmResend) {
 }
 
 TEST_F(IlRestartTest, KillAfterEvalReadyKeepsEvalModels) {
-  // B7/B8: the restarted LC first sees the job in (Eval, Running) and must still decide and
+  // [P:B7]/B8: the restarted LC first sees the job in (Eval, Running) and must still decide and
   // deploy from the eval it dispatched before the crash.
   RunToTrainRunning();
   TrainReportToEvalRunning();

@@ -1,4 +1,4 @@
-# IO faults (issue 4, item 5): the sedna-lc binary against the GM emulator with a small tmpfs
+# IO faults ([D:I4.5]): the sedna-lc binary against the GM emulator with a small tmpfs
 # mounted on the output directory, the deploy target's directory or the spool directory and filled
 # up. Needs root for mount(2); each test skips itself with a reason otherwise.
 add_executable(io_faults_test ${CMAKE_CURRENT_LIST_DIR}/io_faults_test.cc)

@@ -1,4 +1,4 @@
-// IO faults end to end (issue 4, item 5): the real sedna-lc binary against the GM emulator, with a
+// IO faults end to end ([D:I4.5]): the real sedna-lc binary against the GM emulator, with a
 // small tmpfs mounted where the LC writes, filled until it has (almost) no space left:
 //   - the job's output directory while a round's train data.txt is written;
 //   - the deploy target's directory while the trained model is copied over the deployed one;
@@ -428,7 +428,7 @@ TEST_F(IoFaultsTest, SpoolDirFullDuringIngest) {
   ASSERT_LT(FreeBytes(spool_fs.dir()), static_cast<int64_t>(Split(1, 1000, 0.8).first.size()));
 
   AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
-  // The Dataset's numberOfSamples is the index's line count (§3.1), reported whatever the jobs
+  // The Dataset's numberOfSamples is the index's line count (§P3.1), reported whatever the jobs
   // do with the lines; the job's own counts are what must not move.
   WaitSampleCount(1000);
   const std::string error = "IncrementalLearningJob default/helmet-detection-demo: ingesting " +

@@ -43,7 +43,7 @@ HttpResult HttpRequest(uint16_t port, const std::string& method, const std::stri
                        const std::string& body,
                        const std::vector<std::string>& headers = {"Content-Type: application/json"},
                        int connect_wait_ms = 10000);
-// The body of the worker API's answer to an accepted worker message (sedna-protocol.md §5.2), as
+// The body of the worker API's answer to an accepted worker message (docs/protocol.md §P5.2), as
 // the Go LC writes it.
 inline constexpr const char* kOk = "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}";
 

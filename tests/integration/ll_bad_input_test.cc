@@ -1,7 +1,7 @@
-// LL worker reports that are bad input: a report of another kind is forwarded verbatim (§3.5)
+// LL worker reports that are bad input: a report of another kind is forwarded verbatim (§P3.5)
 // and does not move the job; a completed train report that is malformed, names a model outside
 // the version's output directory or comes from a worker not named as Sedna names train workers is
-// refused with 400 naming the field and not forwarded (issue 15; Sedna's LC answered 200 and
+// refused with 400 naming the field and not forwarded ([D:I15]; Sedna's LC answered 200 and
 // forwarded them); a report for an unknown job is answered 200 and dropped. The job's state is
 // unchanged: the good report that follows still advances the job.
 #include <gtest/gtest.h>
@@ -69,7 +69,7 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
   job.Report(ll1->content);
   gm.Send("insert", job.Object());
 
-  // A report of another kind is forwarded verbatim (§3.5) and does not move the job.
+  // A report of another kind is forwarded verbatim (§P3.5) and does not move the job.
   {
     HttpResult r = HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
                                Report("ll", "inference", R"([{"format":"pkl","url":"/m"}])"));
@@ -79,7 +79,7 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
     EXPECT_NE(lc.Log().find("inference"), std::string::npos);
   }
   // A completed train report that is malformed, or names a model the job may not use, or comes
-  // from a worker Sedna would not have named so (issue 15): 400 naming the field, not forwarded.
+  // from a worker Sedna would not have named so ([D:I15]): 400 naming the field, not forwarded.
   struct Bad {
     const char* name;
     std::string body;
@@ -125,7 +125,7 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
             200);
   EXPECT_NE(lc.Log().find("lifelonglearningjob default/nosuchjob"), std::string::npos);
   // The job did not move: the good report is recorded and forwarded, and LL-3 answers the GM's
-  // (Eval, Waiting) that follows it (never the report itself, sedna-head-protocol.md §3.2).
+  // (Eval, Waiting) that follows it (never the report itself, docs/protocol.md §H3.2).
   EXPECT_EQ(
       HttpRequest(port, "POST", "/sedna/workers/train-worker-ab12c/info",
                   Report("ll", "train", R"([{"format":"pkl","url":"/output/train/1/index.pkl"}])"))

@@ -1,10 +1,10 @@
 // End to end, cluster mode, lifelong learning: the real sedna-lc binary against the GM emulator
 // (websocket on 127.0.0.1), the GM's LL condition machine (core::gm, kLifelong: the job is sent
-// to the LC after every change, §4.3) and worker simulators posting like lib/sedna. The dataset
-// is a CSV index that grows by REPLACING trainData.csv with a longer file (§10.2). Every upstream
-// message is compared byte for byte with sedna-protocol.md §3.4, every file the LC writes is
-// checked, and the §8.5 LL items (L1-L8) are exercised. The LC answers each Waiting the GM
-// commits (sedna-head-protocol.md §3.2): a worker report is forwarded, never followed by a ready
+// to the LC after every change, §P4.3) and worker simulators posting like lib/sedna. The dataset
+// is a CSV index that grows by REPLACING trainData.csv with a longer file (§P10.2). Every upstream
+// message is compared byte for byte with docs/protocol.md §P3.4, every file the LC writes is
+// checked, and the §P8.5 LL items ([P:L1]-[P:L8]) are exercised. The LC answers each Waiting the GM
+// commits (docs/protocol.md §H3.2): a worker report is forwarded, never followed by a ready
 // before the GM's next Waiting reaches the LC.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -36,11 +36,11 @@ std::string EvalRows(int from, int to) { return CsvSplitRows(from, to, kTrainPro
 
 std::string WithHeader(const std::string& rows) { return std::string(kCsvHeader) + "\n" + rows; }
 
-// The §2.4 job; the threshold is 300 so that 600 rows (480 train samples at 0.8) fire round 1 and
+// The §P2.4 job; the threshold is 300 so that 600 rows (480 train samples at 0.8) fire round 1 and
 // 500 more rows (400 train samples) fire round 2.
 Json JobObject() { return LlJobObject({.uid = kLlUid, .train_prob = kTrainProb}); }
 
-// §3.4 contents for version v (local outputDir /output, csv dataset).
+// §P3.4 contents for version v (local outputDir /output, csv dataset).
 std::string Ll1(int v) {
   const std::string s = std::to_string(v);
   return R"({"phase":"train","status":"ready","input":{"dataURL":"/output/data/train/)" + s +
@@ -86,7 +86,7 @@ class LlClusterTest : public ClusterFixture {
   }
 
   // The dataset index becomes header + rows 1..n by writing a new file and renaming it over the
-  // old one (§10.2: the file is replaced, so its inode changes).
+  // old one (§P10.2: the file is replaced, so its inode changes).
   void ReplaceCsv(int n) {
     const std::string path = rootfs + kCsvUrl;
     const uint64_t before = Inode(path);
@@ -118,7 +118,7 @@ class LlClusterTest : public ClusterFixture {
     EXPECT_FALSE(extra) << why << ": " << extra->content;
   }
 
-  // The LL GM sends the job to the LC after every change (§4.3).
+  // The LL GM sends the job to the LC after every change (§P4.3).
   void Sync() {
     ASSERT_TRUE(job->Downstream().send_job);
     gm->Send("insert", job->Object());
@@ -127,14 +127,14 @@ class LlClusterTest : public ClusterFixture {
   // trainData.csv with rows 1..rows, then the Dataset and the job as the GM sends them.
   void StartJob(int rows) {
     ReplaceCsv(rows);
-    gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));  // L8: upper case
+    gm->Send("insert", DatasetObject(kDatasetName, kCsvUrl, "CSV", kLlUid));  // [P:L8]: upper case
     job = std::make_unique<GmJob>(core::gm::JobKind::kLifelong, JobObject());
     ASSERT_EQ(job->LastCondition(), "Train/Waiting");
     Sync();
     WaitSampleCount(rows);
   }
 
-  // ---- the GM's side of each LC report (§4.2), re-sending the job after every change
+  // ---- the GM's side of each LC report (§P4.2), re-sending the job after every change
 
   void GmTrainReady(const UpstreamFrame& ll1) {
     auto actions = job->Report(ll1.content);
@@ -215,7 +215,7 @@ class LlClusterTest : public ClusterFixture {
 
   // The eval worker of version v reports <out>/eval/v/index.pkl holding `bytes`; the LC forwards
   // it (LL-4); on the GM's (Deploy, Waiting) it copies it to <out>/deploy/index.pkl and sends
-  // LL-5 (no /rootfs prefix, L4).
+  // LL-5 (no /rootfs prefix, [P:L4]).
   void EvalCompletesAndDeploys(int v, const std::string& bytes) {
     const std::string s = std::to_string(v);
     stdfs::create_directories(rootfs + "/output/eval/" + s);
@@ -257,7 +257,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
        {"/output/data/train", "/output/data/eval", "/output/train", "/output/eval"}) {
     EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";
   }
-  // §4.1: what the GM keeps of LL-1 and hands to the train pod.
+  // §P4.1: what the GM keeps of LL-1 and hands to the train pod.
   {
     GmJob probe(core::gm::JobKind::kLifelong, JobObject());
     auto actions = probe.Report(ll1.content);
@@ -306,7 +306,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   ExpectNoJobMessage("deploy before the GM's (Deploy, Waiting)");
   GmEvalCompleted(ll4);
   UpstreamFrame ll5 = NextJob();
-  // L4: the eval result's URL as reported, without the LC-internal /rootfs prefix.
+  // [P:L4]: the eval result's URL as reported, without the LC-internal /rootfs prefix.
   EXPECT_EQ(
       ll5.content,
       R"({"phase":"deploy","status":"ready","input":{"models":[{"format":"pkl","url":"/output/eval/1/index.pkl"}]},"output":null})");
@@ -324,7 +324,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), WithHeader(TrainRows(601, 1100)));
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1) << "version 1 rewritten";
   GmTrainReady(r2ll1);
-  // The eval set is the eval windows of the kept versions, each sample once (B2).
+  // The eval set is the eval windows of the kept versions, each sample once ([P:B2]).
   TrainCompletes(2, eval1 + EvalRows(601, 1100));
   // A shorter model than the deployed one: the deploy target is replaced, not overwritten in place.
   EvalCompletesAndDeploys(2, "V2");
@@ -333,7 +333,7 @@ TEST_F(LlClusterTest, TwoRoundsCsvGrownByReplacement) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// Multi-node (sedna-head-protocol §1.7): the train and eval workers run on other nodes, whose LCs
+// Multi-node (docs/protocol.md §H1.7): the train and eval workers run on other nodes, whose LCs
 // forward their reports; this (dataset-node) LC never receives either report. It answers the GM's
 // (Eval, Waiting) and (Deploy, Waiting) from the conditions' data alone (the outputs are on
 // storage both nodes see).
@@ -377,7 +377,7 @@ TEST_F(LlClusterTest, TrainWorkerFailsThenRecovers) {
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/1/data.csv"), train1);
   GmTrainReady(ll1);
 
-  // L1: a `failed` report without results is forwarded and sends the job back to train.
+  // [P:L1]: a `failed` report without results is forwarded and sends the job back to train.
   EXPECT_EQ(PostWorker("train-worker-f41l3",
                        WorkerBody("train-worker-f41l3", "train", "failed", /*results=*/"")),
             kOk);
@@ -391,7 +391,7 @@ TEST_F(LlClusterTest, TrainWorkerFailsThenRecovers) {
   Sync();
 
   // Its samples went back to the pending set (480 > 300): the trigger fires again at once, with
-  // the next version number (L5: version 1's files are never rewritten for another cycle).
+  // the next version number ([P:L5]: version 1's files are never rewritten for another cycle).
   UpstreamFrame ll1v2 = NextJob();
   EXPECT_EQ(ll1v2.content, Ll1(2));
   EXPECT_EQ(ReadFile(rootfs + "/output/data/train/2/data.csv"), train1);
@@ -417,7 +417,7 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
   const std::string eval1 = EvalRows(1, 600);
   TrainCompletes(1, eval1);
 
-  // L2: the eval pod fails; the GM appends (Eval, Failed) then (Train, Waiting) and re-sends.
+  // [P:L2]: the eval pod fails; the GM appends (Eval, Failed) then (Train, Waiting) and re-sends.
   job->SetPod(Stage::kEval, PodPhase::kFailed);
   ASSERT_GE(job->state().conditions.size(), 2u);
   const auto& conds = job->state().conditions;
@@ -458,7 +458,7 @@ TEST_F(LlClusterTest, EvalPodFailsThenRecovers) {
 }
 
 TEST_F(LlClusterTest, TwoResultsEvalAllDeployFirst) {
-  // L6: a TF/Keras backend reports two results; the LL job advances. As v0.7.0 does, the eval
+  // [P:L6]: a TF/Keras backend reports two results; the LL job advances. As v0.7.0 does, the eval
   // gets every output model of the train and the deploy copies the first eval output.
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
@@ -510,7 +510,7 @@ TEST_F(LlClusterTest, TwoResultsEvalAllDeployFirst) {
 }
 
 TEST_F(LlClusterTest, KindCaseInsensitive) {
-  // L3: the worker's kind is matched to the phase case-insensitively, and forwarded verbatim.
+  // [P:L3]: the worker's kind is matched to the phase case-insensitively, and forwarded verbatim.
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
   EXPECT_EQ(ll1.content, Ll1(1));
@@ -550,7 +550,7 @@ TEST_F(LlClusterTest, KindCaseInsensitive) {
 }
 
 TEST_F(LlClusterTest, RestartKeepsVersion) {
-  // B15: kill -9 while the eval worker of version 1 runs; the restarted LC (same --db) accepts
+  // [P:B15]: kill -9 while the eval worker of version 1 runs; the restarted LC (same --db) accepts
   // the eval report and deploys version 1, then carries on with version 2.
   StartJob(600);
   UpstreamFrame ll1 = NextJob();
@@ -560,7 +560,7 @@ TEST_F(LlClusterTest, RestartKeepsVersion) {
   TrainCompletes(1, eval1);
   Barrier();  // LL-3 was delivered and dropped from the outbox
   KillAndRestart();
-  Sync();  // the GM's periodic resync (§1.6)
+  Sync();  // the GM's periodic resync (§P1.6)
   Barrier();
   EXPECT_NE(lc->Log().find("resumed at version 1 phase eval"), std::string::npos);
   auto stray = gm->Next("LifelongLearningJob", std::chrono::milliseconds(0));
@@ -589,7 +589,7 @@ TEST_F(LlClusterTest, RestartKeepsVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// Idempotent across restarts (sedna-head-protocol §3.2, §3.3): the LC is killed right after each
+// Idempotent across restarts (docs/protocol.md §H3.2, §H3.3): the LC is killed right after each
 // answer, before the GM has taken it; the restarted LC gets the same Waiting again (a G2 resync)
 // and answers nothing twice: one LL-1, one LL-3, one deploy copy and LL-5 per round.
 TEST_F(LlClusterTest, KilledAfterEachAnswer_WaitingResentNotAnsweredTwice) {
@@ -677,9 +677,9 @@ TEST_F(LlClusterTest, DeployCopyFailsThenNextVersion) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// A G1 GM (every update to the train-spec node, here the only LC) with R1 on: the controller's
+// A G1 GM (every update to the train-spec node, here the only LC) with [P:R1] on: the controller's
 // writes land 300 ms after their sync. The 2021-style LC sent the eval ready and the deploy ready
-// within milliseconds of the forwarded report, inside that window (§2.2); answering the committed
+// within milliseconds of the forwarded report, inside that window (§H2.2); answering the committed
 // Waiting instead, nothing is erased and the round closes.
 TEST_F(LlClusterTest, G1_R1_NothingErased) {
   using namespace std::chrono_literals;
@@ -725,7 +725,7 @@ TEST_F(LlClusterTest, G1_R1_NothingErased) {
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
 }
 
-// Issue 23 item 6: the GM's informer 500 ms late (R1 writes 500 ms after their sync) re-sends
+// [D:I23.6]: the GM's informer 500 ms late ([P:R1] writes 500 ms after their sync) re-sends
 // objects of round 1 from its old cache, re-indexed (a condition a later status write erased
 // still shows before the Waiting): its (Eval, Waiting) and (Deploy, Waiting) after the LC
 // answered them, and after the round closed. Each is answered once per round (before: another
@@ -796,10 +796,10 @@ TEST_F(LlClusterTest, G1_InformerLag_EachWaitingAnsweredOncePerRound) {
   EXPECT_EQ(ReadFile(rootfs + "/output/deploy/index.pkl"), "EVAL-INDEX-V1");
 }
 
-// ---- a G2 GM, two nodes, the R1 race on (sedna-head-protocol §1.7, §2.0, §3.4 test 7) ----------
+// ---- a G2 GM, two nodes, the [P:R1] race on (docs/protocol.md §H1.7, §H2.0, §H3.4 test 7) ------
 
 // The dataset-node LC (edge-node) and a worker-node LC against a v0.5-v0.7 GM whose status writes
-// land 300 ms after the sync that computed them (R1). The train and eval pods run on the worker
+// land 300 ms after the sync that computed them ([P:R1]). The train and eval pods run on the worker
 // node, whose LC only forwards their reports; the dataset-node LC answers each Waiting the GM
 // committed, so no answer is erased and the round closes.
 class LlG2MultiNodeTest : public ClusterFixture {
@@ -893,7 +893,7 @@ TEST_F(LlG2MultiNodeTest, WorkersOnAnotherNode_R1_EveryAnswerFollowsAWaiting) {
   EXPECT_EQ(ReadFile(worker.log).find("reported train ready"), std::string::npos);
 }
 
-// Issue 23 item 5, LL: the eval pod on the worker node, whose LC was restarted (kill -9) before
+// [D:I23.5], LL: the eval pod on the worker node, whose LC was restarted (kill -9) before
 // the GM sent it the job (G2 sends it at (Eval, Running)), and the eval worker's report reaches
 // it before the job does. The report is kept (answered 200), survives a second kill -9, and is
 // forwarded when the job arrives: the round deploys the eval output. Before: dropped as a message

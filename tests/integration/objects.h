@@ -1,4 +1,4 @@
-// The Sedna objects the GM sends to the LC in the integration tests (sedna-protocol.md §2), built
+// The Sedna objects the GM sends to the LC in the integration tests (docs/protocol.md §P2), built
 // as the GM marshals them. Every default is the value most tests use; a test that needs another
 // passes it, and gets exactly the object it built before the builders were shared (the LC's
 // answers are compared byte for byte, and they quote these objects).
@@ -22,7 +22,7 @@ inline constexpr const char* kDeployModelUrl = "/models/deploy_model/saved_model
 inline constexpr const char* kBarrierIndexUrl = "/data/barrier.txt";
 // The image of the incremental-learning example's workers.
 inline constexpr const char* kExampleImage = "example:v0.1.0";
-// The image of the lifelong-learning example's workers (§2.4).
+// The image of the lifelong-learning example's workers (§P2.4).
 inline constexpr const char* kAtciiImage =
     "kubeedge/sedna-example-lifelong-learning-atcii-classifier:v0.3.0";
 
@@ -45,7 +45,7 @@ Json Template(const std::string& name, const std::string& script,
 // trainSpec.trigger: num_of_samples > threshold, checked every `check_period_seconds` all day.
 Json TrainTrigger(int64_t threshold, int check_period_seconds = 60);
 
-// The IL job of sedna-protocol.md §2.3 (helmet detection), and what may differ between tests.
+// The IL job of docs/protocol.md §P2.3 (helmet detection), and what may differ between tests.
 struct IlJobSpec {
   std::string name = kIlJobName;
   std::string uid = kUid;
@@ -63,7 +63,7 @@ struct IlJobSpec {
 // Train/eval/infer workers from kExampleImage; deploy when precision_delta[0] > 0.1, with IBT.
 Json IlJobObject(const IlJobSpec& spec = {});
 
-// The LL job of sedna-protocol.md §2.4 (atcii classifier), and what may differ between tests.
+// The LL job of docs/protocol.md §P2.4 (atcii classifier), and what may differ between tests.
 struct LlJobSpec {
   std::string name = "atcii-classifier-demo";
   std::string uid = kUid;
@@ -77,7 +77,7 @@ struct LlJobSpec {
 };
 Json LlJobObject(const LlJobSpec& spec = {});
 
-// What the GM sends for an IL job now (§4.3): nothing while the job is unchanged, else the job
+// What the GM sends for an IL job now (§P4.3): nothing while the job is unchanged, else the job
 // followed by the model its condition calls for (the initial model at kBaseModelUrl, or the
 // deploy model at `deploy_url`).
 std::vector<Json> IlDownstream(const GmJob& job, const std::string& deploy_url = kDeployModelUrl);

@@ -171,7 +171,7 @@ std::string TrainCompleted(const std::string& worker) {
       .dump();
 }
 
-// Issue 21 item 8a: during a GM outage, 51 forged 1 MB inference reports filled the 64 MiB outbox
+// [D:I21.8]a: during a GM outage, 51 forged 1 MB inference reports filled the 64 MiB outbox
 // and the real train-completed report got 503. Here the bound is 8 MiB: the forged reports are
 // refused once they hold their quarter (2 MiB), with a 503 of their own, and the train completion
 // is accepted and delivered once the GM is back.

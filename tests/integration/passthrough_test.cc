@@ -1,5 +1,5 @@
 // End to end, cluster mode: joint-inference services and federated-learning jobs, which the LC
-// only stores and whose workers' messages it forwards (sedna-protocol.md §3.5): the real
+// only stores and whose workers' messages it forwards (docs/protocol.md §P3.5): the real
 // sedna-lc binary against the GM emulator, worker POSTs as lib/sedna sends them. Every forwarded
 // frame is compared byte for byte (header and content: result keys sorted, number text and Go's
 // HTML escaping preserved).
@@ -62,7 +62,7 @@ std::string WorkerBody(const std::string& name, const std::string& owner_kind,
          status + "\"" + extra + "}";
 }
 
-// The envelope up to the base64 content, as Go marshals MessageHeader (§1.3, §1.5).
+// The envelope up to the base64 content, as Go marshals MessageHeader (§P1.3, §P1.5).
 std::string FramePrefix(const std::string& kind, const std::string& name) {
   return R"({"header":{"namespace":"default","resourceKind":")" + kind + R"(","resourceName":")" +
          name + R"(","operation":"status"},"content":")";
@@ -93,7 +93,7 @@ class PassthroughTest : public ClusterFixture {
     EXPECT_EQ(r.body, kOk);
   }
 
-  // The next frame of `kind` (lower case, as forwarded), checked against §3.5 byte for byte.
+  // The next frame of `kind` (lower case, as forwarded), checked against §P3.5 byte for byte.
   void ExpectForwarded(const std::string& kind, const std::string& name,
                        const std::string& content) {
     auto f = gm->Next(kind);
@@ -141,7 +141,7 @@ TEST_F(PassthroughTest, ForwardsJointInferenceAndFederatedMessages) {
        WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "completed", kFlBody));
   ExpectForwarded(kFl, kFlName, kFlContent);
 
-  // No ownerInfo and no results: both null (§3.5). Any status is forwarded as is.
+  // No ownerInfo and no results: both null (§P3.5). Any status is forwarded as is.
   Post("trainworker-0edg1", WorkerBody("trainworker-0edg1", kFl, kFlName, "train", "ready", ""));
   ExpectForwarded(
       kFl, kFlName,
@@ -242,7 +242,7 @@ TEST_F(PassthroughTest, UnknownKindLoggedOnceAndIgnored) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
-// The kinds Sedna v0.5+ added without an LC part (sedna-head-protocol.md §4.5): their GM
+// The kinds Sedna v0.5+ added without an LC part (docs/protocol.md §H4.5): their GM
 // frames (should a GM send any) and their workers' messages are logged once per kind and skipped;
 // nothing is stored or forwarded, and the objects the LC does handle are unaffected.
 TEST_F(PassthroughTest, NewerSednaKindsAreLoggedOnceAndSkipped) {

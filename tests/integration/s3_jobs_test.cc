@@ -1,4 +1,4 @@
-// Jobs with datasets, outputs and models on S3 (sedna-protocol.md §2.5, §7.2, §7.4, §9.3): the
+// Jobs with datasets, outputs and models on S3 (docs/protocol.md §P2.5, §P7.2, §P7.4, §P9.3): the
 // real sedna-lc binary against the GM emulator and a real S3 server (moto_server, signature
 // checking on). The GM emulator puts the sedna.io/credential annotation on every object, as
 // Sedna's GM does for objects with spec.credentialName.
@@ -122,7 +122,7 @@ class S3JobsTest : public ::testing::Test {
 
   std::string Url(const std::string& key) const { return "s3://" + bucket_ + "/" + key; }
 
-  // The annotation value the GM injects (§2.5): Go's json.Marshal of the Secret's map. An empty
+  // The annotation value the GM injects (§P2.5): Go's json.Marshal of the Secret's map. An empty
   // endpoint is moto's own; a FaultProxy's puts the proxy between the LC and moto.
   std::string Credential(const std::string& secret, const std::string& endpoint = "") const {
     return Json{{"ACCESS_KEY_ID", moto_->access_key()},
@@ -186,7 +186,7 @@ class S3JobsTest : public ::testing::Test {
           {"outputDir", output_dir}}}};
   }
 
-  // The §2.4 lifelong-learning job (trigger: more than 300 train samples, checked every second),
+  // The §P2.4 lifelong-learning job (trigger: more than 300 train samples, checked every second),
   // its S3 requests sent to `endpoint` ("" = moto's).
   Json LlJobObject(const std::string& output_dir, const std::string& endpoint = "") const {
     Json job = sedna::testing::LlJobObject(
@@ -303,7 +303,7 @@ class S3JobsTest : public ::testing::Test {
     return false;
   }
 
-  // ---- the GM's side of each LL report (§4.2), re-sending the job after every change
+  // ---- the GM's side of each LL report (§P4.2), re-sending the job after every change
 
   void Sync(GmJob& job) {
     ASSERT_TRUE(job.Downstream().send_job);
@@ -379,7 +379,7 @@ class S3JobsTest : public ::testing::Test {
 
 // A full IL round with the dataset, the outputs and both models on S3: the index is polled, the
 // round files and their dataIndex.txt are uploaded, the Ready messages carry dataIndexURL
-// (§3.3 IL-1s), and the deploy is a server-side copy.
+// (§P3.3 IL-1s), and the deploy is a server-side copy.
 TEST_F(S3JobsTest, IncrementalLearningRoundOnS3) {
   StartLc();
   const std::string out = Url("output");
@@ -447,14 +447,14 @@ TEST_F(S3JobsTest, IncrementalLearningRoundOnS3) {
                 Url("models/deploy_model/saved_model.pb") + R"("}]},"output":null})");
   EXPECT_EQ(Get("models/deploy_model/saved_model.pb"), "NEW-MODEL-ROUND-1");
   EXPECT_EQ(lc->Stop(), 0);
-  // B23: no credential in the database.
+  // [P:B23]: no credential in the database.
   const std::string db = ReadFile(tmp + "/db/database.db") + ReadFile(tmp + "/db/database.db-wal");
   EXPECT_EQ(db.find(moto_->secret_key()), std::string::npos);
   EXPECT_EQ(lc->Log().find(moto_->secret_key()), std::string::npos) << "secret in the log";
 }
 
 // A full LL version with a csv dataset and the outputs on S3: the csv rounds carry no
-// dataIndexURL (§3.4) and have no dataIndex.txt object, each data.csv starts with the header, and
+// dataIndexURL (§P3.4) and have no dataIndex.txt object, each data.csv starts with the header, and
 // the deploy is one server-side COPY of the eval result (the job's S3 traffic goes through a
 // relaying proxy, so the test sees every request the LC sent for the job).
 TEST_F(S3JobsTest, LifelongLearningRoundOnS3) {
@@ -515,7 +515,7 @@ TEST_F(S3JobsTest, LifelongLearningRoundOnS3) {
       ll4.content,
       R"({"phase":"eval","status":"completed","output":{"models":[{"format":"pkl","metrics":{"precision_score":0.62},"url":")" +
           out + R"(/eval/1/index.pkl"}],"ownerInfo":null}})");
-  // The deploy answers the GM's (Deploy, Waiting), not the eval report (sedna-head-protocol §3.2).
+  // The deploy answers the GM's (Deploy, Waiting), not the eval report (docs/protocol.md §H3.2).
   GmStageCompleted(job, ll4, Stage::kEval, "Deploy/Waiting");
   UpstreamFrame ll5 = NextJob(kLl);
   EXPECT_EQ(ll5.content,

@@ -1,5 +1,5 @@
 // The samples the integration tests append to a dataset's index, and the train/eval files the LC
-// must write for them by the running-totals split (design §4, core::IsTrainSample).
+// must write for them by the running-totals split (design-notes §D4, core::IsTrainSample).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Signals to a cluster-mode sedna-lc (issue 21 item 8b; standalone mode, with its workers, is
+// Signals to a cluster-mode sedna-lc ([D:I21.8]b; standalone mode, with its workers, is
 // StandaloneTest.StopSignalsStopTheWorkersAndTheOthersAreIgnored): SIGTERM, SIGINT, SIGQUIT and
 // SIGHUP stop it cleanly, with a log line naming the signal and exit status 0; the default-fatal
 // signals that are no error (a real-time one among them) are logged and ignored (SIGPIPE

@@ -550,7 +550,7 @@ TEST_F(StandaloneTest, FullIlRoundWithLocalWorkers) {
 }
 
 // The local GM plays the G2 GM by default: a cold round's deploy is asked for with (Deploy,
-// Waiting) and completes without (Deploy, Starting) (sedna-head-protocol.md §1.3); the inference
+// Waiting) and completes without (Deploy, Starting) (docs/protocol.md §H1.3); the inference
 // worker is restarted on the new model.
 TEST_F(StandaloneTest, G2ColdRoundAsksForTheDeployAndCompletesIt) {
   WriteManifest("common.yaml", CommonYaml());
@@ -571,11 +571,11 @@ TEST_F(StandaloneTest, G2ColdRoundAsksForTheDeployAndCompletesIt) {
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
-// Model hot update on the G2 local GM, end to end (sedna-head-protocol.md §4.1, §3.4 case 3): one
+// Model hot update on the G2 local GM, end to end (docs/protocol.md §H4.1, §H3.4 case 3): one
 // inference worker for the whole job, started with the hot-update env; on each round's
 // (Deploy, Running) the LC writes the trained model and model_config.json into the job's
 // model-hot-update directory (bytes as the v0.7.0 LC writes them); the worker reloads it and
-// reports `deploy completed`, which ends the round. Two rounds (upstream issue #381 is round 2
+// reports `deploy completed`, which ends the round. Two rounds (upstream issue [P:U381] is round 2
 // never updating).
 TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
   WriteManifest("common.yaml", CommonYaml());
@@ -622,7 +622,7 @@ TEST_F(StandaloneTest, G2HotUpdateReloadsTheOneInferenceWorkerEachRound) {
   EXPECT_TRUE(Alive(infer[0]["pid"].get<pid_t>()));
 
   // rollback-model of the hot-update model, given the standalone's --db: the config beside it is
-  // rewritten and the running worker reloads the restored version (issue 23 item 4c).
+  // rewritten and the running worker reloads the restored version ([D:I23.4]c).
   const std::string v1 = ReadFile(dir + "/.sedna-versions/model.bin.1");
   ASSERT_FALSE(v1.empty());
   const std::string rb_log = tmp + "/rollback.log";
@@ -1157,7 +1157,7 @@ TEST_F(StandaloneTest, ShutdownKillsWorkers) {
   EXPECT_NE(log.find("stopping workers and shutting down"), std::string::npos) << log;
 }
 
-// Issue 21 item 8b: SIGHUP, SIGUSR1/2, SIGQUIT and SIGALRM killed the daemon with no log line and
+// [D:I21.8]b: SIGHUP, SIGUSR1/2, SIGQUIT and SIGALRM killed the daemon with no log line and
 // left the workers running. Now SIGTERM, SIGINT, SIGQUIT and SIGHUP each stop it cleanly (a line
 // naming the signal, the workers stopped, exit 0) and the default-fatal signals that are no
 // error are logged and ignored (SIGPIPE silently), with the daemon and its worker still running.
@@ -1547,7 +1547,7 @@ std::string Sha256Hex(const std::string& value, const std::string& dir) {
   return out;
 }
 
-// §4.4/§4.5 in standalone mode: a job whose outputDir is on S3 and whose credentialName names a
+// §P4.4/§P4.5 in standalone mode: a job whose outputDir is on S3 and whose credentialName names a
 // Secret. The train and eval workers get the URLs unchanged and S3_ENDPOINT_URL ("http://" +
 // s3-endpoint, s3-usehttps "0"), ACCESS_KEY_ID and SECRET_ACCESS_KEY exactly as Sedna's GM
 // injects them; with them the train worker PUTs its model to S3 itself (signature checked), and
@@ -1669,7 +1669,7 @@ TEST_F(StandaloneTest, StartupErrorsNameTheCause) {
   EXPECT_NE(Log().find(tmp + "/does-not-exist"), std::string::npos) << Log();
 }
 
-// Issue 15 item 1, standalone: only the worker the LC started for a stage may report for it. A
+// [D:I15.1], standalone: only the worker the LC started for a stage may report for it. A
 // report under a made-up name, and one from the train worker with kind eval, are answered 400
 // naming the field, and move nothing; the train worker's own report is taken.
 TEST_F(StandaloneTest, OnlyTheStartedWorkerMayReport) {
@@ -1726,7 +1726,7 @@ TEST_F(StandaloneTest, OnlyTheStartedWorkerMayReport) {
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
-// Issue 15 item 7: a root LC runs a worker with its template's runAsUser, runAsGroup and
+// [D:I15.7]: a root LC runs a worker with its template's runAsUser, runAsGroup and
 // supplementalGroups (the container's securityContext over the pod's); the log, opened by the LC,
 // still works. A field standalone cannot honour is warned about once per job, naming it, although
 // the inference worker is started twice (once more after the deploy).

@@ -1,5 +1,5 @@
 // The status server of a running sedna-lc answers only Host names it serves and only GET and
-// HEAD (issue 21 item 8: DNS rebinding let a web page read /api/dashboard, and POST, PUT and
+// HEAD ([D:I21.8]: DNS rebinding let a web page read /api/dashboard, and POST, PUT and
 // DELETE were answered 200). The kubelet's probe (Host 127.0.0.1:<port>) keeps working.
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -29,7 +29,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAILURES = []
-MAX_COMPRESSED = 25_000_000  # issue 16: <= 25 MB compressed
+MAX_COMPRESSED = 25_000_000  # [D:I16]: <= 25 MB compressed
 
 
 def check(ok, what):

@@ -1,6 +1,6 @@
 """Eval worker: evaluates every model of MODEL_URLS (";"-separated, [trained, deployed]) on
 TEST_DATASET_URL and reports per-class precision and recall lists, one result per model in input
-order, like Sedna's incremental-learning eval worker (sedna-protocol.md §5.3)."""
+order, like Sedna's incremental-learning eval worker (docs/protocol.md §P5.3)."""
 import os
 import pickle
 import sys

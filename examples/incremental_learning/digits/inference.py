@@ -7,7 +7,7 @@ HE_SAVED_URL/hard_examples.txt as `path predicted-label confidence`.
 Two ways a new model reaches it, as in Sedna:
 * cold (deploySpec.model.hotUpdateEnabled false): the GM (or standalone sedna-lc) restarts this
   worker after every deploy, so it starts on the newest MODEL_URL;
-* model hot update (hotUpdateEnabled true, sedna-head-protocol.md §4.1): the worker keeps
+* model hot update (hotUpdateEnabled true, docs/protocol.md §H4.1): the worker keeps
   running. With MODEL_HOT_UPDATE=true it reads MODEL_HOT_UPDATE_CONFIG every
   MODEL_POLL_PERIOD_SECONDS (60 when unset or < 1), a file the LC writes on each deploy:
       {"model_config": {"model_path": "/model-hot-update/<file>", "model_update_time": "<t>"}}

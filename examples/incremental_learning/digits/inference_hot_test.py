@@ -1,7 +1,7 @@
 """The hot-update inference worker (inference.py with MODEL_HOT_UPDATE=true) against a stand-in
 LC: a local HTTP server records what the worker POSTs. Run: python3 inference_hot_test.py
 
-Checks, with the config written the way the v0.7.0 LC writes it (sedna-head-protocol.md §4.1):
+Checks, with the config written the way the v0.7.0 LC writes it (docs/protocol.md §H4.1):
 the worker reloads when model_update_time changes (and only then), maps /model-hot-update/<file>
 to the config's directory, reports each reload as lib/sedna does (kind deploy, no results), reports
 failed for a model that does not load, and takes a config there at its start as a new version.

@@ -1,10 +1,10 @@
 """Reports a worker's result to the Local Controller exactly as Sedna's lib/sedna does
-(sedna-protocol.md §5.3-§5.4), with the standard library only.
+(docs/protocol.md §P5.3-§P5.4), with the standard library only.
 
 POST {LC_SERVER}/sedna/workers/{WORKER_NAME}/info, body json.dumps of
 {"name", "namespace", "ownerName", "ownerKind", "kind", "status", "results"}, "results" left out
 when there are none (lib/sedna's report_task_info: a hot-update reload reports kind "deploy"
-without results, sedna-head-protocol.md §4.1); up to 3 attempts, 2 s apart, like lib/sedna's
+without results, docs/protocol.md §H4.1); up to 3 attempts, 2 s apart, like lib/sedna's
 retry decorator.
 """
 import json

@@ -1,6 +1,6 @@
 """Train worker: fine-tunes the base model on this round's train samples.
 
-Env (Sedna's contract, sedna-protocol.md §4.4): TRAIN_DATASET_URL (data.txt of the round),
+Env (Sedna's contract, docs/protocol.md §P4.4): TRAIN_DATASET_URL (data.txt of the round),
 ORIGINAL_DATASET_URL (the dataset index; sample paths are relative to its directory),
 BASE_MODEL_URL (model to start from), MODEL_URL (output directory). Reports one model, as
 lib/sedna's scikit-learn/base backend does.

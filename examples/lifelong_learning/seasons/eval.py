@@ -2,7 +2,7 @@
 (lib/sedna's LifelongLearning.evaluate with metrics precision_score, average micro, and
 model_threshold).
 
-Env (sedna-protocol.md §4.4): MODEL_URLS (the train worker's index.pkl), TEST_DATASET_URL
+Env (docs/protocol.md §P4.4): MODEL_URLS (the train worker's index.pkl), TEST_DATASET_URL
 (data.csv: header + the eval samples of the last versions, written by the LC), OUTPUT_URL
 (<outputDir>/eval/<version>), metrics, metric_param, model_threshold.
 

@@ -2,7 +2,7 @@
 inference.py (lib/sedna's LifelongLearning.inference with unseen-task detection by task
 attribute, UTD_NAME TaskAttr).
 
-Env (sedna-protocol.md §4.4): MODEL_URLS (<outputDir>/deploy/index.pkl, the evaluated index the
+Env (docs/protocol.md §P4.4): MODEL_URLS (<outputDir>/deploy/index.pkl, the evaluated index the
 LC deployed), infer_dataset_url (a CSV with the dataset's header, followed like `tail -f`),
 UT_SAVED_URL (where unseen-task samples are saved).
 

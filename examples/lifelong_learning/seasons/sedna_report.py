@@ -1,5 +1,5 @@
 """Reports a worker's result to the Local Controller exactly as Sedna's lib/sedna does
-(sedna-protocol.md §5.3-§5.4), with the standard library only.
+(docs/protocol.md §P5.3-§P5.4), with the standard library only.
 
 POST {LC_SERVER}/sedna/workers/{WORKER_NAME}/info, body json.dumps of
 {"name", "namespace", "ownerName", "ownerKind", "kind", "status", "results"}; up to 3 attempts,

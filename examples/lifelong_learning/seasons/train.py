@@ -1,7 +1,7 @@
 """Train worker: multi-task training of one version, like the ATCII example's train.py
 (lib/sedna's LifelongLearning.train with TaskDefinitionByDataAttr on Season).
 
-Env (Sedna's contract, sedna-protocol.md §4.4): TRAIN_DATASET_URL (data.csv of this version:
+Env (Sedna's contract, docs/protocol.md §P4.4): TRAIN_DATASET_URL (data.csv of this version:
 the header line + the new train samples, written by the LC), ORIGINAL_DATASET_URL (the dataset
 index), OUTPUT_URL (<outputDir>/train/<version>), KB_SERVER (Sedna's knowledge-base server; this
 example keeps its knowledge base in the directory KB_DIR instead), n_estimators.

@@ -1,5 +1,5 @@
-// Incremental reading of a dataset index file (sedna-protocol.md §7.3, design.md §4): only bytes
-// appended since the last call are read, complete lines only; a file replaced or rewritten is
+// Incremental reading of a dataset index file (docs/protocol.md §P7.3, design-notes §D4): only
+// bytes appended since the last call are read, complete lines only; a file replaced or rewritten is
 // read on after what was consumed when it starts with those bytes, else read whole. Every input is
 // bounded: only regular files are opened (never blocking, whatever is at the path), a line longer
 // than a limit is skipped, and memory stays within twice the limit plus a fixed buffer whatever the

@@ -138,7 +138,7 @@ TEST_F(IndexReaderTest, Scenarios) {
        {A("a\nb"), Rd({"a"}, true), A("c"), Rd({}, true), Rd({}), Rd({"bc"}, true)}},
       {"calls without take never take the tail", kTxt, {A("a"), Rd({}), Rd({}), Rd({})}},
       {"unterminated tail that is only a cr", kTxt, {A("a\n\r"), Rd({"a"}, true), Rd({}, true)}},
-      // Rotation (issue 15 item 9): a replacement that starts with the consumed bytes adds only
+      // Rotation ([D:I15.9]): a replacement that starts with the consumed bytes adds only
       // what follows them; any other is a new file, all of whose samples are new.
       {"replacement by rename with a longer file",
        kTxt,
@@ -436,7 +436,7 @@ std::optional<std::string> RunInChild(const std::function<std::string()>& fn,
   return out;
 }
 
-// Issue 15 item 2: a FIFO at the index path froze the loop (open(O_RDONLY) waits for a writer).
+// [D:I15.2]: a FIFO at the index path froze the loop (open(O_RDONLY) waits for a writer).
 TEST_F(IndexReaderTest, NonRegularFilesAreErrorsAndNeverBlock) {
   const std::string fifo = dir_ + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
@@ -485,7 +485,7 @@ TEST_F(IndexReaderTest, NonRegularFilesAreErrorsAndNeverBlock) {
   ::close(sfd);
 }
 
-// Issue 15 item 3: a line longer than the limit is skipped, reported once with its offset, and
+// [D:I15.3]: a line longer than the limit is skipped, reported once with its offset, and
 // the next line counts; a line of exactly the limit (plus a CRLF) is delivered.
 TEST_F(IndexReaderTest, LinesOverTheLimitAreSkipped) {
   constexpr int64_t kLimit = 100;
@@ -626,7 +626,7 @@ TEST_F(IndexReaderTest, SkippingStateSurvivesACursorCopy) {
   EXPECT_FALSE(persisted.skipping);
 }
 
-// Issue 15 item 3: every small append to an unterminated line re-read the whole line (quadratic).
+// [D:I15.3]: every small append to an unterminated line re-read the whole line (quadratic).
 TEST_F(IndexReaderTest, AppendsToAPartialLineAreReadOnce) {
   constexpr int kAppends = 2000;
   const std::string piece(100, 'p');
@@ -668,7 +668,7 @@ bool UnderAddressSanitizer() {
 #endif
 }
 
-// Issue 15 item 3: a sparse 3 GiB file without a newline took the LC to 4 GB.
+// [D:I15.3]: a sparse 3 GiB file without a newline took the LC to 4 GB.
 TEST_F(IndexReaderTest, Sparse3GiBLineWithoutNewlineHasBoundedMemory) {
   constexpr int64_t kSize = int64_t{3} << 30;
   auto got = RunInChild(
@@ -713,7 +713,7 @@ TEST_F(IndexReaderTest, Sparse3GiBLineWithoutNewlineHasBoundedMemory) {
   EXPECT_EQ(*got, "samples=0 offset=" + std::to_string(kSize) + " rss<=16MiB then=next read=6");
 }
 
-// Issue 15 item 9: a rotated index (a new file at the path) is not skipped by the count already
+// [D:I15.9]: a rotated index (a new file at the path) is not skipped by the count already
 // consumed; a replacement that starts with the consumed bytes adds only the rest. The result says
 // which case it was, with the counts the controller logs.
 TEST_F(IndexReaderTest, RewriteSaysWhichCaseWithTheConsumedCounts) {

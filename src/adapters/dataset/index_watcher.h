@@ -1,4 +1,4 @@
-// inotify watch on dataset index files (design.md §2: sample appended -> reaction in
+// inotify watch on dataset index files (design-notes §D2: sample appended -> reaction in
 // milliseconds instead of a 60 s poll). Watches each index's parent DIRECTORY, so replacement by
 // rename, deletion and re-creation of the file are seen too. Runs on the caller's io_context.
 #pragma once

@@ -168,7 +168,7 @@ TEST_F(IndexWatcherTest, MissingDirectoryIsAnError) {
   EXPECT_FALSE(watcher_->Watch(dir_ + "/").ok());
 }
 
-// Issue 15 item 2: the watcher never opens the index, and a FIFO (or any non-directory) where the
+// [D:I15.2]: the watcher never opens the index, and a FIFO (or any non-directory) where the
 // index's directory should be is an error, not a blocking open; a FIFO at the index path itself
 // is watched like any name (the reader refuses it).
 TEST_F(IndexWatcherTest, AFifoAsTheDirectoryIsAnErrorAndAtTheIndexPathIsWatched) {

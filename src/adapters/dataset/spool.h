@@ -1,6 +1,6 @@
-// Per-job sample spool (design.md §4, bounded memory): samples are appended to a file on disk,
+// Per-job sample spool (design-notes §D4, bounded memory): samples are appended to a file on disk,
 // one per line, as they are read from the index; the process keeps only byte offsets. The round
-// files of §7.4 are then cut from spool ranges with fs::WriteFileFromRanges.
+// files of §P7.4 are then cut from spool ranges with fs::WriteFileFromRanges.
 #pragma once
 
 #include <cstdint>

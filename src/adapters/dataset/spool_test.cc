@@ -124,7 +124,7 @@ TEST_F(SpoolTest, OpenErrorsNameThePath) {
   EXPECT_THAT(r.message(), HasSubstr(path_));
 }
 
-// Issue 15 item 2: nothing but a regular file is opened at a spool path, and the open cannot block.
+// [D:I15.2]: nothing but a regular file is opened at a spool path, and the open cannot block.
 TEST_F(SpoolTest, NonRegularFileAtThePathIsAnError) {
   const std::string fifo = dir_ + "/fifo.spool", sub = dir_ + "/sub.spool", dev = dir_ + "/null";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);

@@ -1,6 +1,6 @@
 // Local filesystem primitives: mkdir -p, atomic (temp + fsync + rename + directory fsync) writes
 // and copies, and host path <-> LC view path translation under the rootfs mount
-// (sedna-protocol.md §7.2, §7.4; fixes B13 and B25).
+// (docs/protocol.md §P7.2, §P7.4; fixes [P:B13] and [P:B25]).
 //
 // Every error names the file and the cause, e.g. "writing /x/data.txt: No space left on device".
 #pragma once
@@ -46,7 +46,7 @@ Status WriteRangesTo(int fd, const std::string& path, std::string_view prefix,
 // WriteFileFromRanges(path, content, {}).
 Status AtomicWriteFile(const std::string& path, std::string_view content);
 
-// Atomically replaces `dst` with a copy of `src` (never a partial or stale-tailed target, B13).
+// Atomically replaces `dst` with a copy of `src` (never a partial or stale-tailed target, [P:B13]).
 // Creates dst's parent directories. `src` must be a regular file ("copying /m: /m is a directory"
 // otherwise). The copy keeps src's permission bits.
 Status AtomicCopyFile(const std::string& src, const std::string& dst);
@@ -64,7 +64,7 @@ std::string CleanPath(std::string_view path);
 // yield the container's "/etc". Empty rootfs -> CleanPath(host_path).
 std::string JoinRootfs(const std::string& rootfs, const std::string& host_path);
 
-// Inverse of JoinRootfs, by path components (B25): "/rootfs" and "/rootfs/" strip the same,
+// Inverse of JoinRootfs, by path components ([P:B25]): "/rootfs" and "/rootfs/" strip the same,
 // "/rootfsx/a" is not under "/rootfs". A path under rootfs comes back cleaned and absolute
 // ("/rootfs" -> "/", "/rootfs//out/" -> "/out/", a trailing '/' is kept); any other path, or an
 // empty or "/" rootfs, returns `path` unchanged.

@@ -1,5 +1,5 @@
-// The LC's websocket client to Sedna's Global Manager (protocol §1): dials ws://<address>/ with the
-// `Node-Name` header and no Origin, writes the first frame, then reads and writes text frames
+// The LC's websocket client to Sedna's Global Manager (protocol §P1): dials ws://<address>/ with
+// the `Node-Name` header and no Origin, writes the first frame, then reads and writes text frames
 // concurrently, pings the GM to detect dead peers, and reconnects forever with backoff.
 #pragma once
 
@@ -19,7 +19,7 @@ struct GmLinkOptions {
   std::string address;      // "host:port" (no scheme; IPv6 as "[::1]:9000"); dials ws://<address>/
   std::string node_name;    // sent as the `Node-Name` handshake header
   std::string first_frame;  // text frame written right after the handshake, before anything else
-                            // (the bare header of §1.2); empty = none
+                            // (the bare header of §P1.2); empty = none
   // Capped exponential backoff with full jitter between attempts (see Backoff). It restarts from
   // backoff_initial after a connection on which the GM proved alive (a frame or a pong received).
   std::chrono::milliseconds backoff_initial{500}, backoff_max{30000};

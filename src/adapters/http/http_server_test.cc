@@ -748,7 +748,7 @@ struct Reports {
   std::vector<std::pair<DropReason, std::string>> dropped;
 };
 
-// Issue 15 item 4: 1000 connections trickling a header byte a second, from 40 addresses (25 each,
+// [D:I15.4]: 1000 connections trickling a header byte a second, from 40 addresses (25 each,
 // under the per-peer cap), and a real report still gets its 200 within a bounded time, with the
 // server's default options. Before the fix the first 256 held every slot and the report waited
 // in the listen backlog for good.
@@ -952,7 +952,7 @@ TEST_F(HttpServerTest, AtMaxConnectionsASlowBodyIsEvictedWhenNoHeaderWaits) {
   EXPECT_EQ(calls_, 1);
 }
 
-// Issue 15 item 10: only `chunked` frames a body; anything else is refused, never guessed at.
+// [D:I15.10]: only `chunked` frames a body; anything else is refused, never guessed at.
 TEST_F(HttpServerTest, TransferCodingOtherThanChunkedGets501) {
   Reports reports;
   HttpServerOptions options;
@@ -1041,7 +1041,7 @@ TEST_F(HttpServerTest, TrailersAreBoundedAndNeverMergedIntoTheHeader) {
             (std::vector<std::pair<int, std::string>>{{431, "/t"}, {431, "/t"}, {431, "/t"}}));
 }
 
-// ------------------------------------------------------------------ issue 21: admission attacks
+// ------------------------------------------------------------------ [D:I21]: admission attacks
 
 // A worker's report as Sedna's lib/sedna client sends it: connect, the whole POST at once, read
 // the reply; up to `tries` tries, each given `per_try` for its reply. The try that got a 200,

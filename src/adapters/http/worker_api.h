@@ -1,4 +1,4 @@
-// HTTP-level rules of the worker API (protocol §5.1/§5.2): routing and go-restful's media-type
+// HTTP-level rules of the worker API (protocol §P5.1/§P5.2): routing and go-restful's media-type
 // checks. Pure: no sockets, no JSON.
 #pragma once
 

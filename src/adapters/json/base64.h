@@ -1,5 +1,5 @@
 // Standard base64 (RFC 4648 §4, '=' padding) with Go's base64.StdEncoding semantics: this is how
-// Go's encoding/json carries []byte, i.e. the `content` of every GM<->LC frame (§1.3).
+// Go's encoding/json carries []byte, i.e. the `content` of every GM<->LC frame (§P1.3).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The GM<->LC websocket frame (sedna-protocol.md §1.2, §1.3): {"header":MessageHeader,
+// The GM<->LC websocket frame (docs/protocol.md §P1.2, §P1.3): {"header":MessageHeader,
 // "content":<base64 of the JSON payload>}, exactly as Go's encoding/json writes model.Message.
 #pragma once
 
@@ -46,7 +46,7 @@ Result<MessageHeader> DecodeFrameHeader(std::string_view text);
 // byte-for-byte as Go writes it (field order, HTML-safe string escaping).
 std::string EncodeFrame(const MessageHeader& header, std::string_view content);
 
-// The bare header the LC sends as its first frame after dialling (§1.2), e.g. for an empty
+// The bare header the LC sends as its first frame after dialling (§P1.2), e.g. for an empty
 // header {"namespace":"","resourceKind":"","resourceName":"","operation":""}.
 std::string EncodeBareHeader(const MessageHeader& header);
 

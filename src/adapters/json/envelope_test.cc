@@ -102,7 +102,7 @@ TEST(Envelope, EscapesHeaderStringsLikeGo) {
   EXPECT_FALSE(f->content_null);
 }
 
-// Issue 15 item 10: names and namespaces are Kubernetes names; a '/' would make another key.
+// [D:I15.10]: names and namespaces are Kubernetes names; a '/' would make another key.
 TEST(Envelope, BadNamesAreRejected) {
   struct Case {
     std::string ns, name;

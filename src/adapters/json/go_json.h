@@ -1,6 +1,6 @@
 // Go encoding/json compatible output, and a JSON tree that keeps number text exactly as received
 // (Go's json.Number / Decoder.UseNumber), so that messages can be re-marshalled byte-for-byte as
-// the Go LC and GM would (sedna-protocol.md §1.3, §3.3-§3.5, §4.1).
+// the Go LC and GM would (docs/protocol.md §P1.3, §P3.3-§P3.5, §P4.1).
 #pragma once
 
 #include <cstddef>

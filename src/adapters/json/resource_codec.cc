@@ -177,7 +177,7 @@ Status DecodeModelRef(const RawJson& obj, std::string_view path, core::ModelRef*
   if (!obj.is_null() && !obj.is_object()) return TypeError(path, "an object", obj);
   SEDNA_RETURN_IF_ERROR(ReadString(obj, "format", path, &out->format));
   SEDNA_RETURN_IF_ERROR(ReadString(obj, "url", path, &out->url));
-  // runtime.Model (v0.5+): the LC selects models by these (§4.3). The other runtime.Model keys
+  // runtime.Model (v0.5+): the LC selects models by these (§H4.3). The other runtime.Model keys
   // (classes, current_metric, history_metric, number_of_*) are not used and not checked.
   SEDNA_RETURN_IF_ERROR(ReadStringList(obj, "device_soc_versions", path, &out->devices));
   const RawJson* metrics = nullptr;
@@ -460,7 +460,7 @@ Status DecodeIlFields(const RawJson& root, core::IlJob* job, std::vector<std::st
   return DecodeConditions(root, &job->conditions, warnings);
 }
 
-// status.knowledgeBase (every LL job from a v0.6+ GM, §1.7) is the GM's; it is kept in
+// status.knowledgeBase (every LL job from a v0.6+ GM, §H1.7) is the GM's; it is kept in
 // status_json and not read.
 Status DecodeLlFields(const RawJson& root, core::LlJob* job, std::vector<std::string>* warnings) {
   core::LlJobSpec& s = job->spec;

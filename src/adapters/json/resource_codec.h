@@ -1,5 +1,5 @@
-// Decoding of the Kubernetes objects the GM sends (sedna-protocol.md §2) into core domain types,
-// plus the stored-parts representation the LC persists (§9.2) and reassembles.
+// Decoding of the Kubernetes objects the GM sends (docs/protocol.md §P2) into core domain types,
+// plus the stored-parts representation the LC persists (§P9.2) and reassembles.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +18,7 @@ template <class T>
 struct Decoded {
   T object;                      // meta.annotations includes the credential annotation, as received
   std::string type_meta_json;    // {"kind":..,"apiVersion":..} (each omitted when empty)
-  std::string object_meta_json;  // metadata WITHOUT the sedna.io/credential annotation (B23)
+  std::string object_meta_json;  // metadata WITHOUT the sedna.io/credential annotation ([P:B23])
   std::string spec_json;         // the spec object, "{}" when absent or null
   std::string status_json;       // the status object, "" when absent or null
   std::optional<std::string> credential_json;  // the credential annotation's value, if present
@@ -40,7 +40,7 @@ struct Decoded {
 // "status.conditions[i].type"); a condition's `data` string is kept in data_json and parsed into
 // `data` when it is valid (left empty otherwise, with a warning; see DecodeConditionData).
 //
-// G2 (Sedna v0.5-v0.7) fields, sedna-head-protocol.md §4: Model spec.device_soc_versions (a
+// G2 (Sedna v0.5-v0.7) fields, docs/protocol.md §H4: Model spec.device_soc_versions (a
 // string list), IL spec.evalSpec.initialEvalModel.name (a name, as the other references) and
 // spec.deploySpec.model.hotUpdateEnabled (a boolean) are checked like every field the LC uses;
 // spec.deploySpec.model.pollPeriodSeconds is kept when it is an integer >= 1 and otherwise left at
@@ -64,7 +64,7 @@ Result<Decoded<core::IlJob>> DecodeIlJob(std::string_view json);
 Result<Decoded<core::LlJob>> DecodeLlJob(std::string_view json);
 
 // An object the LC stores without interpreting its spec: a joint-inference service or a
-// federated-learning job (pass-through, §3.5).
+// federated-learning job (pass-through, §P3.5).
 struct OpaqueObject {
   core::ObjectMeta meta;
 };
@@ -89,7 +89,7 @@ std::string AssembleObject(std::string_view type_meta, std::string_view object_m
                            std::string_view spec, std::string_view status,
                            const std::optional<std::string>& credential_json);
 
-// Parses a condition `data` string (§4.1 IncrementalCondData): input.{models,dataURL,
+// Parses a condition `data` string (§P4.1 IncrementalCondData): input.{models,dataURL,
 // dataIndexURL,outputDir} and output.models, each model {format,url,metrics,device_soc_versions}
 // (runtime.Model; its other keys, such as a v0.6+ GM's "classes":null, are ignored whatever their
 // type); `input.model` and

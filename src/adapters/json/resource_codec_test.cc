@@ -181,7 +181,7 @@ TEST(ResourceCodec, DecodesIlJobConditionsCredentialAndHem) {
   EXPECT_EQ(job.meta.annotations.at(core::kCredentialAnnotation), kCred);
   EXPECT_EQ(job.meta.annotations.at("sedna.io/Train"), "edge-node");
   EXPECT_EQ(job.spec.credential_name, "mysecret");
-  // B23: the persisted metadata never holds the credential.
+  // [P:B23]: the persisted metadata never holds the credential.
   EXPECT_EQ(d->object_meta_json.find("credential"), std::string::npos);
   EXPECT_EQ(d->object_meta_json.find("SECRET"), std::string::npos);
   EXPECT_NE(d->object_meta_json.find(
@@ -220,7 +220,7 @@ TEST(ResourceCodec, DecodesIlJobConditionsCredentialAndHem) {
   EXPECT_EQ(c[1].data.input_models[0].url, "/models/base_model");
   EXPECT_EQ(c[1].data.output_dir, "/output/train/1");
   EXPECT_FALSE(c[1].data.has_output);
-  // (Train, Completed) is the §4.1 IL-2 condition.
+  // (Train, Completed) is the §P4.1 IL-2 condition.
   EXPECT_EQ(c[4].last_transition_time, "2021-08-20T08:41:07Z");
   EXPECT_EQ(c[4].data_json, ReadTestdata("conddata_il-2.json"));
   EXPECT_TRUE(c[4].data.has_output);
@@ -443,7 +443,7 @@ TEST(ResourceCodec, IlJobErrorsNameObjectAndPath) {
        "IncrementalLearningJob: metadata.name: expected a string, got number"},
       {R"("namespace":"default","uid")", R"("namespace":["default"],"uid")",
        "IncrementalLearningJob: metadata.namespace: expected a string, got array"},
-      // Issue 15 item 10: Kubernetes names only.
+      // [D:I15.10]: Kubernetes names only.
       {R"("name":"helmet-detection-demo","namespace")", R"("name":"a/b","namespace")",
        "IncrementalLearningJob: metadata.name: \"a/b\" must not contain '/'"},
       {R"("name":"helmet-detection-demo","namespace")", R"("name":"..","namespace")",
@@ -690,7 +690,7 @@ TEST(ResourceCodec, PassThroughObjectsKeepTheirPartsWithoutTheCredential) {
   EXPECT_EQ(DecodeJi("[1]").message(), "JointInferenceService: expected an object, got array");
 }
 
-// Issue 21 item 4: a pass-through object nesting 100,000 (JI) or 600,000 (FL) deep crashed the LC
+// [D:I21.4]: a pass-through object nesting 100,000 (JI) or 600,000 (FL) deep crashed the LC
 // (a recursive parse and destruction); 800,000 values in a 1.6 MB object took 53 MB. Now every
 // kind has the limits of the others, before any recursive code sees the content.
 TEST(ResourceCodec, PassThroughObjectsHaveTheLimitsOfEveryObject) {
@@ -742,14 +742,14 @@ TEST(ResourceCodec, AJobsConditionDataShareOneValueBudget) {
   EXPECT_EQ(d->object.conditions[1].data_json, data);
 }
 
-// ---- G2 payloads (sedna-head-protocol.md §1.5, §1.9, §4) --------------------------------------
+// ---- G2 payloads (docs/protocol.md §H1.5, §H1.9, §H4) --------------------------------------
 
 core::ModelRef Ref(std::string format, std::string url, core::Metrics metrics = {},
                    std::vector<std::string> devices = {}) {
   return core::ModelRef{std::move(format), std::move(url), std::move(metrics), std::move(devices)};
 }
 
-// Every condition `data` a v0.7.0 GM stores for the §1.9 messages decodes ("classes":null in
+// Every condition `data` a v0.7.0 GM stores for the §H1.9 messages decodes ("classes":null in
 // every model, re-marshalled metrics) to what the LC needs.
 TEST(ResourceCodec, DecodesG2ConditionDataOfSection19) {
   const std::string kT = "/output/train/1/model_finetune_tensorflow.pb";

@@ -38,7 +38,7 @@ void PutOmitEmpty(std::string& out, bool* first, std::string_view key, const std
   AppendGoString(out, value);
 }
 
-// ---- condition data (§4.1) -------------------------------------------------------------------
+// ---- condition data (§P4.1) ------------------------------------------------------------------
 
 // One runtime.Model: {"format","url","metrics"}, all omitempty; metrics as float64 values.
 Status AppendCondModel(const RawJson& m, std::string_view path, std::string& out) {
@@ -134,7 +134,7 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
                              : Join(path(), key) + ": expected a string, got " + v->type_name();
     }
   }
-  // G2 (§4.3): the devices a result names, when they are a list of strings. Otherwise left out:
+  // G2 (§H4.3): the devices a result names, when they are a list of strings. Otherwise left out:
   // a 2021 GM ignores the key (a v0.5+ GM drops the whole message, which is the GM's business:
   // the report is forwarded verbatim either way).
   if (const RawJson* devices = Member(r, "device_soc_versions");

@@ -1,6 +1,6 @@
-// LC -> GM status contents (sedna-protocol.md §3), worker POST bodies (§5.1) and their
-// forwarding (§3.5), the condition data the GM derives from a content (§4.1), and the worker API
-// reply body (§5.2). All output is byte-for-byte what the Go LC / GM produce.
+// LC -> GM status contents (docs/protocol.md §P3), worker POST bodies (§P5.1) and their
+// forwarding (§P3.5), the condition data the GM derives from a content (§P4.1), and the worker API
+// reply body (§P5.2). All output is byte-for-byte what the Go LC / GM produce.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,7 @@ std::optional<core::ReportPhase> ParseReportPhase(std::string_view text);
 std::optional<core::ReportStatus> ParseReportStatus(std::string_view text);
 std::string EncodeStatusReport(const core::StatusReport& report, ReportSpelling spelling);
 
-// {"numberOfSamples":N} (§3.1).
+// {"numberOfSamples":N} (§P3.1).
 std::string EncodeDatasetStatus(int64_t number_of_samples);
 
 // A worker's POST body: the parsed report plus the raw parts that are forwarded verbatim.
@@ -45,7 +45,7 @@ struct WorkerMessage {
   std::optional<RawJson> owner_info;  // the `ownerInfo` object, if present and not null
 };
 
-// Decodes a worker body (§5.1). name, namespace, ownerName, ownerKind, kind, status must be
+// Decodes a worker body (§P5.1). name, namespace, ownerName, ownerKind, kind, status must be
 // strings, ownerInfo an object, results an array (each may be absent or null); any other type,
 // or a body that is not a JSON object, is an error naming the key ("results: expected an array,
 // got object"). namespace and ownerName, when not empty, must be a Kubernetes namespace and
@@ -68,7 +68,7 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
 // every field it can); after a syntax error it fills nothing. "" past kMaxWorkerBodyValues.
 std::string WorkerNameIn(std::string_view body);
 
-// Whether a worker report only informs (issue 21: it may not fill the outbox space that
+// Whether a worker report only informs ([D:I21]: it may not fill the outbox space that
 // completions need): everything but a train or eval completion, i.e. unless `kind` is "train" or
 // "eval" and `status` "completed" or "failed" (ASCII case-insensitive, as the LC compares kinds).
 bool IsInformationalReport(std::string_view kind, std::string_view status);
@@ -82,12 +82,12 @@ bool IsInformationalReport(std::string_view kind, std::string_view status);
 // that does not end within them is none of the four names, hence informational.
 bool IsInformationalFrame(std::string_view frame);
 
-// The forwarded message (§3.5): {"phase":kind,"status":status,"output":{"models":<results>,
+// The forwarded message (§P3.5): {"phase":kind,"status":status,"output":{"models":<results>,
 // "ownerInfo":<ownerInfo>}}, results/ownerInfo as Go re-marshals them (map keys sorted, number
 // text preserved), null when absent.
 std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg);
 
-// What the GM stores as a condition's `data` for an upstream content (§4.1): only
+// What the GM stores as a condition's `data` for an upstream content (§P4.1): only
 // input.{model,models,dataURL,dataIndexURL,outputDir} and output.{model,models} are kept, each
 // model as {format,url,metrics}, everything omitempty (a present but empty input/output/model
 // object stays as {}), metrics re-printed as Go float64s with sorted keys (0.70 -> 0.7). A member

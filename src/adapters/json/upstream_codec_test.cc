@@ -38,7 +38,7 @@ ModelRef Model(std::string format, std::string url) {
   return ModelRef{std::move(format), std::move(url), {}};
 }
 
-// ---- LC-originated reports (§3.3, §3.4) ------------------------------------------------------
+// ---- LC-originated reports (§P3.3, §P3.4) ----------------------------------------------------
 
 TEST(UpstreamCodec, EncodesLcReportsByteExact) {
   const std::pair<std::string, StatusReport> kCases[] = {
@@ -120,7 +120,7 @@ TEST(UpstreamCodec, StatusReportOmitsEmptyAndNeverEncodesMetrics) {
       R"({"phase":"Deploy","status":"Ready","input":{"models":[{"format":"p\u003cb","url":"/a\u0026b"}],"outputDir":"/o\u003e"},"output":null})");
 }
 
-// G2 (§4.3): a model's device_soc_versions follow its url, as runtime.Model marshals them, and
+// G2 (§H4.3): a model's device_soc_versions follow its url, as runtime.Model marshals them, and
 // only when there are some (omitempty). No "classes":null (see EncodeStatusReport).
 TEST(UpstreamCodec, StatusReportCarriesDeviceSocVersions) {
   StatusReport r = Input(
@@ -143,7 +143,7 @@ TEST(UpstreamCodec, DatasetStatus) {
   EXPECT_EQ(EncodeDatasetStatus(-1), R"({"numberOfSamples":-1})");
 }
 
-// ---- worker messages (§5.1, §5.4) and forwarding (§3.5) --------------------------------------
+// ---- worker messages (§P5.1, §P5.4) and forwarding (§P3.5) -----------------------------------
 
 TEST(UpstreamCodec, DecodesIlTrainWorkerBody) {
   auto m = DecodeWorkerMessage(ReadTestdata("worker_il_train.json"));
@@ -251,7 +251,7 @@ TEST(UpstreamCodec, ForwardsOwnerInfoAndAbsentResults) {
             R"({"phase":"","status":"","output":{"models":null,"ownerInfo":null}})");
 }
 
-// A custom worker's runtime.Model keys (§4.4: the GM builds the LL knowledge base from them) are
+// A custom worker's runtime.Model keys (§H4.4: the GM builds the LL knowledge base from them) are
 // forwarded as the worker wrote them: keys sorted, number text kept (Python's 12.0 stays 12.0,
 // which a G2 GM refuses for an int, but deciding that is the GM's), whatever their types.
 TEST(UpstreamCodec, ForwardsRuntimeModelKeysVerbatim) {
@@ -264,7 +264,7 @@ TEST(UpstreamCodec, ForwardsRuntimeModelKeysVerbatim) {
       R"({"phase":"train","status":"completed","output":{"models":[{"classes":["road","side\u003cwalk\u003e"],"current_metric":{"front_model":{"mIoU":0.610}},"device_soc_versions":["Ascend310"],"format":"pkl","history_metric":5e-1,"metrics":{"acc":0.90},"number_of_labeled_unseen_sample":12.0,"number_of_model":2,"number_of_unseen_sample":-0,"url":"/output/train/1/index.pkl"},{"classes":null,"current_metric":"x","format":"pkl","url":"/b"}],"ownerInfo":null}})");
 }
 
-// A result's devices feed model selection (§4.3) when they are a list of strings; anything else
+// A result's devices feed model selection (§H4.3) when they are a list of strings; anything else
 // is left out without refusing the report.
 TEST(UpstreamCodec, WorkerResultDevices) {
   auto m = DecodeWorkerMessage(
@@ -276,7 +276,7 @@ TEST(UpstreamCodec, WorkerResultDevices) {
   for (size_t i = 1; i < 5; ++i) EXPECT_TRUE(m->report.results[i].devices.empty()) << i;
 }
 
-// The hot-update inference worker's report (§1.9: lib/sedna sends no `results`).
+// The hot-update inference worker's report (§H1.9: lib/sedna sends no `results`).
 TEST(UpstreamCodec, ForwardsHotUpdateDeployReport) {
   auto m = DecodeWorkerMessage(
       R"({"name":"inferworker-x1y2z","namespace":"default","ownerName":"helmet-detection-demo","ownerKind":"incrementallearningjob","kind":"deploy","status":"completed"})");
@@ -361,7 +361,7 @@ TEST(UpstreamCodec, WorkerBodyTypeErrors) {
       {"{\"name\": \"w\", ", "invalid JSON: "},
       {"name=w", "invalid JSON: "},
       {R"({"ownerInfo":)" + NestedArrays(10001) + "}", "invalid JSON: exceeded max depth"},
-      // Issue 15 item 10: the job is named by Kubernetes names (the caller answers 400).
+      // [D:I15.10]: the job is named by Kubernetes names (the caller answers 400).
       {R"({"namespace":"default","ownerName":"a/b"})", "ownerName: \"a/b\" must not contain '/'"},
       {R"({"namespace":"default","ownerName":".."})", "ownerName: \"..\" is not a valid name: "},
       {R"({"namespace":"default","ownerName":"Helmet"})",
@@ -392,7 +392,7 @@ TEST(UpstreamCodec, WorkerBodyDeepAndLarge) {
   EXPECT_EQ(m->report.results[0].url, big);
 }
 
-// ---- condition data (§4.1) -------------------------------------------------------------------
+// ---- condition data (§P4.1) ------------------------------------------------------------------
 
 TEST(UpstreamCodec, CondDataMatchesGmForLiterals) {
   const std::pair<std::string, std::string> kCases[] = {
@@ -405,7 +405,7 @@ TEST(UpstreamCodec, CondDataMatchesGmForLiterals) {
     ASSERT_TRUE(d.ok()) << content << ": " << d.message();
     EXPECT_EQ(*d, ReadTestdata(golden)) << content;
   }
-  // And the condition stored by the GM in §4.1 carries exactly that string.
+  // And the condition stored by the GM in §P4.1 carries exactly that string.
   EXPECT_NE(ReadTestdata("condition_il-2.json").find("\"data\":\"{\\\"output\\\""),
             std::string::npos);
 }
@@ -461,7 +461,7 @@ TEST(UpstreamCodec, CondDataErrorsAsGmUnmarshalWould) {
   }
 }
 
-// ---- worker API reply (§5.2) -----------------------------------------------------------------
+// ---- worker API reply (§P5.2) ----------------------------------------------------------------
 
 TEST(UpstreamCodec, WorkerApiReplyIsGoRestfulPrettyPrint) {
   EXPECT_EQ(EncodeWorkerApiReply(200, "OK"), "{\n \"Status\": 200,\n \"Message\": \"OK\"\n}");

@@ -1,5 +1,5 @@
 // Standalone mode: the Sedna YAML manifests a user would `kubectl apply`, turned into the JSON
-// objects the GM would send for them (sedna-protocol.md §2), each validated by the sedna_json
+// objects the GM would send for them (docs/protocol.md §P2), each validated by the sedna_json
 // decoder for its kind.
 #pragma once
 
@@ -20,7 +20,7 @@ struct ManifestObject {
   std::string source;  // "path/to/file.yaml (document 2)"
 };
 
-// A Secret (apiVersion v1), reduced to what the GM's credential injection reads (§2.5). Its
+// A Secret (apiVersion v1), reduced to what the GM's credential injection reads (§P2.5). Its
 // values are secret: keep them in memory only, never log them, store them or write them to a
 // file. No message of the loader contains a value of a Secret document.
 struct Secret {

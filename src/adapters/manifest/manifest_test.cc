@@ -69,7 +69,7 @@ std::string At(const std::string& text, const std::vector<std::string>& path) {
 
 // ---- the Sedna samples ---------------------------------------------------------------------
 
-// The helmet-detection job of build/crd-samples (§2.3, §10.1) as a user writes it: quoted and
+// The helmet-detection job of build/crd-samples (§P2.3, §P10.1) as a user writes it: quoted and
 // plain scalars mixed, HEM parameters, an env value that looks like a number.
 constexpr const char* kIlSample = R"(apiVersion: sedna.io/v1alpha1
 kind: IncrementalLearningJob
@@ -220,7 +220,7 @@ TEST(Manifest, IlSampleBecomesADecodableJob) {
   EXPECT_TRUE(job.conditions.empty());
 }
 
-// The lifelong-learning job of §2.4 / §10.2 as a user writes it.
+// The lifelong-learning job of §P2.4 / §P10.2 as a user writes it.
 constexpr const char* kLlSample = R"(apiVersion: sedna.io/v1alpha1
 kind: LifelongLearningJob
 metadata:
@@ -300,7 +300,7 @@ TEST(Manifest, LlSampleBecomesADecodableJob) {
   EXPECT_EQ(job.spec.output_dir, "/output");
 }
 
-// The §1.5/§2.3/§2.4 wire literals written as YAML in the GM's key order: the produced JSON is
+// The §P1.5/§P2.3/§P2.4 wire literals written as YAML in the GM's key order: the produced JSON is
 // the literal byte for byte (Go escaping of '>', float and integer text, nulls, key order).
 constexpr const char* kIlLiteralYaml = R"(kind: IncrementalLearningJob
 apiVersion: sedna.io/v1alpha1
@@ -620,7 +620,7 @@ TEST(Manifest, OtherKindsAreWarnedAboutAndSkipped) {
 
 // ---- Secrets ---------------------------------------------------------------------------------
 
-// The S3 Secret of Sedna's examples/storage/s3/README.md (§2.5) loads next to the objects.
+// The S3 Secret of Sedna's examples/storage/s3/README.md (§P2.5) loads next to the objects.
 TEST(Manifest, SecretIsLoaded) {
   TempDir dir;
   const std::string file =

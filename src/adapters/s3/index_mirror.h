@@ -1,4 +1,4 @@
-// A local mirror file of a dataset index kept in S3 (sedna-protocol.md §7.3 with an s3:// index
+// A local mirror file of a dataset index kept in S3 (docs/protocol.md §P7.3 with an s3:// index
 // URL), so that the host-path index reader (adapters/dataset/index_reader.h) reads it unchanged:
 // appends to the object become appends to the mirror (same inode, more bytes), anything else
 // replaces the mirror with a new inode (which the reader treats as a rewrite).

@@ -602,7 +602,7 @@ TEST_F(IndexMirrorTest, IndexReaderSeesAppendsAndRewrites) {
 }
 
 // A longer object whose bytes at the end of what was mirrored changed is a rewrite, not an
-// append (design.md §4: a new file whose samples are all new, never a piece of a line).
+// append (design-notes §D4: a new file whose samples are all new, never a piece of a line).
 TEST_F(IndexMirrorTest, LongerObjectWithAChangedMirroredTailIsARewrite) {
   dataset::IndexCursor cursor;
   auto read = [&] { return ReadSamples(cursor); };

@@ -1,6 +1,6 @@
 // libcurl and libcrypto, loaded with dlopen on the first S3 request instead of at exec. The two
 // pull in ~40 shared libraries (GnuTLS, Kerberos, LDAP, p11-kit, …) whose load-time relocations
-// and constructors cost ~5 MB of RSS; an LC with no S3 object never maps them (design.md §2
+// and constructors cost ~5 MB of RSS; an LC with no S3 object never maps them (design-notes §D2
 // idle-RSS target). Loading is thread-safe and happens once; a failure is remembered and
 // reported by every call.
 #pragma once

@@ -1,4 +1,4 @@
-// S3 access for datasets, models and job outputs (sedna-protocol.md §2.5, §7.2, §9.3).
+// S3 access for datasets, models and job outputs (docs/protocol.md §P2.5, §P7.2, §P9.3).
 //
 // Path-style addressing (`http(s)://<endpoint>/<bucket>/<key>`); every request is SigV4-signed
 // with x-amz-content-sha256 set to the payload's real SHA-256. Failed attempts are retried with
@@ -30,7 +30,7 @@ struct Credentials {
   std::string region = "us-east-1";
 };
 
-// Parses the value of the sedna.io/credential annotation: a JSON object of strings (§2.5).
+// Parses the value of the sedna.io/credential annotation: a JSON object of strings (§P2.5).
 // Required: "s3-endpoint" (host[:port], no scheme or path), "ACCESS_KEY_ID", "SECRET_ACCESS_KEY",
 // all non-empty strings. Optional "s3-usehttps": "0" -> http, any other value or absent -> https.
 // Other keys are ignored. Errors name the offending key, never a value, e.g.

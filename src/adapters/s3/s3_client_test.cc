@@ -647,7 +647,7 @@ TEST(S3Client, EveryRequestCarriesThePayloadHash) {
 // ---- parsing ----------------------------------------------------------------------------------
 
 TEST(ParseCredentialAnnotation, SpecExample) {
-  // sedna-protocol.md §2.5, the decoded annotation value.
+  // docs/protocol.md §P2.5, the decoded annotation value.
   auto c = ParseCredentialAnnotation(
       R"({"ACCESS_KEY_ID":"XXXX","SECRET_ACCESS_KEY":"XXXXXXXX","s3-endpoint":"s3.amazonaws.com","s3-usehttps":"1"})");
   ASSERT_TRUE(c.ok()) << c.message();

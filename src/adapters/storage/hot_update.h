@@ -1,4 +1,4 @@
-// Model hot update (sedna-head-protocol.md §4.1): the model files and the model_config.json that
+// Model hot update (docs/protocol.md §H4.1): the model files and the model_config.json that
 // a hot-update inference worker polls, written as the v0.7.0 LC writes them, but atomically.
 #pragma once
 
@@ -60,7 +60,7 @@ Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
 // place. Blocking: run on the pool.
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action);
 
-// On a job delete (v0.7.0 removes the whole directory of the annotation, §4.1): removes only what
+// On a job delete (v0.7.0 removes the whole directory of the annotation, §H4.1): removes only what
 // this LC wrote in job <ns>/<name>'s hot-update directory, as recorded in its ledger: each file
 // and the versions kept of it, only while it still is the file recorded (RemoveFileIf by
 // dev/ino), then each directory that held them and the job's directory if they are empty.

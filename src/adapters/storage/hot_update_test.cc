@@ -109,7 +109,7 @@ class HotUpdateTest : public ::testing::Test {
     dir_ = tmpl;
     ctx_.rootfs = dir_ + "/rootfs";
     ctx_.staging_dir = dir_ + "/staging";
-    ctx_.job_root = "/output";  // model sources are read beneath the job's root (#21)
+    ctx_.job_root = "/output";  // model sources are read beneath the job's root ([D:I21])
     ctx_.s3_options.timeout = 30s;
     ctx_.s3_options.retries = 1;
     ctx_.s3_options.backoff = 10ms;
@@ -123,7 +123,7 @@ class HotUpdateTest : public ::testing::Test {
   }
   std::string Host(const std::string& path) const { return ctx_.rootfs + path; }
 
-  // The §4.1 action for the trained model at `src`: the hot-update copy, then the deploy model.
+  // The §H4.1 action for the trained model at `src`: the hot-update copy, then the deploy model.
   core::il::WriteHotUpdate Action(const std::string& src) const {
     core::il::WriteHotUpdate a;
     a.condition = 13;
@@ -284,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(Resolvers, HotUpdatePathTest,
                            return info.param == fs::Resolver::kWalk ? "Walk" : "Openat2";
                          });
 
-// Issue 21 item 7: the annotation names another job's (another namespace's) directory, or
+// [D:I21.7]: the annotation names another job's (another namespace's) directory, or
 // anything else outside this job's own; refused before anything is copied or written.
 TEST_P(HotUpdatePathTest, AConfigPathOutsideTheJobsOwnDirectoryIsRefused) {
   for (const auto& path : RefusedConfigPaths()) {
@@ -338,7 +338,7 @@ TEST_P(HotUpdatePathTest, ALinkedConfigDirectoryIsNotFollowed) {
   ExpectHostFilesUntouched();
 }
 
-// Issue 21 item 2, in the hot-update directory (writable by the inference pod): the versions
+// [D:I21.2], in the hot-update directory (writable by the inference pod): the versions
 // directory replaced by a link to another directory, the model replaced by a link to a 0600 file.
 TEST_P(HotUpdatePathTest, LinksPlantedInTheJobsDirectoryAreNeverFollowed) {
   ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());

@@ -1,4 +1,4 @@
-// Deployed models kept as versions so that a deploy can be rolled back (design.md §4;
+// Deployed models kept as versions so that a deploy can be rolled back (design-notes §D4;
 // docs/design-notes.md, "Model versions").
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace sedna::storage {
 
-// Deploys keep the models they replace as numbered versions (design.md §4), in a hidden
+// Deploys keep the models they replace as numbered versions (design-notes §D4), in a hidden
 // directory beside the target that inference workers loading the target, or scanning its
 // directory, do not see: "<dir>/.sedna-versions/<name>.<n>", n = 1, 2, … (the newest is the
 // highest). Only the versions this LC made and recorded in its ledger (ledger.h: name, dev, ino,

@@ -1,4 +1,4 @@
-// Model versions against links a worker can plant beside a deploy target (issue 21, item 2), with
+// Model versions against links a worker can plant beside a deploy target ([D:I21.2]), with
 // both confined resolvers: the versions directory replaced by a link to another directory, the
 // target replaced by a link to a 0600 file, files planted in the versions directory.
 #include "adapters/storage/model_versions.h"

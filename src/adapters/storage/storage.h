@@ -1,5 +1,5 @@
-// Round sample files and model copies, on the node's disk or on S3 (sedna-protocol.md §7.4,
-// §9.3). URLs are host paths (read and written under the rootfs mount) or "s3://bucket/key".
+// Round sample files and model copies, on the node's disk or on S3 (docs/protocol.md §P7.4,
+// §P9.3). URLs are host paths (read and written under the rootfs mount) or "s3://bucket/key".
 //
 // Nothing is ever half-visible: a host file is replaced atomically (temp + fsync + rename); an S3
 // object appears whole with its one PUT (or server-side COPY). Every error names the URL and the
@@ -37,7 +37,7 @@ struct Context {
   s3::ClientOptions s3_options;
 };
 
-// The dataset's URL prefix written as the first line of dataIndex.txt (§7.2 URLPrefix: the
+// The dataset's URL prefix written as the first line of dataIndex.txt (§P7.2 URLPrefix: the
 // directory of the index URL with a trailing '/').
 std::string UrlPrefix(const std::string& index_url);
 
@@ -51,7 +51,7 @@ struct SampleFile {
   std::string url;                    // data.txt / data.csv
   std::string prefix;                 // written before the samples (a csv header line), or ""
   std::vector<fs::FileRange> ranges;  // the samples: byte ranges of spool files, one per line
-  // Non-empty: also write dataIndex.txt there (§7.4): `index_prefix` on the first line, then the
+  // Non-empty: also write dataIndex.txt there (§P7.4): `index_prefix` on the first line, then the
   // `index_tokens` of each sample line, in order.
   std::string index_url;
   std::string index_prefix;
@@ -68,7 +68,7 @@ struct SampleFile {
 // samples.
 Status WriteSampleFile(const Context& ctx, const SampleFile& file);
 
-// Copies a model file from `src_url` to `dst_url`: host -> host atomic copy (B13), S3 -> S3
+// Copies a model file from `src_url` to `dst_url`: host -> host atomic copy ([P:B13]), S3 -> S3
 // server-side COPY, host -> S3 upload, S3 -> host download into staging_dir then an atomic copy.
 // A host source must lie beneath ctx.job_root: it is opened once (the root with Dir::OpenHost,
 // the file with Dir::OpenFile: no link followed, a regular file), and only that fd is read, so

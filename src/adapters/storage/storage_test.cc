@@ -210,7 +210,7 @@ TEST_F(StorageTest, S3WithoutCredentialsIsAClearError) {
   EXPECT_NE(s.message().find("s3://b/deploy/m.pb is on S3 but"), std::string::npos) << s.message();
 }
 
-// §7.4 with an S3 outputDir (B20: the URL keeps its "s3://", the index name is set).
+// §P7.4 with an S3 outputDir ([P:B20]: the URL keeps its "s3://", the index name is set).
 TEST_F(StorageTest, S3SampleFileAndIndexAreUploaded) {
   UseS3();
   const std::string out = "s3://" + bucket_ + "/output/data/train/2/";
@@ -258,7 +258,7 @@ TEST_F(StorageTest, S3ErrorsNameTheObjectAndTheS3CodeNeverTheSecret) {
   EXPECT_TRUE(StagingEmpty());
 }
 
-// --- Confinement (issue 21): a worker may write anything into its job's output directory; the
+// --- Confinement ([D:I21]): a worker may write anything into its job's output directory; the
 // LC's writes and model reads beneath it follow no link it plants, with either resolver. ---
 
 // Runs `body(tag)` once per resolver ("walk", "openat2"; the latter only where the kernel has
@@ -435,7 +435,7 @@ TEST_F(StorageTest, SwappingTheModelSourceWithALinkNeverCopiesTheLinksTarget) {
   });
 }
 
-// --- Model versions (design.md §4: earlier deployed models are kept so a deploy can be rolled
+// --- Model versions (design-notes §D4: earlier deployed models are kept so a deploy can be rolled
 // back). ---
 
 TEST_F(StorageTest, ModelVersionUrlIsAHiddenSiblingDirectory) {

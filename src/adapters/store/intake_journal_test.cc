@@ -199,7 +199,7 @@ TEST_F(IntakeJournalTest, OpenRefusesWhatIsNotARegularFile) {
   EXPECT_EQ(j.message(), "intake journal " + path_ + ": not a regular file");
 }
 
-// Issue 15 item 6: the journal wrote through mapped pages, so a file cut short under it (or a
+// [D:I15.6]: the journal wrote through mapped pages, so a file cut short under it (or a
 // failing volume) killed the LC with SIGBUS on the next Append. Run in a child: the old code dies.
 // Returns the child's exit code (0: as expected).
 int CutUnderTheJournal(const std::string& path) {

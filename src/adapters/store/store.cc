@@ -22,7 +22,7 @@ namespace sedna::store {
 
 namespace {
 
-// GORM's DDL for `Resource` (sedna-protocol.md §9.2), byte for byte as sqlite_master stores it.
+// GORM's DDL for `Resource` (docs/protocol.md §P9.2), byte for byte as sqlite_master stores it.
 constexpr const char* kResourcesDdl =
     "CREATE TABLE `resources` (`id` integer,`created_at` datetime,`updated_at` datetime,"
     "`deleted_at` datetime,`name` text UNIQUE,`type_meta` text,`object_meta` text,`spec` text,"

@@ -1,7 +1,7 @@
-// The LC's SQLite database: Sedna's `resources` table (sedna-protocol.md §9.2, kept compatible with
+// The LC's SQLite database: Sedna's `resources` table (docs/protocol.md §P9.2, kept compatible with
 // the Go LC's GORM schema), controller job state, and the durable upstream outbox.
 //
-// "Persist before acting" (design.md §3): everything a transition writes goes through one
+// "Persist before acting" (design-notes §D3): everything a transition writes goes through one
 // Transact() call, which commits it atomically or not at all. The file runs in WAL mode; with the
 // default synchronous=NORMAL a commit survives a process crash (kill -9), and with
 // synchronous_full it also survives power loss.

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// The DDL of sedna-protocol.md §9.2, as GORM issues it (one line each).
+// The DDL of docs/protocol.md §P9.2, as GORM issues it (one line each).
 constexpr const char* kGormResourcesDdl =
     "CREATE TABLE `resources` (`id` integer,`created_at` datetime,`updated_at` datetime,"
     "`deleted_at` datetime,`name` text UNIQUE,`type_meta` text,`object_meta` text,`spec` text,"

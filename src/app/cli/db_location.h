@@ -1,4 +1,4 @@
-// The database at its default location on the host (sedna-head-protocol.md §1.8, §4.5): before the
+// The database at its default location on the host (docs/protocol.md §H1.8, §H4.5): before the
 // daemon opens a database that LoadConfig defaulted onto the rootfs (Config::db_adopt_from set),
 // the one at the old default (inside the container) is adopted once, and a file there that is not
 // a sedna-lc database is never opened as ours. docs/deploy.md says what operators see.

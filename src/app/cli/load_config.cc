@@ -237,7 +237,7 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     std::string p;
     for (char ch : c.gm_protocol)
       p += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (p == "v1") p = "g1";  // sedna-head-protocol.md §3.2 spells them v1/v2
+    if (p == "v1") p = "g1";  // docs/protocol.md §H3.2 spells them v1/v2
     if (p == "v2") p = "g2";
     if (p != "auto" && p != "g1" && p != "g2") {
       return Result<Config>::Error("--gm-protocol (SEDNA_GM_PROTOCOL): \"" + c.gm_protocol +
@@ -280,9 +280,9 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
     return Result<Config>::Error("--log-level: \"" + c.log_level +
                                  "\" (expected trace, debug, info, warn or error)");
   }
-  // The host keeps the database when the rootfs is mounted (§1.8); the old default inside the
+  // The host keeps the database when the rootfs is mounted (§H1.8); the old default inside the
   // container is adopted from at start-up. A file name of its own: the Go LC's database.db there
-  // has the same `resources` table, with plaintext credentials (§4.5).
+  // has the same `resources` table, with plaintext credentials (§H4.5).
   std::error_code ec;
   if (db_flag->count() == 0 && Get(env, "SEDNA_DB_PATH").empty() && !c.rootfs.empty() &&
       std::filesystem::is_directory(c.rootfs, ec)) {

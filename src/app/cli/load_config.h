@@ -1,4 +1,4 @@
-// The daemon's configuration from the environment (Sedna's contract, sedna-protocol.md §9.1) and
+// The daemon's configuration from the environment (Sedna's contract, docs/protocol.md §P9.1) and
 // the command line.
 #pragma once
 

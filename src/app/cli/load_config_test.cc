@@ -1,4 +1,4 @@
-// LoadConfig: Sedna's environment contract (sedna-protocol.md §9.1) plus our flags; flags win over
+// LoadConfig: Sedna's environment contract (docs/protocol.md §P9.1) plus our flags; flags win over
 // the environment and every bad value is an error that names the variable or flag.
 #include "app/cli/load_config.h"
 
@@ -261,7 +261,7 @@ TEST(LoadConfig, GmProtocolAndDeployReportDelay) {
   }
 }
 
-// sedna-head-protocol.md §1.8: with the host's root mounted, the database is on the host unless
+// docs/protocol.md §H1.8: with the host's root mounted, the database is on the host unless
 // --db or SEDNA_DB_PATH say otherwise; the old default is named for adoption.
 TEST(LoadConfig, DatabaseOnTheHostWhenTheRootfsIsMounted) {
   const std::string rootfs =

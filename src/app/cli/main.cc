@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
     cfg->bind_address = "127.0.0.1";
   }
   // The g1 deploy-report delay keeps a report out of the GM's stale-cache write (the race of
-  // sedna-head-protocol §2.0); the local GM applies every message to one state, so it has none.
+  // docs/protocol.md §H2.0); the local GM applies every message to one state, so it has none.
   if (cfg.ok() && inv.command == Command::kStandalone && !report_delay_flag) {
     cfg->deploy_report_delay_ms = 0;
   }

@@ -141,7 +141,7 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
         << " (undo: " << RollbackCommand(args.target, r->kept_version) << ")\n";
   }
   if (!r->warning.empty()) err << "sedna-lc: rollback-model: warning: " << r->warning << "\n";
-  // A hot-update model (§4.1), <hot-update dir>/<ns>/incrementallearningjob/<name>/<file>: the
+  // A hot-update model (§H4.1), <hot-update dir>/<ns>/incrementallearningjob/<name>/<file>: the
   // running inference worker reloads only when model_config.json changes, so the config beside
   // it is rewritten with a fresh model_update_time, beneath the job's directory (no link followed).
   // The hot-update directory is the daemon's, or standalone's (beside --db, as `sedna-lc

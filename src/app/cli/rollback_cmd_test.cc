@@ -123,7 +123,7 @@ TEST_F(RollbackCommandTest, ListsTheCurrentModelAndTheKeptVersions) {
       << out_.str();
 }
 
-// Issue 21 item 8c: the undo hint is a command to paste; a deploy target from a GM object stays
+// [D:I21.8]c: the undo hint is a command to paste; a deploy target from a GM object stays
 // one quoted word in it.
 TEST_F(RollbackCommandTest, TheUndoHintQuotesTheTarget) {
   const std::string target = "/models/a;touch${IFS}x;#/deploy.pb";
@@ -198,7 +198,7 @@ TEST_F(RollbackCommandTest, AHotUpdateModelRewritesItsConfigSoTheWorkerReloads) 
   EXPECT_EQ(out_.str().find("rewrote"), std::string::npos) << out_.str();
 }
 
-// Standalone (issue 23 item 4c): its hot-update directory is beside its database, not the
+// Standalone ([D:I23.4]c): its hot-update directory is beside its database, not the
 // daemon's --hot-update-dir; rollback-model given the same --db rewrites that config too.
 TEST_F(RollbackCommandTest, AStandaloneHotUpdateModelRewritesItsConfig) {
   cfg_.db_path = "/home/u/lc/database.db";

@@ -1,4 +1,4 @@
-// What the controller is configured with: Sedna's environment contract (sedna-protocol.md §9.1)
+// What the controller is configured with: Sedna's environment contract (docs/protocol.md §P9.1)
 // plus our flags. Read from the environment and the command line by cli/load_config.h.
 #pragma once
 
@@ -16,7 +16,7 @@ struct Config {
   std::string rootfs = "/rootfs";  // ROOTFS_MOUNT_DIR: "/rootfs" when unset, empty kept
   // SEDNA_DB_PATH / --db. Unset, with the host's root mounted (rootfs names an existing
   // directory): <rootfs>/var/lib/sedna/sedna-lc/database.db, on the host, so it survives a
-  // re-created container (sedna-head-protocol.md §1.8, §4.5; docs/deploy.md).
+  // re-created container (docs/protocol.md §H1.8, §H4.5; docs/deploy.md).
   std::string db_path = "/var/lib/sedna/database.db";
   std::string spool_dir;  // default: <dir of db>/spool
   // Set when db_path was defaulted onto the rootfs: the old default database (inside the
@@ -24,7 +24,7 @@ struct Config {
   // given, its spool directory. Empty otherwise.
   std::string db_adopt_from;
   std::string spool_adopt_from;
-  // How the IL deploy decision follows the GM generation (sedna-head-protocol.md §3.2, "Fallback
+  // How the IL deploy decision follows the GM generation (docs/protocol.md §H3.2, "Fallback
   // flag"): "auto" (either), "g1" (decide on the eval report), "g2" (only on (Deploy, Waiting)).
   std::string gm_protocol = "auto";
   // g1: the deploy decision is sent this long after the eval report (0: 2021 timing).
@@ -53,14 +53,14 @@ struct Config {
   // committed before its reply. --db-sync-full implies 0 (the journal is not fsynced).
   int64_t report_batch_ms = 2;
   // A round whose eval report was refused waits this long for a valid one, then is decided "not
-  // deployed" (issue 15; the G2 deploy wait of sedna-head-protocol.md §3.2 reuses it).
+  // deployed" ([D:I15]; the G2 deploy wait of docs/protocol.md §H3.2 reuses it).
   int64_t deploy_wait_ms = 30000;
   // Index lines longer than this are skipped, each with an error naming the Dataset and offset.
   int64_t max_index_line_bytes = 1 << 20;
   // numberOfSamples is sent at most once per this many ms per Dataset; the last value always is.
   int64_t dataset_status_interval_ms = 1000;
   // The host directory every model hot-update config (sedna.io/model-hot-update-config) must lie
-  // in, below the rootfs: the GM's hostPath root (sedna-head-protocol.md §4.1). Standalone: its
+  // in, below the rootfs: the GM's hostPath root (docs/protocol.md §H4.1). Standalone: its
   // local GM's <db dir>/model-hot-update.
   std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
   // Rounds kept per job in the round history (round_history.h): the dashboard, `status --history`.

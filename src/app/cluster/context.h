@@ -80,7 +80,7 @@ struct Context {
   }
 };
 
-// Parses an object's sedna.io/credential annotation (§2.5); nullopt when there is none. The
+// Parses an object's sedna.io/credential annotation (§P2.5); nullopt when there is none. The
 // error names the annotation.
 Result<std::optional<s3::Credentials>> CredentialsOf(const std::optional<std::string>& json);
 // A resource key as a file name (spool files, S3 index mirrors).

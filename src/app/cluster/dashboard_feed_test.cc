@@ -29,7 +29,7 @@ std::string RollbackCommandInFeed(const std::string& target) {
   return feed.at("jobs").at(0).at("versions").at(0).at("command").get<std::string>();
 }
 
-// Issue 21 item 8c: a deploy target from a GM object is one quoted word in the command an
+// [D:I21.8]c: a deploy target from a GM object is one quoted word in the command an
 // operator pastes, not shell syntax.
 TEST(DashboardFeed, RollbackCommandQuotesTheDeployTarget) {
   EXPECT_EQ(RollbackCommandInFeed("/models/deploy/model.pb"),

@@ -23,7 +23,7 @@ struct DatasetRegistry::Entry {
   json::Decoded<core::Dataset> decoded;
   DatasetRecord record;
   s3::S3Url s3_url;
-  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
+  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only ([P:B23])
   bool sync_inflight = false;
   std::string last_sync_problem;  // ProblemShape of the one logged; logged once until it changes
   std::string last_read_problem;  // the same, for reading the index

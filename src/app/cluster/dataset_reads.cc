@@ -65,7 +65,7 @@ void DatasetRegistry::OnRead(const std::string& key, const std::string& path,
     PostRead(e, false);
     return;
   }
-  // numberOfSamples (§3.1): counted with the dataset's own cursor, reported when it changes.
+  // numberOfSamples (§P3.1): counted with the dataset's own cursor, reported when it changes.
   DatasetRecord rec = e.record;
   rec.cursor = cursor;
   bool more = false;

@@ -112,7 +112,7 @@ void DatasetRegistry::Upsert(json::Decoded<core::Dataset> d, bool persist) {
   const std::string new_path =
       is_s3 ? MirrorPath(key, ds.spec.url) : fs::JoinRootfs(ctx_.cfg.rootfs, ds.spec.url);
   if (!fresh && new_path != e.src.local_path) {
-    // B26: a changed spec.url is followed; counting restarts on the new index.
+    // [P:B26]: a changed spec.url is followed; counting restarts on the new index.
     if (e.watching) watcher_->Unwatch(e.src.local_path);
     if (e.src.s3) RemoveMirror(e.src.local_path);
     e.watching = false;
@@ -120,7 +120,7 @@ void DatasetRegistry::Upsert(json::Decoded<core::Dataset> d, bool persist) {
   }
   e.src.s3 = is_s3;
   e.s3_url = s3_url;
-  // Stored objects carry no credential (B23): keep what the GM sent until it sends again.
+  // Stored objects carry no credential ([P:B23]): keep what the GM sent until it sends again.
   if (creds || persist) e.creds = creds;
   e.ds = ds;
   e.src.ns = ds.meta.ns;

@@ -1,6 +1,6 @@
 // The dataset registry: every Dataset the GM sent, its index on the host (watched with inotify and
 // polled at the trigger's checkPeriodSeconds) or on S3 (polled into a local mirror), and its
-// numberOfSamples, reported upstream when it changes (§3.1).
+// numberOfSamples, reported upstream when it changes (§P3.1).
 //
 // Owns: the Datasets, the index watcher, each Dataset's poll timer, S3 sync in flight, mirror
 //   files and count record (lc_state "dataset").

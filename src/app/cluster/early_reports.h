@@ -1,5 +1,5 @@
-// Early reports: worker reports for an IL/LL job this LC does not know yet (issue 23 item 5). A
-// restarted LC, or a node the GM sends the job only at its stage's Running (G2, §1.4), can get
+// Early reports: worker reports for an IL/LL job this LC does not know yet ([D:I23.5]). A
+// restarted LC, or a node the GM sends the job only at its stage's Running (G2, §H1.4), can get
 // the worker's report before the GM's send of the job; such a report is kept, durably, and
 // applied in arrival order once the job's object arrives (from the GM, or standalone's local GM).
 // The worker is answered at once: 200 when it is kept, 503 when a bound is reached (lib/sedna

@@ -163,7 +163,9 @@ TEST_F(EarlyReportsTest, Bounds) {
     for (const auto& [owner, body] : c.holds) {
       auto h = e->Hold(owner, "w", "k", body);
       got.push_back(h.held);
-      if (h.held != H::kKept) EXPECT_FALSE(h.why.empty());
+      if (h.held != H::kKept) {
+        EXPECT_FALSE(h.why.empty());
+      }
     }
     EXPECT_EQ(got, c.want);
     size_t kept = 0;

@@ -24,7 +24,7 @@ Json Parse(const std::string& text) { return Json::parse(text, nullptr, false); 
 bool HasMember(const Json& j, const char* key) { return j.is_object() && j.contains(key); }
 
 // A model object in condition data ({input,output}.{models[],model}) with a "classes" key: the
-// GM re-marshalled it as runtime.Model of v0.6+ (sedna-head-protocol.md §1.5).
+// GM re-marshalled it as runtime.Model of v0.6+ (docs/protocol.md §H1.5).
 bool ModelHasClasses(const std::string& data_json) {
   if (!Mentions(data_json, "classes")) return false;
   const Json d = Parse(data_json);

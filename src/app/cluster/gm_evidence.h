@@ -1,6 +1,6 @@
 // GM evidence: what the GM's job objects on the current connection say about its generation
-// (sedna-head-protocol.md §3.1, signals S1-S7), for the log, /status and `sedna-lc status`. The
-// operator's evidence for --gm-protocol (§3.2 "Fallback flag"); the design itself does not depend
+// (docs/protocol.md §H3.1, signals S1-S7), for the log, /status and `sedna-lc status`. The
+// operator's evidence for --gm-protocol (§H3.2 "Fallback flag"); the design itself does not depend
 // on it.
 //
 // Owns: the signals seen on this connection (the first object showing each), per job the count
@@ -65,7 +65,7 @@ class GmEvidence {
   void OnDelete(const std::string& key);
 
   GmGeneration generation() const;
-  // S1, S3 or S4 seen on this connection: the GM publishes (Deploy, Waiting) (§3.2 may prefer
+  // S1, S3 or S4 seen on this connection: the GM publishes (Deploy, Waiting) (§H3.2 may prefer
   // waiting for it).
   bool SawG2() const;
   // `gm_address` empty: "local". `protocol`: the configured --gm-protocol.

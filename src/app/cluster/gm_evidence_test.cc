@@ -1,4 +1,4 @@
-// GmEvidence: the signals of sedna-head-protocol.md §3.1, one connection at a time, fed jobs
+// GmEvidence: the signals of docs/protocol.md §H3.1, one connection at a time, fed jobs
 // decoded from GM-shaped JSON the way GmFrames feeds them.
 #include "app/cluster/gm_evidence.h"
 
@@ -73,7 +73,7 @@ std::vector<std::string> Ids(const GmEvidence& e) {
   return ids;
 }
 
-// §1.9 N1 as a v0.7.0 GM stores it: every model gains "classes":null.
+// §H1.9 N1 as a v0.7.0 GM stores it: every model gains "classes":null.
 const std::string kTrainReadyG2 =
     R"({"input":{"models":[{"format":"ckpt","url":"/models/base_model","classes":null}],)"
     R"("dataURL":"/output/data/train/1/data.txt","outputDir":"/output/train/1"}})";
@@ -309,7 +309,7 @@ TEST(GmEvidence, ANewConnectionStartsFromNothing) {
   EXPECT_EQ(e.generation(), GmGeneration::kUnknown);
 }
 
-// Conditions the GM's race erased (§2.0) and appended again are still new; a deleted job that
+// Conditions the GM's race erased (§H2.0) and appended again are still new; a deleted job that
 // comes back starts a new baseline.
 TEST(GmEvidence, ConditionsAfterAShrinkAndAfterADeleteCount) {
   GmEvidence e;

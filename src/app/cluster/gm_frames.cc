@@ -18,7 +18,7 @@ std::string FrameObjectName(const std::string& text) {
 }
 
 // Kinds of Sedna v0.5+ that no LC manages: their GM controllers send nothing to the edge and their
-// workers never report to the LC; the v0.7 LC has no manager for them either (§4.5).
+// workers never report to the LC; the v0.7 LC has no manager for them either (§H4.5).
 bool IsKindWithoutLcPart(const std::string& kind) {
   return kind == "featureextractionservice" || kind == "objectsearchservice" ||
          kind == "objecttrackingservice" || kind == "reidjob" || kind == "videoanalyticsjob";

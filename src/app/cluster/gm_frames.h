@@ -1,4 +1,4 @@
-// GM frames: decodes each GM→LC frame (§3) and routes it to the part that owns its object; on
+// GM frames: decodes each GM→LC frame (§P3) and routes it to the part that owns its object; on
 // start-up, rebuilds the same parts from the store alone (no GM resync needed).
 //
 // Owns: the resource kinds already warned about, each job's last decode warnings (logged when

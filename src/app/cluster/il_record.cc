@@ -229,7 +229,7 @@ std::string EncodeIlRecord(const IlRecord& r) {
   if (s.trained) st["trained"] = ModelToJson(*s.trained);
   if (s.trained_base) st["trained_base"] = ModelToJson(*s.trained_base);
   if (s.decision_report) st["decision_report"] = DecisionToJson(*s.decision_report);
-  // One decision per round (issue 23): absent in older records, which decode to the index rules.
+  // One decision per round ([D:I23]): absent in older records, which decode to the index rules.
   st["pending_round_key"] = s.pending_round_key;
   st["decided_round_key"] = s.decided_round_key;
   st["closed_round"] = s.closed_round;
@@ -362,11 +362,11 @@ core::StatusReport ReportFromJson(const json& j) {
   return r;
 }
 
-// A record written by the phase-machine LC (v 1, before #14): the step that was in flight or open
-// becomes the unanswered or answered Waiting of the condition-driven state. The old LC examined
-// conditions [0, conditions_seen) and answered nothing by index, so every Waiting among them
-// counts as answered except the one its step had not answered yet: an idle or writing train (the
-// trigger had not fired or its train ready was not sent), a train completed but eval ready not
+// A record written by the phase-machine LC (v 1, before [D:I14]): the step that was in flight or
+// open becomes the unanswered or answered Waiting of the condition-driven state. The old LC
+// examined conditions [0, conditions_seen) and answered nothing by index, so every Waiting among
+// them counts as answered except the one its step had not answered yet: an idle or writing train
+// (the trigger had not fired or its train ready was not sent), a train completed but eval ready not
 // sent, an eval completed but deploy not reported. In-flight work is dropped (the samples of a
 // train being written are still pending) and planned again on that Waiting.
 void MigrateV1(const json& st, core::ll::State& s) {
@@ -495,7 +495,7 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
     s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
     s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
-    // Absent before issue 23: 0, and the index rule alone applies until the next answer.
+    // Absent before [D:I23]: 0, and the index rule alone applies until the next answer.
     s.answered_eval_version = st.value("answered_eval_version", int64_t{0});
     s.answered_deploy_version = st.value("answered_deploy_version", int64_t{0});
     s.answer_condition = st.value("answer_condition", int64_t{-1});

@@ -152,7 +152,7 @@ TEST(IlRecordTest, AnOldRecordsOutstandingEvalIsThePendingRound) {
   EXPECT_EQ(r->state.pending_models.size(), 2u);
   EXPECT_FALSE(r->state.eval_reported);
   EXPECT_EQ(r->state.decided_round_id, -1);
-  // Before one decision per round (issue 23): no round identities, the index rules apply.
+  // Before one decision per round ([D:I23]): no round identities, the index rules apply.
   EXPECT_EQ(r->state.pending_round_key, 0);
   EXPECT_EQ(r->state.decided_round_key, 0);
   EXPECT_EQ(r->state.closed_round, 0);
@@ -234,7 +234,7 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
 
 // ---- records of the phase-machine LC (v 1): a job persisted by it resumes ----------------------
 
-// An LL record as the LC before #14 wrote it (EncodeLlRecord v 1), 3 conditions examined.
+// An LL record as the LC before [D:I14] wrote it (EncodeLlRecord v 1), 3 conditions examined.
 std::string V1Record(int phase, int work, bool awaited, const std::string& extra = "") {
   return R"({"v":1,"state":{"phase":)" + std::to_string(phase) +
          R"(,"version":1,"samples_seen":626,"train_pending":[5010,5010,0],)"
@@ -454,7 +454,7 @@ TEST(IlRecordTest, CursorWrittenBeforeDigestsDecodesWithoutOne) {
   }
 }
 
-// Issue 15 item 9 across a restart: the cursor saved in a record and loaded again still tells a
+// [D:I15.9] across a restart: the cursor saved in a record and loaded again still tells a
 // replacement that grew the index from a rotation to a new file.
 TEST(IlRecordTest, ReloadedCursorStillTellsGrowthFromRotation) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "il_record_test.XXXXXX").string();

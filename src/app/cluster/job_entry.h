@@ -34,12 +34,12 @@ struct JobEntry {
   JobKind kind = JobKind::kIl;
   std::string key;
   uint64_t incarnation = 0;
-  std::string dirs_made_for;  // the spec.outputDir whose directories exist (§4.5)
+  std::string dirs_made_for;  // the spec.outputDir whose directories exist (§P4.5)
   json::Decoded<core::IlJob> il;
   json::Decoded<core::LlJob> ll;
   core::Trigger train_trigger;
   core::Trigger deploy_trigger;          // IL only
-  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only (B23)
+  std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only ([P:B23])
   core::il::State il_state;
   core::ll::State ll_state;
   int64_t received_ms = 0;  // when the GM last sent the job object (unix ms); 0: not since start
@@ -105,7 +105,7 @@ struct PlannedStep {
   std::optional<dataset::IndexCursor> new_cursor;
   int64_t now_ms = 0;
   // The step recorded a forwarded eval report: once its frame (the last one) is written
-  // upstream, the job gets EvalForwardWritten (the deploy wait starts there, §3.2).
+  // upstream, the job gets EvalForwardWritten (the deploy wait starts there, §H3.2).
   bool watch_forward = false;
   mutable int64_t last_frame_id = 0;  // outbox id of the last frame, set by Write
 };

@@ -29,7 +29,7 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
   if (outbox_.Full()) return;
   dataset::IndexCursor cursor = e.cursor;
   if (cursor.path != ds.local_path) {
-    // B26/B28: the Dataset now names another index (url changed, or deleted and re-created
+    // [P:B26]/B28: the Dataset now names another index (url changed, or deleted and re-created
     // elsewhere). It is a new source: read it from its start; the split's running total
     // (samples_seen) continues.
     if (!cursor.path.empty()) {

@@ -21,7 +21,7 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
   if (Status s = CheckReport(e, rep); !s.ok()) {
     spdlog::warn("{} {}: worker {} report refused: {}", e.object_kind(), e.name(), rep.worker_name,
                  s.message());
-    // The round must still end: a G1 GM never asks for the deploy decision (§4.3).
+    // The round must still end: a G1 GM never asks for the deploy decision (§P4.3).
     std::string kind = rep.kind;
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (e.is_il() && kind == "eval" && e.il_state.eval_outstanding) {
@@ -37,7 +37,7 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
 }
 
 // Sedna names train and eval pods' workers "train-worker-xxxxx" and "eval-worker-xxxxx"
-// (sedna-protocol.md §4.4); that, the job and the models are all a report can be checked by: the
+// (docs/protocol.md §P4.4); that, the job and the models are all a report can be checked by: the
 // protocol has no authentication (docs/security.md).
 Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) const {
   std::string kind = r.kind, status = r.status;

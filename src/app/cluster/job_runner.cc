@@ -126,7 +126,7 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
   }
 }
 
-// Output directories exist before any Ready is sent (§4.5), also after the GM changes
+// Output directories exist before any Ready is sent (§P4.5), also after the GM changes
 // spec.outputDir; S3 has no directories. A failure is tried again at the next update.
 void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   if (e.dirs_made_for == e.output_dir()) return;
@@ -183,7 +183,7 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
   JobEntry& e = *slot;
   e.train_trigger = train;
   e.deploy_trigger = deploy;
-  if (*creds || persist) e.creds = *creds;  // stored objects carry none (B23)
+  if (*creds || persist) e.creds = *creds;  // stored objects carry none ([P:B23])
   if (e.is_il()) {
     e.il = std::move(incoming.il);
   } else {
@@ -302,7 +302,7 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
     ::unlink(SpoolPath(e, "train").c_str());
     ::unlink(SpoolPath(e, "eval").c_str());
-    // v0.7.0 removes the job's model hot-update directory on every delete (§4.1); here only what
+    // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.
     if (e.is_il()) {

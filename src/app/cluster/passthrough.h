@@ -1,5 +1,5 @@
 // Pass-through objects: joint-inference services and federated-learning jobs. The LC only stores
-// them and forwards their workers' messages upstream (§3.5).
+// them and forwards their workers' messages upstream (§P3.5).
 //
 // Owns: the keys of the stored objects.
 // Calls: the store, the outbox (Append, PostPump).

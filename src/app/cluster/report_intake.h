@@ -34,7 +34,7 @@
 
 namespace sedna::app {
 
-// A worker report for a job, with the frame forwarded upstream for it (§3.5).
+// A worker report for a job, with the frame forwarded upstream for it (§P3.5).
 struct PendingReport {
   uint64_t seq = 0;  // its intake-journal entry
   std::string job_key;

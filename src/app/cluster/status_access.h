@@ -1,4 +1,4 @@
-// Which requests the status server answers at all (issue 21 item 8). It serves read-only pages
+// Which requests the status server answers at all ([D:I21.8]). It serves read-only pages
 // to local clients, so it answers only GET and HEAD, and only when the Host header names it:
 // a web page whose own name an attacker rebinds to 127.0.0.1 (DNS rebinding) sends its own name
 // as Host and gets a refusal instead of the dashboard's data.

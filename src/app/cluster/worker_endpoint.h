@@ -1,4 +1,4 @@
-// The worker API: POST /sedna/workers/{name}/info (§3.5, Go-compatible replies). A report for an
+// The worker API: POST /sedna/workers/{name}/info (§P3.5, Go-compatible replies). A report for an
 // IL/LL job goes to the report intake (acknowledged once journaled); a message for a stored
 // pass-through object is forwarded upstream.
 //

@@ -94,7 +94,7 @@ WorkerS3Env S3EnvForWorker(const std::vector<WorkerUrl>& urls, const SecretMap& 
       note(u, whose + ref + " (spec.credentialName) is not in the manifests");
       continue;
     }
-    // The sedna.io/credential map (§2.5): annotations, then data over them.
+    // The sedna.io/credential map (§P2.5): annotations, then data over them.
     std::map<std::string, std::string> merged = it->second.annotations;
     for (const auto& [k, v] : it->second.data) merged[k] = v;
     auto get = [&](const char* key) {

@@ -1,6 +1,6 @@
-// Standalone mode's credential injection (sedna-protocol.md §2.5): the sedna.io/credential
+// Standalone mode's credential injection (docs/protocol.md §P2.5): the sedna.io/credential
 // annotation the local GM puts on the objects it sends, byte for byte as Sedna's GM makes it; and
-// the S3 variables its local workers get for their s3:// URLs (§4.4, §4.5).
+// the S3 variables its local workers get for their s3:// URLs (§P4.4, §P4.5).
 #include "app/standalone/local_credentials.h"
 
 #include <gtest/gtest.h>

@@ -181,7 +181,7 @@ NJ LocalGm::Impl::JobObject(const GmJob& j) {
   }
   o["status"] = NJ{{"conditions", conds}};
   if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
-    // A v0.6+ GM's LL status always has knowledgeBase (sedna-head-protocol §1.7, §4.4), from
+    // A v0.6+ GM's LL status always has knowledgeBase (docs/protocol.md §H1.7, §H4.4), from
     // the latest message with output models (KnowledgeBaseOf); zeros until one came.
     o["status"]["knowledgeBase"] =
         j.knowledge_base.is_object() ? j.knowledge_base : local_gm_detail::ZeroKnowledgeBase();
@@ -291,7 +291,7 @@ bool LocalGm::Impl::Restore(GmJob& j) {
       jc.data_json = c.value("data", "");
       j.state.conditions.push_back(jc);
     }
-    // Workers of the previous run are gone: a stage that was running has failed (§4.2).
+    // Workers of the previous run are gone: a stage that was running has failed (§P4.2).
     if (!j.state.conditions.empty()) {
       const auto& last = j.state.conditions.back();
       if (last.type == core::ConditionType::kStarting ||

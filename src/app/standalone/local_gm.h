@@ -1,10 +1,10 @@
 // Standalone mode's embedded local manager: plays Sedna's GM for the jobs of the user's YAML
-// manifests. It keeps each job's conditions with the GM's condition machine (core::gm, §4.1/§4.2),
-// consumes the controller's outbox as the GM consumes LC messages, sends the job back to the
-// controller as the GM would (§4.3), and runs the train/eval/inference "pods" as local processes
-// from the pod templates with the GM's env contract (§4.4), using local paths. The GM played is
-// the v0.5-v0.7 one (G2: sedna-head-protocol.md §1.3, §1.4, §1.7, model hot update §4.1) unless
-// options.gm_protocol is "g1" (the 2021 GM); every node of the GM's routing is this machine.
+// manifests. It keeps each job's conditions with the GM's condition machine (core::gm,
+// §P4.1/§P4.2), consumes the controller's outbox as the GM consumes LC messages, sends the job back
+// to the controller as the GM would (§P4.3), and runs the train/eval/inference "pods" as local
+// processes from the pod templates with the GM's env contract (§P4.4), using local paths. The GM
+// played is the v0.5-v0.7 one (G2: docs/protocol.md §H1.3, §H1.4, §H1.7, model hot update §H4.1)
+// unless options.gm_protocol is "g1" (the 2021 GM); every node of the GM's routing is this machine.
 #pragma once
 
 #include <chrono>
@@ -38,8 +38,8 @@ struct LocalGmOptions {
   std::chrono::milliseconds worker_timeout{0};  // per train/eval worker; 0 = none
   std::chrono::milliseconds manifest_poll{2000};
   // The GM played (Config::gm_protocol): "auto" and "g2" the v0.5-v0.7 GM (GM-driven deploy,
-  // condition-driven LL, model hot update: sedna-head-protocol.md §1.3, §1.4, §1.7, §4.1), "g1"
-  // the 2021 GM (sedna-protocol.md §4; hotUpdateEnabled is dropped, as its typed API drops it).
+  // condition-driven LL, model hot update: docs/protocol.md §H1.3, §H1.4, §H1.7, §H4.1), "g1"
+  // the 2021 GM (docs/protocol.md §P4; hotUpdateEnabled is dropped, as its typed API drops it).
   std::string gm_protocol = "auto";
   // The GM's hostPath root for model hot update, its /var/lib/sedna/model-hot-update: a job's
   // model_config.json is <hot_update_dir>/<ns>/incrementallearningjob/<name>/model_config.json.
@@ -55,7 +55,7 @@ class LocalGm : public UpstreamSink {
   ~LocalGm() override;
   // Loads the manifests (errors name file, document and field; bad documents are skipped), resumes
   // stored conditions, and feeds every object to the controller, with the credential of the
-  // Secret its spec.credentialName names (§2.5; a missing Secret is logged, the object sent
+  // Secret its spec.credentialName names (§P2.5; a missing Secret is logged, the object sent
   // without it and sent again when the Secret appears, changes or goes). Fails only when nothing
   // usable could be loaded at all or the database cannot be opened.
   Status Start();

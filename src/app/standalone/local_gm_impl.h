@@ -46,7 +46,7 @@ std::string Lower(std::string s);
 std::string KindName(const std::string& kind_lower);
 
 // A v0.6+ GM's LL status.knowledgeBase computed from the content of an upstream LL message
-// (sedna-head-protocol §4.4): AIClasses from output.models[0].classes; one AIModel per key of
+// (docs/protocol.md §H4.4): AIClasses from output.models[0].classes; one AIModel per key of
 // each output model's current_metric (averagePrecision: the key's first value, in the order the
 // worker wrote it; numberOfTrainSamples: the model's number_of_labeled_unseen_sample);
 // samples.numberOfLabeledUnseenSample the sum of the AIModels' numberOfTrainSamples,
@@ -114,7 +114,7 @@ struct LocalGm::Impl {
 
   // The GM's reading of the job object: generation, hot update (IL, G2 only), initialEvalModel.
   core::gm::GmJobSpec SpecOf(GmJob& j);
-  // The job's model_config.json under opt.hot_update_dir (the GM's annotation value, §4.1).
+  // The job's model_config.json under opt.hot_update_dir (the GM's annotation value, §H4.1).
   std::string HotUpdateConfig(const GmJob& j) const;
   // The node everything of the job runs on and is sent to: the Dataset's spec.nodeName, or
   // kStandaloneNode when it has none or is not loaded. (The GM syncs nothing then; here the one
@@ -133,13 +133,13 @@ struct LocalGm::Impl {
   // Sends the job's Model CR `name` of its namespace, when loaded.
   void DeliverModel(const GmJob& j, const std::string& name);
   // Sends an object downstream (insert) as the GM does: with the credential of the Secret its
-  // spec.credentialName names (§2.5); without it, and an error in the log, when that Secret is
+  // spec.credentialName names (§P2.5); without it, and an error in the log, when that Secret is
   // missing (Load sends it again when the Secret appears).
   void DeliverObject(const std::string& kind_lower, const std::string& ns, const std::string& name,
                      const std::string& text);
   nlohmann::json JobObject(const GmJob& j);
-  // The job (and the Models that go with it) as the GM would send them to the LC: G1 §4.3, G2
-  // sedna-head-protocol §1.4/§1.7 with every node collapsed onto DatasetNode (sends to another
+  // The job (and the Models that go with it) as the GM would send them to the LC: G1 §P4.3, G2
+  // docs/protocol.md §H1.4/§H1.7 with every node collapsed onto DatasetNode (sends to another
   // node, e.g. "" for a stage whose pod was never seen running, are not delivered, as the GM's).
   void Sync(GmJob& j);
   // The job sent on its add, change or a Secret change: G1 (as before) the object as it is,
@@ -169,7 +169,7 @@ struct LocalGm::Impl {
   WorkerUrl ObjectUrl(const GmJob& j, const char* kind_lower, const std::string& name,
                       const std::string& var, const std::string& url);
   WorkerUrl DatasetOwned(const GmJob& j, const std::string& var, const std::string& url);
-  // A model URL a train or eval worker gets (§4.4): the initial Model's Secret when it is that
+  // A model URL a train or eval worker gets (§P4.4): the initial Model's Secret when it is that
   // Model's URL, else the job's.
   WorkerUrl InputModelUrl(const GmJob& j, const std::string& var, const std::string& url);
   // Adds the S3 env of the worker's s3:// URLs to `env` (S3EnvForWorker). Logs the Secret's name
@@ -185,7 +185,7 @@ struct LocalGm::Impl {
   // An error (e.g. runAsNonRoot with a uid 0 worker) names the field: the worker is not started.
   Status ApplySecurityContext(GmJob& j, const char* part, process::ProcessSpec& p);
   void StartWorker(GmJob& j, core::Stage stage, const std::string& data_json);
-  // G2's LL train pod env (sedna-head-protocol §4.4): HAS_COMPLETED_INITIAL_TRAINING and, when
+  // G2's LL train pod env (docs/protocol.md §H4.4): HAS_COMPLETED_INITIAL_TRAINING and, when
   // true, CLOUD_KB_INDEX from the job's conditions.
   void AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env);
   void OnWorkerExit(const std::string& key, core::Stage stage, const std::string& worker,

@@ -1,5 +1,5 @@
 // LocalGm::Impl, the GM's view of a job: the generation played, model hot update and the node
-// everything runs on (sedna-head-protocol.md §1.3, §1.4, §4.1).
+// everything runs on (docs/protocol.md §H1.3, §H1.4, §H4.1).
 #include <spdlog/spdlog.h>
 
 #include "app/standalone/local_gm_impl.h"

@@ -1,7 +1,7 @@
 // The local GM on its own (no controller): manifests in a temp directory, its frames to the LC
 // recorded, the LC's upstream frames written by the test, real local worker processes (sh and
 // sleep). Pins the GM side of a standalone round for each generation: what is sent when
-// (sedna-head-protocol.md §1.3, §1.4; sedna-protocol.md §4.3), model hot update (§4.1) and the
+// (docs/protocol.md §H1.3, §H1.4; docs/protocol.md §P4.3), model hot update (§H4.1) and the
 // report gate for the inference worker's reload report.
 #include "app/standalone/local_gm.h"
 
@@ -319,7 +319,7 @@ TEST_F(LocalGmTest, G2HotUpdateRound) {
   Sent first = WaitJob("Train/Waiting");
   EXPECT_EQ(first.Annotation(kHotAnnotation), config);
   EXPECT_EQ(first.object["spec"]["deploySpec"]["model"]["hotUpdateEnabled"], true);
-  // G2 sends the initial Model before the job (§1.4); G1 after.
+  // G2 sends the initial Model before the job (§H1.4); G1 after.
   const int job_at = IndexOf("incrementallearningjob", "Train/Waiting");
   EXPECT_GE(IndexOf("model"), 0);
   EXPECT_EQ(sent[job_at - 1].kind, "model") << Trace();
@@ -450,7 +450,7 @@ TEST_F(LocalGmTest, JobMadeHotLaterGetsTheAnnotationAndAHotInferenceWorker) {
   EXPECT_TRUE(hot_env);
 }
 
-// G2 LL (sedna-head-protocol §1.7, §4.4): the job goes to the LC at Waiting and Running only; the
+// G2 LL (docs/protocol.md §H1.7, §H4.4): the job goes to the LC at Waiting and Running only; the
 // train worker gets HAS_COMPLETED_INITIAL_TRAINING (and from round 2 CLOUD_KB_INDEX, models[0]
 // of the latest train report), the inference worker OUTPUT_URL; (Deploy, Ready) restarts the
 // inference worker and completes the stage directly.
@@ -505,7 +505,7 @@ TEST_F(LocalGmTest, G2LifelongRoundEnvAndRouting) {
   EXPECT_EQ(Envs("train-")[1]["CLOUD_KB_INDEX"], out + "/train/1/index.pkl");
 }
 
-// status.knowledgeBase of a v0.6+ GM (sedna-head-protocol §4.4), from each message's output
+// status.knowledgeBase of a v0.6+ GM (docs/protocol.md §H4.4), from each message's output
 // models; stock lib/sedna reports (none of the keys) give zeros, a message without output models
 // keeps the last one.
 TEST(KnowledgeBaseTest, ComputedFromTheOutputModels) {

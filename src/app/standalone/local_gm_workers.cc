@@ -1,4 +1,4 @@
-// LocalGm::Impl, workers: train/eval/inference processes run from the job's pod templates (§4.4).
+// LocalGm::Impl, workers: train/eval/inference processes run from the job's pod templates (§P4.4).
 #include "app/standalone/local_gm_impl.h"
 
 #include <spdlog/spdlog.h>
@@ -229,7 +229,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
   std::map<std::string, std::string> env;
   std::string urls;
   for (const auto& m : d.input_models) urls += (urls.empty() ? "" : ";") + m.url;
-  // The worker's URLs with the object whose Secret applies, in the GM's mount order (§4.4).
+  // The worker's URLs with the object whose Secret applies, in the GM's mount order (§P4.4).
   std::vector<WorkerUrl> owned;
   if (stage == Stage::kTrain) {
     env["TRAIN_DATASET_URL"] = d.data_url;
@@ -353,7 +353,7 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     env["HEM_PARAMETERS"] = hem.contains("parameters") ? hem["parameters"].dump() : "null";
     owned.push_back(ObjectUrl(j, core::kKindModel, model, "MODEL_URL", env["MODEL_URL"]));
     if (j.gm_spec.hot_update) {
-      // The GM's hot-update contract (§4.1). The pod would mount the config's directory at
+      // The GM's hot-update contract (§H4.1). The pod would mount the config's directory at
       // /model-hot-update; a local worker reads the file itself, and resolves the config's
       // model_path "/model-hot-update/<file>" against that directory.
       const std::string& config = j.gm_spec.hot_update_config;
@@ -374,7 +374,7 @@ void LocalGm::Impl::StartInference(GmJob& j) {
     while (out.size() > 1 && out.back() == '/') out.pop_back();
     env["MODEL_URLS"] = out + "/deploy/index.pkl";
     owned.push_back(JobUrl(j, "MODEL_URLS", env["MODEL_URLS"]));
-    // G2 also gives the LL inference worker the job's outputDir (sedna-head-protocol §1.7).
+    // G2 also gives the LL inference worker the job's outputDir (docs/protocol.md §H1.7).
     if (generation == core::gm::Generation::kG2) env["OUTPUT_URL"] = spec.value("outputDir", "");
   }
   AddS3Env(j, worker, owned, env);

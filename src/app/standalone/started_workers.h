@@ -1,4 +1,4 @@
-// Who may report for a standalone job (issue 15 item 1): the local manager knows every worker it
+// Who may report for a standalone job ([D:I15.1]): the local manager knows every worker it
 // started, so a worker report counts only when it comes from one of them, under the name it was
 // given (WORKER_NAME), for that worker's own job and stage.
 //
@@ -31,7 +31,7 @@ class StartedWorkers {
   // `job` is the job's resource key (core::ResourceKey). Workers of that job and stage started
   // before stop being allowed to report: the new one reports for the stage now. `hot_update`:
   // an inference worker started with MODEL_HOT_UPDATE=true, which also reports kind deploy
-  // (lib/sedna's model reload, sedna-head-protocol.md §4.1).
+  // (lib/sedna's model reload, docs/protocol.md §H4.1).
   void Started(const std::string& job, core::Stage stage, const std::string& name,
                bool hot_update = false);
   void Exited(const std::string& job, const std::string& name, Clock::time_point now);

@@ -82,7 +82,7 @@ TEST_F(StartedWorkersTest, RefusalsNameTheField) {
   }
 }
 
-// lib/sedna's hot-update thread reports each model reload as kind deploy (head §4.1).
+// lib/sedna's hot-update thread reports each model reload as kind deploy (§H4.1).
 TEST_F(StartedWorkersTest, HotUpdateInferenceWorkerMayReportDeploy) {
   w.Started(kJob, Stage::kDeploy, "inferworker-hhhhh", /*hot_update=*/true);
   EXPECT_TRUE(w.MayReport(Report("inferworker-hhhhh", "deploy"), t0).ok());

@@ -1,4 +1,4 @@
-// Standalone mode honours a worker's securityContext (issue 15 item 7) as far as a local process
+// Standalone mode honours a worker's securityContext ([D:I15.7]) as far as a local process
 // can: the pod template's spec.securityContext and its first container's securityContext (which
 // wins where both set a field, as in Kubernetes) become the process's credentials.
 //
