@@ -137,24 +137,13 @@ class LcSwapTest : public IlJobFixture {
     go_dir = rootfs + "/var/lib/sedna";
     go_db = go_dir + "/database.db";
     our_db = go_dir + "/sedna-lc/database.db";
+    // sedna-lc (StartLc: the DaemonSet's environment) on its database where the default puts it
+    // with the rootfs mounted (load_config_test checks that default). Named with --db so that the
+    // test never looks at this machine's own /var/lib/sedna (the default's old location,
+    // db_location.h).
+    db = our_db;
     if (const char* go = std::getenv("SEDNA_TEST_GO_LC"); go && *go) go_lc = go;
     job = std::make_unique<GmJob>(core::gm::JobKind::kIncremental, IlJobObject());
-  }
-
-  // sedna-lc with the DaemonSet's environment and its database where the default puts it with the
-  // rootfs mounted (load_config_test checks that default). Named with --db so that the test never
-  // looks at this machine's own /var/lib/sedna (the default's old location, db_location.h).
-  void StartSednaLc() {
-    lc = std::make_unique<LcProcess>(
-        lc_binary,
-        std::map<std::string, std::string>{{"GM_ADDRESS", gm->address()},
-                                           {"NODENAME", "edge-node"},
-                                           {"BIND_PORT", std::to_string(port)},
-                                           {"ROOTFS_MOUNT_DIR", rootfs}},
-        std::vector<std::string>{"--db", our_db, "--status-port", "0", "--log-level", "debug",
-                                 "--deploy-wait", "0.2"},
-        tmp + "/lc.log");
-    ASSERT_TRUE(gm->server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
   }
 
   // The real Go LC (SEDNA_TEST_GO_LC) on the same node: same env, its database under the rootfs.
@@ -283,12 +272,10 @@ TEST_F(LcSwapTest, GoLcToSednaLcAndBack_TheGoLcsDatabaseIsNeverOpened) {
   ASSERT_TRUE(watch.Add(go_dir, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB));
 
   // sedna-lc takes the node: a round starts, it is killed -9 and resumes from its own database.
-  StartSednaLc();
+  StartLc();
   FirstRoundToTrainReady();
   Barrier();
-  lc->Kill();
-  AppendFile(tmp + "/lc.log", "---- SIGKILL; restarting ----\n");
-  StartSednaLc();
+  KillAndRestart();
   ResumesItsOwnState(1000, 1700);
   EXPECT_EQ(lc->Stop(), 0);
   EXPECT_TRUE(stdfs::exists(our_db)) << lc->Log();
@@ -317,7 +304,7 @@ TEST_F(LcSwapTest, GoLcToSednaLcAndBack_TheGoLcsDatabaseIsNeverOpened) {
     return row.substr(0, at);
   };
   for (size_t i = 0; i < go_rows.size(); ++i) EXPECT_EQ(key(go_rows_2[i]), key(go_rows[i]));
-  StartSednaLc();
+  StartLc();
   job->SetPod(core::Stage::kTrain, core::gm::PodPhase::kRunning);
   ResumesItsOwnState(1700, 1800);
   EXPECT_EQ(lc->Stop(), 0);
