@@ -149,6 +149,26 @@ class ConfinedPathsTest : public ClusterFixture {
   int rollbacks = 0;
 };
 
+// A Dataset's index is the operator's host path: a link at it (or on its way) is taken as the
+// host takes it, from the rootfs and never above it. Main opened the index by its name in the
+// LC's own namespace, so a link that climbs out of the rootfs with ".." counted (and fed to the
+// train workers) the samples of a file outside it: here 1000 outside, 3 under the rootfs where
+// the host would find them.
+TEST_F(ConfinedPathsTest, ADatasetIndexLinkIsResolvedAsTheHostResolvesItNeverAboveTheRootfs) {
+  MakeWorld("sedna-confined-index-");
+  stdfs::create_directories(rootfs + "/data");
+  WriteFile(tmp + "/outside.txt", IndexLines(1, 1000));
+  stdfs::create_directories(rootfs + tmp);
+  WriteFile(rootfs + tmp + "/outside.txt", IndexLines(1, 3));
+  ASSERT_EQ(::symlink(("../../../../../../../../../../../../.." + tmp + "/outside.txt").c_str(),
+                      (rootfs + kIlIndexUrl).c_str()),
+            0);
+  if (const char* b = std::getenv("SEDNA_LC_BINARY")) lc_binary = b;
+  StartLc(0);
+  ASSERT_TRUE(gm->SendTo(kDefaultNode, "insert", DatasetObject()));
+  WaitSampleCount(3, kIlDatasetName, "the index link was followed out of the rootfs");
+}
+
 // The versions directory replaced by a link to another directory: main kept the old model there
 // (as saved_model.pb.6) and pruning deleted the foreign saved_model.pb.1. Now the deploy fails
 // naming the link, and nothing is written in the foreign directory.

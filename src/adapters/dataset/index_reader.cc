@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/dataset/regular_file.h"
+#include "adapters/fs/confined.h"
 
 namespace sedna::dataset {
 namespace {
@@ -20,17 +21,6 @@ constexpr size_t kChunk = 64 * 1024;
 Status ReadError(const std::string& path, int e) {
   return Status::Error("reading " + path + ": " + std::system_category().message(e));
 }
-
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() { ::close(fd_); }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
 
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -150,25 +140,39 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   // Nothing but a regular file is ever opened (a device's open can have effects of its own); the
   // fstat after the open closes the race with a replacement in between.
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
+  int fd = -1;
+  fs::UniqueFd host_fd;
+  if (!options.host_path.empty()) {
+    auto opened = fs::OpenHostFile(options.rootfs, options.host_path);
+    if (!opened.ok()) return Status::Error("reading " + opened.message());
+    if (!opened->has_value()) {
       res.missing = true;
       return res;
     }
-    return ReadError(path, errno);
-  }
-  if (Status s = RequireRegularFile("reading", path, st.st_mode); !s.ok()) return s;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      res.missing = true;
-      return res;
+    st = (*opened)->st;
+    host_fd = std::move((*opened)->fd);
+    fd = host_fd.get();
+  } else {
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) {
+        res.missing = true;
+        return res;
+      }
+      return ReadError(path, errno);
     }
-    return ReadError(path, errno);
+    if (Status s = RequireRegularFile("reading", path, st.st_mode); !s.ok()) return s;
+    fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) {
+        res.missing = true;
+        return res;
+      }
+      return ReadError(path, errno);
+    }
+    host_fd = fs::UniqueFd(fd);
+    if (::fstat(fd, &st) != 0) return ReadError(path, errno);
+    if (Status s = RequireRegularFile("reading", path, st.st_mode); !s.ok()) return s;
   }
-  FdCloser closer(fd);
-  if (::fstat(fd, &st) != 0) return ReadError(path, errno);
-  if (Status s = RequireRegularFile("reading", path, st.st_mode); !s.ok()) return s;
 
   IndexCursor c = cursor;
   if (c.skipping) c.scanned = 0;

@@ -111,6 +111,12 @@ struct ReadOptions {
   int64_t max_bytes = 0;
   // A line whose sample (without '\n' and one trailing '\r') is longer is skipped; must be > 0.
   int64_t max_line_bytes = kDefaultMaxLineBytes;
+  // Set: the index is the host file `host_path` under the rootfs mount `rootfs`, opened with
+  // fs::OpenHostFile (host links taken as the host takes them, never above the rootfs; nothing but
+  // a regular file opened); `path` then only names it in messages. Empty: `path` is opened as it
+  // is (an S3 mirror in the LC's own spool, tests).
+  std::string rootfs;
+  std::string host_path;
 };
 
 // Reads what was written since cursor.offset and calls on_sample(line) for every new sample, in

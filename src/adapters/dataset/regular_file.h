@@ -9,10 +9,6 @@
 
 namespace sedna::dataset {
 
-// What a non-regular file is, for errors: "a FIFO", "a directory", "a character device",
-// "a block device", "a socket", "a symbolic link"; "" for a regular file or an unknown type.
-std::string FileKind(unsigned mode);
-
 // Fails unless `mode` (a stat st_mode) is a regular file:
 // "<what> <path>: is a FIFO, not a regular file" ("is not a regular file" for an unknown type).
 Status RequireRegularFile(const std::string& what, const std::string& path, unsigned mode);

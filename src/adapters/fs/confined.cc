@@ -287,14 +287,29 @@ Result<Dir> Dir::OpenTrusted(const std::string& path, bool create) {
   return Dir(UniqueFd(fd), path);
 }
 
-Result<Dir> Dir::OpenHost(const std::string& rootfs, const std::string& host_dir, bool create) {
+namespace {
+
+// What the host walk ends on: a directory (OpenHost), or a regular file (OpenHostFile).
+struct HostWalkEnd {
+  UniqueFd fd;
+  struct stat st {};
+  bool missing = false;  // file walk only: the path (or a directory on it) does not exist
+};
+
+// The walk behind OpenHost and OpenHostFile: `host_path`'s components opened one at a time under
+// the rootfs without following them, a symlink met resolved as the host resolves it (absolute
+// targets from the rootfs, ".." never above it). `file`: the last component, after links, must
+// be a regular file: lstat'ed first (nothing else is ever opened: a device's open can have
+// effects of its own), then opened O_RDONLY | O_NONBLOCK | O_NOFOLLOW and checked on its fd.
+Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_dir, bool create,
+                             bool file) {
   const std::string where = JoinRootfs(rootfs, host_dir);
   if (host_dir.empty() || host_dir[0] != '/') {
     return Status::Error(host_dir + ": not an absolute host path");
   }
   if (Status s = CheckPathBounds(host_dir, host_dir); !s.ok()) return s;
   const std::string root_path = rootfs.empty() ? "/" : rootfs;
-  auto root = OpenTrusted(root_path, false);
+  auto root = Dir::OpenTrusted(root_path, false);
   if (!root.ok()) return root.status();
   // The walk: `stack` holds the directories opened so far below the root (".." pops one, never
   // the root); `todo` the components still to take, a link's target spliced in front.
@@ -327,6 +342,51 @@ Result<Dir> Dir::OpenHost(const std::string& rootfs, const std::string& host_dir
       continue;
     }
     const int at = stack.empty() ? root->fd() : stack.back().get();
+    if (file && todo.empty()) {
+      struct stat lst;
+      if (::fstatat(at, c.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+        const int e = errno;
+        if (e == ENOENT || e == ENOTDIR) {
+          HostWalkEnd end;
+          end.missing = true;
+          return end;
+        }
+        return ErrnoError(JoinName(shown(), c), e);
+      }
+      if (!S_ISLNK(lst.st_mode)) {
+        const std::string shown_file = JoinName(shown(), c);
+        if (!S_ISREG(lst.st_mode)) {
+          const std::string kind = FileKind(lst.st_mode);
+          return Status::Error(shown_file + ": is " + (kind.empty() ? "not" : kind + ", not") +
+                               " a regular file");
+        }
+        const int ffd =
+            ::openat(at, c.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (ffd < 0) {
+          const int e = errno;
+          if (e == ENOENT) {
+            HostWalkEnd end;
+            end.missing = true;
+            return end;
+          }
+          if (e == ELOOP) {
+            return Status::Error(shown_file + ": replaced by a symbolic link while opened");
+          }
+          return ErrnoError(shown_file, e);
+        }
+        HostWalkEnd end;
+        end.fd = UniqueFd(ffd);
+        if (::fstat(ffd, &end.st) != 0) return ErrnoError(shown_file, errno);
+        // Checked on the fd: whatever was lstat'ed, this is what is read.
+        if (!S_ISREG(end.st.st_mode)) {
+          return Status::Error(shown_file + ": replaced by a non-regular file while opened");
+        }
+        const int fl = ::fcntl(ffd, F_GETFL);
+        if (fl >= 0) ::fcntl(ffd, F_SETFL, fl & ~O_NONBLOCK);
+        return end;
+      }
+      // A link at the file's own name: taken as the host takes it, below.
+    }
     int fd = ::openat(at, c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && create) {
       if (::mkdirat(at, c.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -368,6 +428,11 @@ Result<Dir> Dir::OpenHost(const std::string& rootfs, const std::string& host_dir
         todo.insert(todo.begin(), expanded.begin(), expanded.end());
         continue;
       }
+      if (file && (e == ENOENT || e == ENOTDIR)) {
+        HostWalkEnd end;
+        end.missing = true;
+        return end;
+      }
       if (e == ENOTDIR) return Status::Error(JoinName(shown(), c) + ": not a directory");
       return ErrnoError(JoinName(shown(), c), e);
     }
@@ -377,10 +442,33 @@ Result<Dir> Dir::OpenHost(const std::string& rootfs, const std::string& host_dir
       return Status::Error(where + ": deeper than " + std::to_string(kMaxPathComponents));
     }
   }
+  if (file) return Status::Error(where + ": is a directory, not a regular file");
   const int at = stack.empty() ? root->fd() : stack.back().get();
   const int fd = ::openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(where, errno);
-  return Dir(UniqueFd(fd), where);
+  HostWalkEnd end;
+  end.fd = UniqueFd(fd);
+  return end;
+}
+
+}  // namespace
+
+Result<Dir> Dir::OpenHost(const std::string& rootfs, const std::string& host_dir, bool create) {
+  auto end = WalkHost(rootfs, host_dir, create, /*file=*/false);
+  if (!end.ok()) return end.status();
+  return Dir(std::move(end->fd), JoinRootfs(rootfs, host_dir));
+}
+
+Result<std::optional<OpenedFile>> OpenHostFile(const std::string& rootfs,
+                                               const std::string& host_path) {
+  auto end = WalkHost(rootfs, host_path, /*create=*/false, /*file=*/true);
+  if (!end.ok()) return end.status();
+  if (end->missing) return std::optional<OpenedFile>();
+  OpenedFile f;
+  f.fd = std::move(end->fd);
+  f.st = end->st;
+  f.path = JoinRootfs(rootfs, host_path);
+  return std::optional<OpenedFile>(std::move(f));
 }
 
 Result<Dir> Dir::Sub(std::string_view rel, bool create) const {

@@ -170,6 +170,15 @@ class Dir {
   std::string path_;
 };
 
+// The regular file `host_path` (absolute) under the rootfs mount, resolved as Dir::OpenHost
+// resolves a directory (host links taken as the host takes them, never above the rootfs), its last
+// component included: a link there is followed the same way. Anything but a regular file is an
+// error naming it, and is never opened (only lstat'ed); the file is opened O_RDONLY | O_NOFOLLOW
+// and checked on its fd. nullopt: the file, or a directory on its way, does not exist. This is
+// how an index the operator names (a Dataset's spec.url) is opened.
+Result<std::optional<OpenedFile>> OpenHostFile(const std::string& rootfs,
+                                               const std::string& host_path);
+
 // Copies all of `src` into the entry `name` of `dir` atomically (Dir::Replace), reading from the
 // opened fd (never by name again). `mode` < 0: src's permission bits. Memory: one fixed buffer.
 Result<FileId> CopyInto(const OpenedFile& src, const Dir& dir, std::string_view name,

@@ -268,6 +268,61 @@ TEST_P(ConfinedTest, OpenHostCreatesWhatIsMissing) {
   EXPECT_TRUE(sfs::is_directory(rootfs_ + "/new/out/dir"));
 }
 
+// A Dataset's index (#21): the operator's host path, its own name a link as hosts often have it,
+// taken as the host takes it and never above the rootfs; nothing but a regular file is opened.
+TEST_P(ConfinedTest, OpenHostFileTakesHostLinksAndNeverLeavesTheRootfs) {
+  sfs::create_directories(rootfs_ + "/mnt/data");
+  Put(rootfs_ + "/mnt/data/index-v2.txt", "host index");
+  ASSERT_EQ(::symlink("/mnt/data", (rootfs_ + "/data").c_str()), 0);
+  ASSERT_EQ(::symlink("index-v2.txt", (rootfs_ + "/mnt/data/index.txt").c_str()), 0);
+  auto f = OpenHostFile(rootfs_, "/data/index.txt");
+  ASSERT_TRUE(f.ok()) << f.message();
+  ASSERT_TRUE(f->has_value());
+  EXPECT_EQ(ReadAll(**f), "host index");
+  EXPECT_EQ((*f)->path, rootfs_ + "/data/index.txt");
+
+  // A link at the index's name that climbs, or points at an absolute path: from the rootfs, never
+  // this machine's file (<rootfs>/... does not exist: missing, as an index not yet written).
+  ASSERT_EQ(::symlink(("../../../../../../.." + outside_ + "/secret").c_str(),
+                      (rootfs_ + "/mnt/data/up.txt").c_str()),
+            0);
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/mnt/data/abs.txt").c_str()), 0);
+  for (const char* name : {"/data/up.txt", "/data/abs.txt"}) {
+    auto r = OpenHostFile(rootfs_, name);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.message();
+    EXPECT_FALSE(r->has_value()) << name << " opened " << (*r)->path;
+  }
+  // The same link target present under the rootfs is what is read.
+  sfs::create_directories(rootfs_ + outside_);
+  Put(rootfs_ + outside_ + "/secret", "rootfs copy");
+  auto abs = OpenHostFile(rootfs_, "/data/abs.txt");
+  ASSERT_TRUE(abs.ok() && abs->has_value()) << abs.message();
+  EXPECT_EQ(ReadAll(**abs), "rootfs copy");
+
+  EXPECT_FALSE(OpenHostFile(rootfs_, "/data/none.txt").value().has_value());
+  EXPECT_FALSE(OpenHostFile(rootfs_, "/nodir/index.txt").value().has_value());
+  EXPECT_FALSE(OpenHostFile(rootfs_, "/data/index-v2.txt/x").value().has_value());
+}
+
+TEST_P(ConfinedTest, OpenHostFileOpensNothingButARegularFile) {
+  ASSERT_EQ(::mkfifo((rootfs_ + "/out/fifo").c_str(), 0644), 0);
+  auto fifo = OpenHostFile(rootfs_, "/out/fifo");  // never blocks: it is not opened
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.message().find(rootfs_ + "/out/fifo: is a FIFO, not a regular file"),
+            std::string::npos)
+      << fifo.message();
+  auto dir = OpenHostFile(rootfs_, "/out/train");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.message().find("is a directory"), std::string::npos) << dir.message();
+  EXPECT_FALSE(OpenHostFile(rootfs_, "/").ok());
+  EXPECT_FALSE(OpenHostFile(rootfs_, "relative/index.txt").ok());
+  ASSERT_EQ(::symlink("/b", (rootfs_ + "/a").c_str()), 0);
+  ASSERT_EQ(::symlink("/a", (rootfs_ + "/b").c_str()), 0);
+  auto loop = OpenHostFile(rootfs_, "/a");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.message().find("symbolic links"), std::string::npos) << loop.message();
+}
+
 TEST_P(ConfinedTest, APathOfManyComponentsIsRefusedNotRecursedOn) {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "/a";

@@ -18,6 +18,10 @@ namespace sedna::fs {
 // The directory part of a path: "/a/b" -> "/a", "/a" -> "/", "a" -> ".", "/a//b" -> "/a".
 std::string Dirname(const std::string& path);
 
+// What a non-regular file is, for errors: "a FIFO", "a directory", "a character device",
+// "a block device", "a socket", "a symbolic link"; "" for a regular file or an unknown type.
+std::string FileKind(unsigned mode);
+
 // mkdir -p with mode 0755 (before umask). An existing directory is fine; an existing
 // non-directory component is an error. Error: "mkdir /a/b: Permission denied".
 Status MakeDirs(const std::string& path);

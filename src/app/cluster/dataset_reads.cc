@@ -38,8 +38,8 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     return;
   }
   e.read_inflight = true;
-  const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
-                                     ctx_.cfg.max_index_line_bytes};
+  const dataset::ReadOptions options = IndexReadOptions(
+      e.src, ctx_.cfg.rootfs, take_unterminated, kIngestSliceBytes, ctx_.cfg.max_index_line_bytes);
   asio::post(ctx_.pool, [this, key = e.src.key, path = e.src.local_path, format = e.src.format,
                          cursor = e.record.cursor, options]() mutable {
     auto r = std::make_shared<Result<dataset::ReadResult>>(dataset::ReadNewSamples(

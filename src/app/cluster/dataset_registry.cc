@@ -23,6 +23,22 @@
 
 namespace sedna::app {
 
+dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::string& rootfs,
+                                      bool take_unterminated, int64_t max_bytes,
+                                      int64_t max_line_bytes) {
+  dataset::ReadOptions o{take_unterminated, max_bytes, max_line_bytes};
+  // As fs::JoinRootfs names it (src.local_path): under a rootfs a relative url is taken from the
+  // host's "/"; with none, a relative url (standalone) is the operator's path, opened as it is.
+  if (src.s3) return o;
+  if (!rootfs.empty()) {
+    o.rootfs = rootfs;
+    o.host_path = fs::CleanPath("/" + src.url);
+  } else if (!src.url.empty() && src.url[0] == '/') {
+    o.host_path = fs::CleanPath(src.url);
+  }
+  return o;
+}
+
 namespace asio = boost::asio;
 
 namespace {

@@ -44,6 +44,13 @@ struct DatasetSource {
   bool s3 = false;
 };
 
+// How `src`'s index is read by dataset::ReadNewSamples: a host index is opened under the rootfs
+// with host links taken as the host takes them and never above it (fs::OpenHostFile); an S3
+// mirror, the LC's own file, by its path.
+dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::string& rootfs,
+                                      bool take_unterminated, int64_t max_bytes,
+                                      int64_t max_line_bytes);
+
 class DatasetRegistry {
  public:
   struct Hooks {

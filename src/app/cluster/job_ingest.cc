@@ -55,8 +55,8 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
   done->cursor = std::move(cursor);
   done->seen = e.samples_seen();
   done->path = ds.local_path;
-  const dataset::ReadOptions options{take_unterminated, kIngestSliceBytes,
-                                     ctx_.cfg.max_index_line_bytes};
+  const dataset::ReadOptions options = IndexReadOptions(
+      ds, ctx_.cfg.rootfs, take_unterminated, kIngestSliceBytes, ctx_.cfg.max_index_line_bytes);
   asio::post(ctx_.pool, [this, key = e.key, inc = e.incarnation, done, format = ds.format, options,
                          p = e.train_prob(), train = e.train_spool, eval = e.eval_spool] {
     IngestDone& d = *done;
