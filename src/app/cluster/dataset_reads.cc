@@ -72,6 +72,7 @@ void DatasetRegistry::OnRead(const std::string& key, const std::string& path,
   if (!r.ok()) {
     NoteReadProblem(e, r.message());
   } else if (!r->missing) {
+    ctx_.metrics.index_bytes_read += r->bytes_read;
     if (!e.last_read_problem.empty()) {
       spdlog::info("Dataset {}: {} is readable again", e.name(), e.src.local_path);
       e.last_read_problem.clear();

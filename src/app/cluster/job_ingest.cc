@@ -110,6 +110,7 @@ void JobRunner::ApplyIngest(JobEntry& e, const IngestDone& d, bool take_untermin
     return;
   }
   const dataset::ReadResult& r = d.result;
+  ctx_.metrics.index_bytes_read += r.bytes_read;
   if (r.missing) {
     if (cursor.path != e.cursor.path) Step(e, core::il::JobChanged{}, {}, &cursor);
     return;
