@@ -1,4 +1,4 @@
-// Ingest through the real sedna-lc (issue 24, "one pass over the index"): one Dataset with
+// Ingest through the real sedna-lc: one Dataset with
 // --jobs IL jobs on it (each run: 1, then 4 by default; trainProb 0.8, a train trigger that never
 // fires, so the spools only grow), then --lines index lines appended at once (written in 4 MiB
 // pieces). Timed from the first write until every job's samplesSeen (GET /status, polled every

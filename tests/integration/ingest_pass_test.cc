@@ -1,4 +1,4 @@
-// One pass over a Dataset's index (issue 24): the count (numberOfSamples) and every job on the
+// One pass over a Dataset's index: the count (numberOfSamples) and every job on the
 // Dataset get their samples from one read of each appended byte, whatever the number of jobs,
 // measured with sedna_lc_index_bytes_read_total; a job created later reads only the range it
 // lags by, and a kill -9 neither loses nor double-counts a sample of any job.

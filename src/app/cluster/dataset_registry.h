@@ -3,7 +3,7 @@
 // numberOfSamples, reported upstream when it changes (§P3.1); and the one pass over each index
 // that reads new samples for the count and for every job of the Dataset.
 //
-// The pass (issue 24), the contract:
+// The pass, the contract:
 // - Who reads: only the registry, on the pool, one pass in flight per Dataset (a job that asks
 //   while one runs gets another after it), never while the outbox is full, each read bounded by
 //   kIngestSliceBytes (the pass asks for the next slice at once). A pass reads with
