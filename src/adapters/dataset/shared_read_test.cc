@@ -283,8 +283,8 @@ TEST_F(SharedReadTest, InsideAnOverLongLineAtTheStop) {
   for (const auto& s : starts) cs.push_back(std::make_unique<Collector>(s));
   const int64_t size = static_cast<int64_t>(stdfs::file_size(index_));
   EXPECT_EQ(Passes(cs, IndexFormat::kTxt, o), size);
-  EXPECT_EQ(cs[0]->got, (std::vector<std::string>{"/data/img4.jpg", "/data/img5.jpg",
-                                                  "/data/img6.jpg"}));
+  EXPECT_EQ(cs[0]->got,
+            (std::vector<std::string>{"/data/img4.jpg", "/data/img5.jpg", "/data/img6.jpg"}));
   EXPECT_EQ(cs[1]->got.size(), 6u);
   EXPECT_TRUE(SameReadPosition(cs[1]->m.cursor, cs[0]->m.cursor));
   EXPECT_EQ(cs[1]->m.result.skipped_lines, 1);
