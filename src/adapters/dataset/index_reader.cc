@@ -230,6 +230,14 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   } else {
     c.check_at = -1;  // the file checked is gone again
   }
+  // Stop: this file read as if it ended where the other cursor stands.
+  const IndexStop& stop = options.stop;
+  bool at_stop = stop.offset >= 0 && stop.dev == c.dev && stop.ino == c.ino &&
+                 stop.offset > c.offset && stop.offset <= eof;
+  if (at_stop) {
+    eof = stop.offset;
+    if (c.offset + c.scanned > eof) c.scanned = 0;
+  }
   // Moves c.offset past `bytes` (the file's bytes at c.offset), extending the prefix digest.
   auto consume = [&](std::string_view bytes) {
     c.prefix_digest = ExtendPrefixDigest(c.prefix_digest, bytes);
@@ -313,6 +321,7 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
     }
     if (n == 0) {  // truncated while reading
       eof = pos;
+      at_stop = false;
       break;
     }
     res.bytes_read += n;
@@ -369,7 +378,19 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   c.scanned = c.skipping || budget_hit ? 0 : pos - c.offset;
 
   if (!budget_hit || c.offset == eof) {
-    if (c.offset == eof && !c.skipping) {
+    if (at_stop) {
+      // The line the other cursor ended at the stop is ended here too (unless it is skipping it).
+      if (!stop.skipping && (c.offset < eof || c.skipping)) {
+        if (!c.skipping) {
+          if (Status s = complete_line(); !s.ok()) return s;
+          consume(line);
+        }
+        c.offset = eof;
+        c.scanned = 0;
+        c.skipping = false;
+      }
+      c.tail_size = -1;
+    } else if (c.offset == eof && !c.skipping) {
       c.tail_size = -1;
     } else if (options.take_unterminated) {
       if (c.tail_size == eof) {

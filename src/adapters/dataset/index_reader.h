@@ -105,6 +105,15 @@ struct ReadResult {
   std::vector<int64_t> skipped_offsets;
 };
 
+// Where another cursor over the same file stands (see ReadNewSamples, "Stop"): a read that
+// reaches it leaves its cursor level with that one, so the two can be read on together.
+struct IndexStop {
+  uint64_t dev = 0, ino = 0;  // the file that cursor read
+  int64_t offset = -1;        // its offset; -1: no stop
+  bool skipping = false;      // it stands inside an over-long line
+};
+inline IndexStop StopAt(const IndexCursor& c) { return {c.dev, c.ino, c.offset, c.skipping}; }
+
 struct ReadOptions {
   // See ReadNewSamples.
   bool take_unterminated = false;
@@ -117,6 +126,8 @@ struct ReadOptions {
   // is (an S3 mirror in the LC's own spool, tests).
   std::string rootfs;
   std::string host_path;
+  // No stop by default (see ReadNewSamples, "Stop").
+  IndexStop stop;
 };
 
 // Reads what was written since cursor.offset and calls on_sample(line) for every new sample, in
@@ -161,6 +172,13 @@ struct ReadOptions {
 //   for the rest, without waiting.
 //   Unterminated-tail handling happens only in a call that reaches the end of the file.
 //   0 = read to the end of the file as it was when the call started.
+// - Stop: when options.stop names the file read (dev, ino) and an offset beyond where this call
+//   starts reading (after any rewrite handling), the file is read as if it ended there, and the
+//   line ending there is taken whole, terminated or not, unless stop.skipping (then the over-long
+//   line it is inside is being skipped, as by the cursor stopped at). A call that reaches the stop
+//   leaves `cursor` where a cursor that read the same bytes up to there stands (same offset,
+//   digest, header and skipping state), with tail_size -1. A stop on another file, or at or
+//   before where the call starts, is ignored.
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
                                   const ReadOptions& options,
                                   const std::function<Status(std::string_view sample)>& on_sample);

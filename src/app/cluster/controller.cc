@@ -86,7 +86,7 @@ struct Controller::Impl {
         datasets(
             ctx, outbox, inbound,
             {[this](const std::string& ns, const std::string& n) { jobs.OnDatasetChanged(ns, n); },
-             [this](const DatasetSource& s, bool take) { jobs.OnDatasetRead(s, take); },
+             [this](const DatasetSource& s) { return jobs.JoinPass(s); },
              [this](const std::string& ns, const std::string& n) {
                return jobs.PollSecondsFor(ns, n);
              }}),

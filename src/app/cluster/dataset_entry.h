@@ -28,7 +28,7 @@ struct DatasetRegistry::Entry {
   std::string last_sync_problem;  // ProblemShape of the one logged; logged once until it changes
   std::string last_read_problem;  // the same, for reading the index
   bool watching = false;
-  bool read_inflight = false;  // a count read is on the pool
+  bool read_inflight = false;  // a pass is on the pool
   bool read_again = false;     // another was asked for meanwhile
   bool read_again_take = false;
   std::unique_ptr<boost::asio::steady_timer> poll_timer;

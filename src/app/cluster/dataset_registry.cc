@@ -248,6 +248,11 @@ void DatasetRegistry::PostRead(Entry& e, bool take_unterminated) {
                   }});
 }
 
+void DatasetRegistry::Ingest(const std::string& ns, const std::string& name,
+                             bool take_unterminated) {
+  if (Entry* e = Find(ns, name)) Read(*e, take_unterminated);
+}
+
 void DatasetRegistry::ReadAll() {
   for (auto& [k, d] : datasets_) PostRead(*d, false);
 }

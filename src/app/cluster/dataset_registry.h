@@ -1,17 +1,39 @@
 // The dataset registry: every Dataset the GM sent, its index on the host (watched with inotify and
 // polled at the trigger's checkPeriodSeconds) or on S3 (polled into a local mirror), and its
-// numberOfSamples, reported upstream when it changes (§P3.1).
+// numberOfSamples, reported upstream when it changes (§P3.1); and the one pass over each index
+// that reads new samples for the count and for every job of the Dataset.
+//
+// The pass, the contract:
+// - Who reads: only the registry, on the pool, one pass in flight per Dataset (a job that asks
+//   while one runs gets another after it), never while the outbox is full, each read bounded by
+//   kIngestSliceBytes (the pass asks for the next slice at once). A pass reads with
+//   dataset::ReadPass: the Dataset's count cursor and the cursor of each job of the Dataset (the
+//   jobs the job runner hands over, `join`) that stand at the same place are read for with one
+//   ReadNewSamples call: each appended byte is read once, whatever the number of jobs. A job whose
+//   cursor lags (created later, a failed spool append, a kill between commits) reads the range it
+//   lags by on its own, up to the cursor it lags behind (ReadOptions::stop), then reads with it.
+// - Who owns each cursor: the count cursor is the registry's (its lc_state "dataset" record);
+//   each job's cursor is the job runner's (in the job's record, with its state), as before. The
+//   pass only computes new cursors; nobody shares a cursor object.
+// - What is committed when: on the pool, each job's samples are appended to its own spools and,
+//   when it got any, flushed (fdatasync). Back on the loop, in the pass's event: first the count
+//   record with its numberOfSamples frame (one transaction, as before), then each job's step with
+//   its new cursor and spool ends (one transaction per job, as before: the job's spool bytes and
+//   its cursor together). A kill -9 between them leaves the count ahead of a job: the job lags and
+//   catches up by the rule above; it neither loses nor counts a sample twice. A job's error (its
+//   spool is full) stops that job alone, which keeps its cursor and retries; a read error fails
+//   the members read with that call.
 //
 // Owns: the Datasets, the index watcher, each Dataset's poll timer, S3 sync in flight, mirror
-//   files and count record (lc_state "dataset").
+//   files, count record (lc_state "dataset") and pass in flight.
 // Calls: the store, the outbox (Full, Append, Pump), the inbound queue (index changes, polls,
-//   index reads and S3 syncs coming back from the pool are its events, so a count frame never
-//   overtakes an acknowledged report), the pool (index reads, S3 syncs).
+//   passes and S3 syncs coming back from the pool are its events, so a count frame never
+//   overtakes an acknowledged report), the pool (passes, S3 syncs).
 // Called by: events of the inbound queue (GM frames, the outbox drained, its own), start-up
-//   (reload), and the job runner (Source, Reschedule).
+//   (reload), and the job runner (Source, Reschedule, Ingest).
 // Emits (Hooks, wired by the composition root to the job runner):
 //   changed(ns, name): the Dataset's spec changed (its jobs step with JobChanged);
-//   read(source, take_unterminated): its index may hold new samples (its jobs ingest them);
+//   join(source): a pass starts: the shares of the Dataset's jobs that read with it;
 //   poll_seconds(ns, name): asked, the shortest checkPeriodSeconds of its jobs (60 when none).
 #pragma once
 
@@ -20,8 +42,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "adapters/dataset/index_reader.h"
+#include "adapters/dataset/shared_read.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/s3/index_mirror.h"
 #include "app/cluster/context.h"
@@ -50,12 +74,21 @@ struct DatasetSource {
 dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::string& rootfs,
                                       bool take_unterminated, int64_t max_bytes,
                                       int64_t max_line_bytes);
+// A job's share of a pass: its cursor and sample sink (called on the pool), then `finish` on the
+// pool once the reads are done (its spools flushed), then `apply` back on the loop, after the
+// count is committed (its step commits the new cursor). Both are called exactly once, unless the
+// LC stops first (then `apply` is not).
+struct IngestShare {
+  dataset::PassMember member;
+  std::function<void(dataset::PassMember& member)> finish;
+  std::function<void(const dataset::PassMember& member, bool take_unterminated)> apply;
+};
 
 class DatasetRegistry {
  public:
   struct Hooks {
     std::function<void(const std::string& ns, const std::string& name)> changed;
-    std::function<void(const DatasetSource& src, bool take_unterminated)> read;
+    std::function<std::vector<IngestShare>(const DatasetSource& src)> join;
     std::function<int64_t(const std::string& ns, const std::string& name)> poll_seconds;
   };
 
@@ -74,6 +107,9 @@ class DatasetRegistry {
   const DatasetSource* Source(const std::string& ns, const std::string& name) const;
   // Its jobs changed: the poll follows their shortest checkPeriodSeconds.
   void Reschedule(const std::string& ns, const std::string& name);
+  // A job of Dataset <ns>/<name> asks for its new samples: a pass now, or one after the pass in
+  // flight.
+  void Ingest(const std::string& ns, const std::string& name, bool take_unterminated);
   // Reads every index again (after the outbox drained below its bound).
   void ReadAll();
   // Cancels the timers and stops watching. S3 syncs in flight finish on the pool.
@@ -93,9 +129,10 @@ class DatasetRegistry {
   void NoteSyncProblem(Entry& e, const std::string& problem);
   void NoteReadProblem(Entry& e, const std::string& problem);
   void OnIndexChanged(const std::string& path);
+  struct Pass;
   void Read(Entry& e, bool take_unterminated);
-  void OnRead(const std::string& key, const std::string& path, const dataset::IndexCursor& cursor,
-              const Result<dataset::ReadResult>& r, bool take_unterminated);
+  void OnRead(const std::string& key, const std::string& path, Pass& pass, bool take_unterminated);
+  void CommitCount(Entry& e, const Pass& pass);
   bool StatusMaySend(Entry& e);
 
   Context& ctx_;

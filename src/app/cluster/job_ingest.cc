@@ -1,6 +1,7 @@
 // The job runner, ingest (job_runner.h): the samples appended to a job's dataset index are
-// streamed into its train and eval spools, split by running totals, then the cursor and the
-// counts are committed with the step that sees them. A failed ingest is retried.
+// streamed into its train and eval spools by its Dataset's pass (dataset_registry.h), split by
+// running totals, then the cursor and the counts are committed with the step that sees them. A
+// failed ingest is retried.
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -25,8 +26,33 @@ constexpr std::chrono::seconds kIngestRetry{10};
 
 }  // namespace
 
+// Its samples come from its Dataset's pass (dataset_registry.h): the registry reads, and calls
+// JoinPass as the pass starts.
 void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated) {
-  if (outbox_.Full()) return;
+  if (e.ingest_inflight) {
+    e.ingest_again = true;
+    e.ingest_again_take |= take_unterminated;
+    return;
+  }
+  datasets_.Ingest(ds.ns, ds.name, take_unterminated);
+}
+
+std::vector<IngestShare> JobRunner::JoinPass(const DatasetSource& ds) {
+  std::vector<IngestShare> shares;
+  for (auto& [k, j] : jobs_) {
+    if (!j->uses(ds.ns, ds.name)) continue;
+    if (j->ingest_inflight) {  // in another Dataset's pass (it moved): once that one is back
+      j->ingest_again = true;
+      continue;
+    }
+    shares.push_back(Share(*j, ds));
+  }
+  return shares;
+}
+
+// One job's share: its samples streamed into its train and eval spools (split by running
+// totals) on the pool, flushed there, then its step back here.
+IngestShare JobRunner::Share(JobEntry& e, const DatasetSource& ds) {
   dataset::IndexCursor cursor = e.cursor;
   if (cursor.path != ds.local_path) {
     // [P:B26]/B28: the Dataset now names another index (url changed, or deleted and re-created
@@ -43,35 +69,29 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     cursor.path = ds.local_path;
     cursor.header = header;  // kept for csv files until the new header is read
   }
-  // One ingest in flight per job, on the pool: the index read and the spool appends never hold
-  // the loop; the step that commits them runs back here.
-  if (e.ingest_inflight) {
-    e.ingest_again = true;
-    e.ingest_again_take |= take_unterminated;
-    return;
-  }
+  // One ingest in flight per job: only the pass appends to its spools until it is back.
   e.ingest_inflight = true;
   auto done = std::make_shared<IngestDone>();
-  done->cursor = std::move(cursor);
   done->seen = e.samples_seen();
   done->path = ds.local_path;
-  const dataset::ReadOptions options = IndexReadOptions(
-      ds, ctx_.cfg.rootfs, take_unterminated, kIngestSliceBytes, ctx_.cfg.max_index_line_bytes);
-  asio::post(ctx_.pool, [this, key = e.key, inc = e.incarnation, done, format = ds.format, options,
-                         p = e.train_prob(), train = e.train_spool, eval = e.eval_spool] {
+  IngestShare share;
+  share.member.cursor = std::move(cursor);
+  share.member.on_sample = [done, p = e.train_prob(), train = e.train_spool,
+                            eval = e.eval_spool](std::string_view line) -> Status {
     IngestDone& d = *done;
-    auto r = dataset::ReadNewSamples(d.path, format, d.cursor, options,
-                                     [&](std::string_view line) -> Status {
-                                       ++d.seen;
-                                       if (core::IsTrainSample(p, d.seen)) {
-                                         ++d.train_added;
-                                         return train->Append(line);
-                                       }
-                                       ++d.eval_added;
-                                       return eval->Append(line);
-                                     });
-    d.status = r.ok() ? Status::Ok() : r.status();
-    if (r.ok()) d.result = *r;
+    ++d.seen;
+    if (core::IsTrainSample(p, d.seen)) {
+      ++d.train_added;
+      return train->Append(line);
+    }
+    ++d.eval_added;
+    return eval->Append(line);
+  };
+  share.finish = [done, train = e.train_spool, eval = e.eval_spool](dataset::PassMember& m) {
+    IngestDone& d = *done;
+    d.cursor = m.cursor;
+    d.status = m.status;
+    d.result = m.result;
     if (d.status.ok() && d.train_added + d.eval_added > 0) {
       Status a = train->Flush();
       Status b = eval->Flush();
@@ -79,10 +99,12 @@ void JobRunner::Ingest(JobEntry& e, const DatasetSource& ds, bool take_untermina
     }
     d.train_end = train->size();
     d.eval_end = eval->size();
-    inbound_.Post({"", key + " ingest", [this, key, inc, done, take = options.take_unterminated] {
-                     OnIngested(key, inc, *done, take);
-                   }});
-  });
+  };
+  share.apply = [this, key = e.key, inc = e.incarnation, done](const dataset::PassMember&,
+                                                               bool take_unterminated) {
+    OnIngested(key, inc, *done, take_unterminated);
+  };
+  return share;
 }
 
 void JobRunner::OnIngested(const std::string& key, uint64_t incarnation, const IngestDone& d,
@@ -114,23 +136,18 @@ void JobRunner::ApplyIngest(JobEntry& e, const IngestDone& d, bool take_untermin
     if (cursor.path != e.cursor.path) Step(e, core::il::JobChanged{}, {}, &cursor);
     return;
   }
-  const bool more = r.bytes_read >= kIngestSliceBytes || r.checking;
+  // (A read that filled its slice is followed by the pass's next one, for every job of it.)
   if (train_added + eval_added == 0) {
     if (cursor.path != e.cursor.path) {
       Step(e, core::il::JobChanged{}, {}, &cursor);  // persist the new source
     } else {
       e.cursor = cursor;  // header/tail bookkeeping only (or an over-long line being skipped)
     }
-    if (more) PostIngest(e, take_unterminated);  // a skipped line can fill a slice
     return;
   }
   ctx_.metrics.samples_ingested += train_added + eval_added;
   core::il::SamplesIngested ev{d.seen, train_added, d.train_end, eval_added, d.eval_end};
-  if (!Step(e, ev, {}, &cursor)) {
-    ResetSpools(e);
-    return;
-  }
-  if (more) PostIngest(e, take_unterminated);
+  if (!Step(e, ev, {}, &cursor)) ResetSpools(e);
 }
 
 // The next slice after the current handler, once per job (the first one asked for is queued; it

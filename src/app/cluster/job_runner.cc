@@ -339,12 +339,6 @@ void JobRunner::OnDatasetChanged(const std::string& ns, const std::string& name)
   }
 }
 
-void JobRunner::OnDatasetRead(const DatasetSource& src, bool take_unterminated) {
-  for (auto& [k, j] : jobs_) {
-    if (j->uses(src.ns, src.name)) Ingest(*j, src, take_unterminated);
-  }
-}
-
 void JobRunner::OnModelChanged(const std::string& ns, const std::string& name) {
   for (auto& [k, j] : jobs_) {
     if (!j->is_il()) continue;

@@ -81,7 +81,8 @@ class JobRunner {
 
   // The registries' hooks.
   void OnDatasetChanged(const std::string& ns, const std::string& name);
-  void OnDatasetRead(const DatasetSource& src, bool take_unterminated);
+  // A pass over the Dataset's index starts: the shares of its jobs (dataset_registry.h).
+  std::vector<IngestShare> JoinPass(const DatasetSource& src);
   void OnModelChanged(const std::string& ns, const std::string& name);
   // The shortest checkPeriodSeconds of the jobs that use the Dataset; 60 when none does.
   int64_t PollSecondsFor(const std::string& ns, const std::string& name) const;
@@ -127,7 +128,9 @@ class JobRunner {
     Status status;
     dataset::ReadResult result;
   };
+  // Asks the registry for a pass over the job's Dataset (or another one after its own).
   void Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated);
+  IngestShare Share(JobEntry& e, const DatasetSource& ds);
   void OnIngested(const std::string& key, uint64_t incarnation, const IngestDone& d,
                   bool take_unterminated);
   void ApplyIngest(JobEntry& e, const IngestDone& d, bool take_unterminated);
