@@ -425,7 +425,8 @@ void UploadScenario(const Args& args, Moto& moto) {
   PrintTopMappings(args, c.pid(), &base_maps);
   std::fflush(stdout);
   c.Stop();
-  client.Delete({kBucket, deploy_key});  // moto keeps objects in memory or its temp files
+  // Frees moto's memory or temp files; a failure only leaves an object in the throwaway bucket.
+  client.Delete({kBucket, deploy_key}).IgnoreError();
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ constexpr size_t kMaxRootSteps = 4096;
 std::string ErrnoText(int e) { return std::system_category().message(e); }
 
 Status ErrnoError(const std::string& what, int e) {
-  return Status::Error(what + ": " + ErrnoText(e));
+  return Status::Errno(e, what + ": " + ErrnoText(e));
 }
 
 std::string JoinName(const std::string& dir, std::string_view rel) {
@@ -550,7 +550,7 @@ Result<FileId> Dir::Replace(
     return fail(ErrnoError("replacing " + target, e));
   }
   if (Status s = Sync(); !s.ok()) {
-    return Status::Error(s.message() + " (" + target + " was already replaced)");
+    return s.WithMessage(s.message() + " (" + target + " was already replaced)");
   }
   return IdOf(st);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -144,6 +145,12 @@ TEST_P(ConfinedTest, AMissingPathIsNamedWholeByEitherResolver) {
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.message().find(out.path() + "/train/9/deeper: No such file"), std::string::npos)
       << d.message();
+  // Callers (model versions, hot-update removal) take a missing directory from the errno.
+  EXPECT_EQ(d.status().errno_value(), ENOENT);
+  EXPECT_EQ(d.code(), ErrorCode::kNotFound);
+  auto host = Dir::OpenHost(rootfs_, "/no/such/dir", false);
+  ASSERT_FALSE(host.ok());
+  EXPECT_EQ(host.status().errno_value(), ENOENT) << host.message();
 }
 
 TEST_P(ConfinedTest, SubCreatesMissingDirectoriesBeneath) {

@@ -55,7 +55,7 @@ constexpr size_t kCopyChunk = 128 * 1024;
 std::string ErrnoText(int e) { return std::system_category().message(e); }
 
 Status ErrnoError(const std::string& what, int e) {
-  return Status::Error(what + ": " + ErrnoText(e));
+  return Status::Errno(e, what + ": " + ErrnoText(e));
 }
 
 std::atomic<bool> g_hook_set{false};
@@ -168,7 +168,7 @@ Status ReplaceAtomically(const std::string& path, int mode,
     return fail(ErrnoError("replacing " + path, errno));
   }
   if (Status s = FsyncDir(Dirname(path)); !s.ok()) {
-    return Status::Error(s.message() + " (" + path + " was already replaced)");
+    return s.WithMessage(s.message() + " (" + path + " was already replaced)");
   }
   return Status::Ok();
 }

@@ -123,16 +123,18 @@ Status LoadState(const std::string& path, const S3Url& url, State* out) {
   return Status::Ok();
 }
 
-bool HasHttpStatus(const std::string& message, const std::string& what, int status) {
-  return message.rfind(what + ": " + std::to_string(status) + " ", 0) == 0;
+// The client's error text without its "<what>: " prefix (the whole text if it has none).
+std::string WithoutPrefix(const std::string& message, const std::string& what) {
+  const std::string prefix = what + ": ";
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
 }
 
 // For a GET error `s`: the 412 (the object is no longer the HEAD's version) said plainly.
 Status GetError(const Status& s, const S3Url& url) {
+  if (s.http_status() != 412) return s;
   const std::string what = "GET " + ToString(url);
-  if (!HasHttpStatus(s.message(), what, 412)) return s;
-  return Status::Error(what + ": the object changed during the sync (" +
-                       s.message().substr(what.size() + 2) +
+  return s.WithMessage(what + ": the object changed during the sync (" +
+                       WithoutPrefix(s.message(), what) +
                        "); the mirror keeps its last committed state");
 }
 
@@ -192,9 +194,9 @@ Status CommitState(const std::string& state_path, const S3Url& url, const Object
 // HEAD errors have no body; one GET of the first byte fetches the S3 error document.
 Status ExplainHeadError(Client& client, const S3Url& url, const Status& head) {
   Status get = client.Get(url, 0, 1, [](std::string_view) { return Status::Ok(); });
-  const std::string what = "GET " + ToString(url) + ": ";
-  if (get.ok() || get.message().rfind(what, 0) != 0) return head;
-  return Status::Error(head.message() + " (GET: " + get.message().substr(what.size()) + ")");
+  if (get.ok()) return head;
+  return head.WithMessage(head.message() +
+                          " (GET: " + WithoutPrefix(get.message(), "GET " + ToString(url)) + ")");
 }
 
 }  // namespace
@@ -237,13 +239,12 @@ Result<MirrorSync> SyncIndexMirror(Client& client, const S3Url& url,
   // 3. One HEAD.
   Result<ObjectInfo> head = client.Head(url);
   if (!head.ok()) {
-    const std::string what = "HEAD " + ToString(url);
-    if (HasHttpStatus(head.message(), what, 404)) {
+    const int http = head.status().http_status();
+    if (http == 404) {
       out.missing = true;
       return done();
     }
-    const std::string& m = head.message();
-    if (m.rfind(what + ": 4", 0) == 0) return ExplainHeadError(client, url, head.status());
+    if (http >= 400 && http < 500) return ExplainHeadError(client, url, head.status());
     return head.status();
   }
   const ObjectInfo& info = *head;

@@ -421,6 +421,9 @@ TEST_F(IndexMirrorTest, WrongSecretIsAClearErrorAndTouchesNothing) {
       << r.message();
   EXPECT_EQ(r.message().find(bad.secret_key), std::string::npos);
   EXPECT_EQ(r.message().find(server_->secret_key()), std::string::npos);
+  // The HEAD's 403 decided the explanation, and is what the caller gets as a value.
+  EXPECT_EQ(r.status().http_status(), 403);
+  EXPECT_EQ(r.code(), ErrorCode::kPermissionDenied);
   EXPECT_TRUE(MirrorIs(v1));
   EXPECT_EQ(ReadFile(mirror_ + ".state"), state);
 }
@@ -451,6 +454,8 @@ TEST_F(IndexMirrorTest, ObjectReplacedBetweenHeadAndGetIs412AndKeepsTheCommitted
             0u)
       << r.message();
   EXPECT_NE(r.message().find("the mirror keeps its last committed state"), std::string::npos);
+  EXPECT_EQ(r.status().http_status(), 412);
+  EXPECT_EQ(r.code(), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(proxy.connections(), 2) << "412 is not retried";
   EXPECT_TRUE(MirrorIs(v1));
   EXPECT_EQ(ReadFile(mirror_ + ".state"), state);
@@ -520,6 +525,8 @@ TEST_F(IndexMirrorTest, ConnectionLostForGoodIsAClearErrorAndNothingUncommittedS
             0u)
       << r.message();
   EXPECT_NE(r.message().find("(3 attempts)"), std::string::npos) << r.message();
+  EXPECT_EQ(r.code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(r.status().http_status(), 0);
   EXPECT_TRUE(MirrorIs(v1)) << "the partly fetched bytes are truncated away";
   EXPECT_EQ(ReadFile(mirror_ + ".state"), state);
 

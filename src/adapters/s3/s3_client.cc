@@ -547,10 +547,14 @@ struct Client::Impl {
     if (!r.upload_error.empty()) return {Status::Error(r.upload_error)};
     if (r.body_too_large) return {Status::Error("response body larger than 32 MiB")};
     if (r.code != CURLE_OK) {
-      return {Status::Error("connection to " + base_url + " failed: " + r.transport_error), true};
+      return {Status::Error(ErrorCode::kUnavailable,
+                            "connection to " + base_url + " failed: " + r.transport_error),
+              true};
     }
-    if (r.status >= 500) return {Status::Error(HttpError(r)), true};
-    if (r.status < 200 || r.status >= 300) return {Status::Error(HttpError(r))};
+    if (r.status >= 500) return {Status::Http(static_cast<int>(r.status), HttpError(r)), true};
+    if (r.status < 200 || r.status >= 300) {
+      return {Status::Http(static_cast<int>(r.status), HttpError(r))};
+    }
     return {Status::Ok()};
   }
 
@@ -568,7 +572,7 @@ struct Client::Impl {
     if (a.status.ok() || a.verbatim) return a.status;
     std::string m = what + ": " + a.status.message();
     if (n > 1) m += " (" + std::to_string(n) + " attempts)";
-    return Status::Error(Redact(std::move(m)));
+    return a.status.WithMessage(Redact(std::move(m)));
   }
 
   // Runs `ex` with retries; the final reply is left in *reply.
@@ -738,7 +742,8 @@ Status Client::Copy(const S3Url& src, const S3Url& dst) {
     const Reply r = impl_->PerformOnce(ex);
     Attempt a = impl_->Classify(r);
     if (a.status.ok() && IsErrorDocument(r.body)) {
-      return {Status::Error(Impl::HttpError(r)), true};  // InternalError, SlowDown, …
+      // InternalError, SlowDown, … in a 200 answer: the copy failed on the server's side.
+      return {Status::Error(ErrorCode::kUnavailable, Impl::HttpError(r)), true};
     }
     return a;
   });

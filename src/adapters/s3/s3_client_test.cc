@@ -386,6 +386,8 @@ TEST_F(S3ServerTest, Delete) {
   ASSERT_FALSE(head.ok());
   // HEAD answers have no body: the reason phrase ("NOT FOUND" from moto's werkzeug).
   EXPECT_EQ(Lower(head.message()), "head s3://" + b + "/tmp/x: 404 not found");
+  EXPECT_EQ(head.status().http_status(), 404);  // callers decide on this, not on the text
+  EXPECT_EQ(head.code(), ErrorCode::kNotFound);
   EXPECT_TRUE(c.Delete(url).ok());  // already gone
   auto listed = c.List(b, "tmp");
   ASSERT_TRUE(listed.ok()) << listed.message();
@@ -425,6 +427,7 @@ TEST_F(S3ServerTest, MissingBucketIs404NoSuchBucket) {
   const std::string prefix = "GET s3://no-such-bucket/k: 404 NoSuchBucket";
   auto got = GetAll(c, S3Url{"no-such-bucket", "k"});
   EXPECT_EQ(got.message().rfind(prefix, 0), 0u) << got.message();
+  EXPECT_EQ(got.status().http_status(), 404);
   EXPECT_EQ(c.PutBytes(S3Url{"no-such-bucket", "k"}, "x")
                 .message()
                 .rfind("PUT s3://no-such-bucket/k: 404 NoSuchBucket", 0),
@@ -432,6 +435,7 @@ TEST_F(S3ServerTest, MissingBucketIs404NoSuchBucket) {
   auto listed = c.List("no-such-bucket", "p");
   EXPECT_EQ(listed.message().rfind("LIST s3://no-such-bucket/p: 404 NoSuchBucket", 0), 0u)
       << listed.message();
+  EXPECT_EQ(listed.status().http_status(), 404);
 }
 
 TEST_F(S3ServerTest, CutTransferResumesWhereItStopped) {

@@ -91,9 +91,7 @@ Result<fs::Dir> DirOf(const fs::Dir& job, const std::string& rel, bool create) {
 
 std::string NameOf(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
 
-bool IsMissing(const Status& s) {
-  return s.message().find(std::strerror(ENOENT)) != std::string::npos;
-}
+bool IsMissing(const Status& s) { return s.errno_value() == ENOENT; }
 
 // Records `rel` (a file the LC just wrote beneath the job's directory) with its identity.
 Status Record(const Context& ctx, const core::il::WriteHotUpdate& a, const std::string& rel,

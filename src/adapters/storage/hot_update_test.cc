@@ -403,6 +403,19 @@ TEST_P(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyWhatThisLcWrote) {
   EXPECT_EQ(Entries(Host(kJobDir)), (std::vector<std::string>{"worker.log"}));
 }
 
+// The job's directory removed by someone else while this LC still has records of it: nothing to
+// remove is success (the missing directory is told by its errno, ENOENT), and the records go.
+TEST_P(HotUpdatePathTest, RemoveHotUpdateDirWhenTheJobsDirectoryIsGoneIsOk) {
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  ASSERT_TRUE(stdfs::is_directory(Host(kJobDir)));
+  stdfs::remove_all(Host(kJobDir));
+  Status s = RemoveHotUpdateDir(ctx_, "default", "hot");
+  EXPECT_TRUE(s.ok()) << s.message();
+  // A later write starts from nothing recorded: the job's directory is made again.
+  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
+  EXPECT_TRUE(stdfs::is_directory(Host(kJobDir)));
+}
+
 TEST_F(HotUpdateTest, ACopyFromS3) {
   sedna::testing::MotoServer server;
   bool skip = false;

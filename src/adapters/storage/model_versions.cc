@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -275,9 +274,7 @@ void AddWarning(std::string* to, const std::string& w) {
   *to += w;
 }
 
-bool IsMissing(const Status& s) {
-  return s.message().find(std::strerror(ENOENT)) != std::string::npos;
-}
+bool IsMissing(const Status& s) { return s.errno_value() == ENOENT; }
 
 // An S3 deploy target and its version keys.
 struct S3Target {
@@ -294,7 +291,7 @@ S3Target S3TargetOf(const s3::S3Url& u) {
   return {u, dir + kVersionDirName + "/" + u.key.substr(slash + 1) + "."};
 }
 
-bool IsNotFound(const Status& s) { return s.message().find(": 404 ") != std::string::npos; }
+bool IsNotFound(const Status& s) { return s.http_status() == 404; }
 
 // The newest version's number (0: none yet), from the `Newest()` object: a GET, where a LIST of
 // the version keys would need s3:ListBucket (and trips moto's signature check on '/').

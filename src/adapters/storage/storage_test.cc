@@ -637,6 +637,25 @@ TEST_F(StorageTest, CopiesThatAreNotDeploysKeepNoVersions) {
   EXPECT_FALSE(stdfs::exists(ctx_.rootfs + "/out/d/.sedna-versions"));
 }
 
+// The target's directory removed by hand after deploys kept versions there: no version is listed
+// (the missing directory is told by its errno, ENOENT), rather than an error.
+TEST_F(StorageTest, ListingVersionsOfATargetWhoseDirectoryIsGoneListsNone) {
+  WriteFile(ctx_.rootfs + "/models/deploy/model.pb", "model-0");
+  WriteFile(ctx_.rootfs + "/out/1/model.pb", "model-1");
+  ASSERT_TRUE(DeployModel(ctx_, "/out/1/model.pb", "/models/deploy/model.pb").ok());
+  auto before = ListModelVersions(ctx_, "/models/deploy/model.pb");
+  ASSERT_TRUE(before.ok()) << before.message();
+  ASSERT_EQ(before->size(), 1u);
+  stdfs::remove_all(ctx_.rootfs + "/models/deploy");
+  auto after = ListModelVersions(ctx_, "/models/deploy/model.pb");
+  ASSERT_TRUE(after.ok()) << after.message();
+  EXPECT_TRUE(after->empty());
+  // Restoring one is refused as not kept, not as a file-system error.
+  auto restored = RestoreModelVersion(ctx_, "/models/deploy/model.pb", 1);
+  ASSERT_FALSE(restored.ok());
+  EXPECT_NE(restored.message().find("is not kept"), std::string::npos) << restored.message();
+}
+
 TEST_F(StorageTest, RestoreKeepsTheCurrentModelAndCanBeUndone) {
   const std::string target = ctx_.rootfs + "/models/deploy/model.pb";
   WriteFile(target, "model-0");

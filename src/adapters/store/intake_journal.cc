@@ -62,8 +62,8 @@ uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
 Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& path,
                                                            uint64_t db_identity, size_t capacity) {
   auto fail = [&](const char* what, int e) {
-    return Result<std::unique_ptr<IntakeJournal>>::Error("intake journal " + path + ": " + what +
-                                                         ": " + std::strerror(e));
+    return Result<std::unique_ptr<IntakeJournal>>(
+        Status::Errno(e, "intake journal " + path + ": " + what + ": " + std::strerror(e)));
   };
   if (capacity < kFirst + kEntryHeader + 8 || capacity % 8 != 0)
     return fail("bad capacity", EINVAL);
@@ -111,7 +111,7 @@ Status IntakeJournal::WriteAt(size_t pos, const char* data, size_t n) {
     const ssize_t w = ::pwrite(fd_, data + done, n - done, static_cast<off_t>(pos + done));
     if (w < 0 && errno == EINTR) continue;
     if (w < 0)
-      return Status::Error("intake journal " + path_ + ": writing: " + std::strerror(errno));
+      return Status::Errno(errno, "intake journal " + path_ + ": writing: " + std::strerror(errno));
     if (w == 0) return Status::Error("intake journal " + path_ + ": writing: no progress");
     done += static_cast<size_t>(w);
   }
@@ -121,7 +121,8 @@ Status IntakeJournal::WriteAt(size_t pos, const char* data, size_t n) {
 Status IntakeJournal::EnsureAllocated() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) {
-    return Status::Error("intake journal " + path_ + ": cannot stat: " + std::strerror(errno));
+    return Status::Errno(errno,
+                         "intake journal " + path_ + ": cannot stat: " + std::strerror(errno));
   }
   if (static_cast<uint64_t>(st.st_size) >= capacity_) return Status::Ok();
   if (pos_ != kFirst) {
@@ -131,7 +132,7 @@ Status IntakeJournal::EnsureAllocated() {
                          std::to_string(pos_ - kFirst) + " bytes of entries may be lost");
   }
   if (int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(capacity_)); rc != 0) {
-    return Status::Error("intake journal " + path_ + ": cannot allocate: " + std::strerror(rc));
+    return Status::Errno(rc, "intake journal " + path_ + ": cannot allocate: " + std::strerror(rc));
   }
   const uint32_t zero = 0;
   if (Status s = WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
@@ -181,9 +182,10 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
   const size_t len = 4 + worker.size() + body.size();
   const size_t need = Align8(kEntryHeader + len);
   if (len > UINT32_MAX || need > capacity_ - pos_) {
-    return Result<uint64_t>::Error("intake journal full (" + std::to_string(pos_ - kFirst) +
-                                   " of " + std::to_string(capacity_ - kFirst) +
-                                   " bytes in use, entry " + std::to_string(need) + ")");
+    return Result<uint64_t>::Error(ErrorCode::kResourceExhausted,
+                                   "intake journal full (" + std::to_string(pos_ - kFirst) +
+                                       " of " + std::to_string(capacity_ - kFirst) +
+                                       " bytes in use, entry " + std::to_string(need) + ")");
   }
   if (Status s = EnsureAllocated(); !s.ok()) return s;
   // One write puts the entry in place with a zero length, and zeroes the slot after it (the slot

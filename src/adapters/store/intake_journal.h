@@ -66,7 +66,13 @@ class IntakeJournal {
   // empty journal never fits), when a write fails ("intake journal <path>: writing: <errno
   // text>"), or when the file was cut shorter under the journal while it holds uncommitted
   // entries (commit them, Reset(), retry: an empty journal re-allocates the file and goes on).
+  // Not fitting is kResourceExhausted without an errno (IsFull); a failed write or allocation
+  // carries its errno (a full volume: ENOSPC).
   Result<uint64_t> Append(std::string_view worker, std::string_view body);
+  // Whether `s`, from Append, says the entry does not fit (the journal's bound, not the volume's).
+  static bool IsFull(const Status& s) {
+    return s.code() == ErrorCode::kResourceExhausted && s.errno_value() == 0;
+  }
 
   // Every appended entry is committed: the next Append starts at the beginning of the file. The
   // write that clears the first entry is best effort: if it fails, what it leaves are entries at

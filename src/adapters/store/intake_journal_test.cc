@@ -177,10 +177,16 @@ TEST_F(IntakeJournalTest, AFullJournalRefusesAndKeepsWhatItHas) {
   auto full = j->Append("w", std::string(50, 'b'));         // 71 -> 72: 200 > 192
   ASSERT_FALSE(full.ok());
   EXPECT_THAT(full.message(), HasSubstr("intake journal full"));
+  // The code says so (ReportIntake branches on it), with no errno: not the volume's fault.
+  EXPECT_EQ(full.code(), ErrorCode::kResourceExhausted);
+  EXPECT_EQ(full.status().errno_value(), 0);
+  EXPECT_TRUE(IntakeJournal::IsFull(full.status()));
   EXPECT_EQ(j->next_seq(), 2u);
   j->Reset();
   EXPECT_EQ(*j->Append("w", std::string(50, 'b')), 2u);
-  EXPECT_FALSE(j->Append("w", std::string(300, 'c')).ok());  // never fits
+  auto never = j->Append("w", std::string(300, 'c'));  // never fits
+  ASSERT_FALSE(never.ok());
+  EXPECT_TRUE(IntakeJournal::IsFull(never.status()));
   j.reset();
   EXPECT_THAT(Open(kDb, 256)->Recover(1), ElementsAre(E(2, "w", std::string(50, 'b'))));
 }

@@ -335,8 +335,9 @@ Status Store::Impl::Migrate(bool read_only) {
     if (Status s = Exec("BEGIN IMMEDIATE", "begin migration"); !s.ok()) return s;
   }
   auto fail = [&](Status s) {
-    if (!read_only) RollbackIfOpen();
-    return s;
+    if (read_only) return s;
+    Status r = RollbackIfOpen();
+    return r.ok() ? s : s.WithMessage(s.message() + "; " + r.message());
   };
   auto version = QueryInt("PRAGMA user_version", "read schema version");
   if (!version) return fail(version.status());
@@ -495,7 +496,8 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
     return Status::Error("database " + path_ + ": Transact called inside a transaction");
   }
   if (Status s = im.Run(kBegin, "begin"); !s.ok()) {
-    im.RollbackIfOpen();
+    if (Status r = im.RollbackIfOpen(); !r.ok())
+      return s.WithMessage(s.message() + "; " + r.message());
     return s;
   }
   im.in_tx = true;
@@ -511,7 +513,9 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
     Tx& tx;
     ~Guard() {
       tx.active_ = false;
-      im.RollbackIfOpen();
+      // Open here only when fn threw (every other path has committed or rolled back): the
+      // exception is the error, and RollbackIfOpen's last resort leaves no transaction open.
+      im.RollbackIfOpen().IgnoreError();
       im.in_tx = false;
     }
   } guard{im, tx};
@@ -528,7 +532,7 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   if (s.ok()) s = im.Run(kCommit, "commit");
   if (!s.ok()) {
     if (Status r = im.RollbackIfOpen(); !r.ok())
-      s = Status::Error(s.message() + "; " + r.message());
+      s = s.WithMessage(s.message() + "; " + r.message());
     return s;
   }
   im.stats.count += tx.added_count_ - removed.count;

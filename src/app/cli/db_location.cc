@@ -26,7 +26,7 @@ namespace stdfs = std::filesystem;
 constexpr const char* kCompanions[] = {"-wal", "-intake", "-sent"};
 
 Status Errno(const std::string& what, int e) {
-  return Status::Error(what + ": " + std::strerror(e));
+  return Status::Errno(e, what + ": " + std::strerror(e));
 }
 
 bool Exists(const std::string& p) {

@@ -78,7 +78,7 @@ bool ReportIntake::Accept(PendingReport report, std::string_view worker, std::st
     if (!settled()) return false;
     seq = journal_->Append(worker, body);
     // Full (an entry larger than the whole journal) is no fault of the volume.
-    const bool full = !seq.ok() && seq.message().rfind("intake journal full", 0) == 0;
+    const bool full = !seq.ok() && store::IntakeJournal::IsFull(seq.status());
     if (!full) NoteJournal(seq.ok() ? Status::Ok() : seq.status());
     if (!seq.ok()) {  // larger than the whole journal: the batch is empty, order is kept
       return StepAloneNow(std::move(report));
