@@ -10,6 +10,8 @@ namespace sedna::gm {
 // The n-th delay since construction or the last Reset() (n = 0, 1, ...) is drawn uniformly from
 // [0, min(max, initial * 2^n)] milliseconds. initial is clamped to >= 1 ms and max to >= initial.
 // The same seed yields the same sequence; seed 0 draws a seed from std::random_device.
+// Clock: none of the controller's (core/clock.h). Only when std::random_device fails is the seed
+// taken from the steady clock's reading: entropy for the jitter, never a time anyone compares.
 class Backoff {
  public:
   Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, uint64_t seed = 0);

@@ -9,6 +9,11 @@
 // count appears when there was more than one. Copy errors start "PUT s3://dst/k (copy of
 // s3://src/k)", List errors "LIST s3://bucket/prefix", HEAD errors carry the HTTP reason phrase
 // (no body). The secret key never appears in an error message.
+//
+// Clock: each request is signed with the system clock's time (X-Amz-Date), not the controller's
+// (core/clock.h): S3 rejects a signature more than 15 minutes off its own clock, so the date must
+// be the host's real time, and it is never persisted or compared with anything the LC keeps.
+// Attempt timeouts and retry backoff are libcurl's and this client's own, also on the system clock.
 #pragma once
 
 #include <chrono>

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <optional>
 
+#include "adapters/clock/system_clock.h"
 #include "adapters/fs/files.h"
 #include "adapters/json/go_json.h"
 #include "adapters/storage/ledger.h"
@@ -168,18 +169,19 @@ std::string GoTimeString(int64_t unix_nanos, int utc_offset_seconds, std::string
   return out;
 }
 
-std::string GoTimeNow() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  const auto mono = std::chrono::steady_clock::now() - kProcessStart;
+std::string GoTimeNow(const core::Clock& clock) {
+  const int64_t unix_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock.Now().time_since_epoch()).count();
+  const auto mono = clock.Steady() - kProcessStart;
   tm local{};
-  const time_t secs = ts.tv_sec;
+  const time_t secs = static_cast<time_t>(FloorDiv(unix_nanos, 1'000'000'000));
   ::localtime_r(&secs, &local);
   const int64_t mono_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(mono).count() + 1;
-  return GoTimeString(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec,
-                      static_cast<int>(local.tm_gmtoff),
+  return GoTimeString(unix_nanos, static_cast<int>(local.tm_gmtoff),
                       local.tm_zone != nullptr ? local.tm_zone : "", mono_nanos);
 }
+
+std::string GoTimeNow() { return GoTimeNow(clock::System()); }
 
 Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
                                     const std::string& name) {
@@ -221,7 +223,7 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
   auto cd = DirOf(*job, *config_rel, true);
   if (!cd.ok()) return cd.status().With("hot update");
   result.config_file = fs::JoinRootfs(ctx.rootfs, fs::CleanPath(action.config_path));
-  result.update_time = GoTimeNow();
+  result.update_time = GoTimeNow(ctx.clock ? *ctx.clock : clock::System());
   const std::string content = ModelConfigJson(action.model_path, result.update_time);
   // The config is recorded before it becomes visible (its temp file's dev/ino is what the rename
   // puts in place), so that the worker never sees a config the LC has not recorded, and its

@@ -29,9 +29,11 @@ std::string ModelConfigJson(std::string_view model_path, std::string_view update
 // when zero); `mono_nanos` is printed as signed seconds with 9 decimals.
 std::string GoTimeString(int64_t unix_nanos, int utc_offset_seconds, std::string_view zone,
                          int64_t mono_nanos);
-// time.Now().String() for this process: the local zone (TZ, /etc/localtime), and the monotonic
-// reading counted from the start of the process, as Go counts it.
-std::string GoTimeNow();
+// time.Now().String() for this process, read from `clock`: its wall time in the local zone (TZ,
+// /etc/localtime), and its monotonic reading counted from the start of the process (on the system
+// steady clock), as Go counts it.
+std::string GoTimeNow(const core::Clock& clock);
+std::string GoTimeNow();  // from the system clock
 
 struct HotUpdateResult {
   std::vector<DeployResult> copies;  // one per copy of the action, in order
@@ -53,11 +55,11 @@ Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
 // copy into the job's directory goes into a directory opened beneath it with no link followed,
 // so a link a worker planted there is never followed: a linked target is replaced, not kept, a
 // linked .sedna-versions fails the copy), then the config is written beneath the job's directory
-// (fs::Dir::Replace, mode 0644 whatever the umask) with ModelConfigJson(model_path, GoTimeNow()).
-// Every file written beneath the job's directory is recorded (with its dev/ino) in the LC's
-// ledger (ledger.h) for RemoveHotUpdateDir. Any error stops there: the config is written only
-// after every model file, so a failed copy leaves the old config (and so the worker's model) in
-// place. Blocking: run on the pool.
+// (fs::Dir::Replace, mode 0644 whatever the umask) with ModelConfigJson(model_path,
+// GoTimeNow(clock)), `clock` the context's. Every file written beneath the job's directory is
+// recorded (with its dev/ino) in the LC's ledger (ledger.h) for RemoveHotUpdateDir. Any error stops
+// there: the config is written only after every model file, so a failed copy leaves the old config
+// (and so the worker's model) in place. Blocking: run on the pool.
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action);
 
 // On a job delete (v0.7.0 removes the whole directory of the annotation, §H4.1): removes only what

@@ -14,6 +14,7 @@
 #include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/s3/s3_client.h"
+#include "core/clock.h"
 #include "core/status.h"
 
 namespace sedna::storage {
@@ -35,6 +36,9 @@ struct Context {
   // The owning object's sedna.io/credential, parsed; required when a URL is on S3.
   std::optional<s3::Credentials> credentials;
   s3::ClientOptions s3_options;
+  // The time written into hot-update configs (WriteHotUpdate's model_update_time); it must outlive
+  // the work done with this context. Null: the system clock.
+  const core::Clock* clock = nullptr;
 };
 
 // The dataset's URL prefix written as the first line of dataIndex.txt (§P7.2 URLPrefix: the

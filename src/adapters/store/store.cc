@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "adapters/clock/system_clock.h"
 #include "adapters/store/sent_mark.h"
 #include "adapters/store/wal_checkpointer.h"
 
@@ -87,10 +88,10 @@ constexpr std::array<const char*, kStmtCount> kSql = {
     "DELETE FROM lc_outbox WHERE id <= ?1 RETURNING length(CAST(frame AS BLOB))",
 };
 
-// Now in UTC, formatted as mattn/go-sqlite3 writes GORM's time.Time values
+// `clock`'s now in UTC, formatted as mattn/go-sqlite3 writes GORM's time.Time values
 // ("2006-01-02 15:04:05.999999999-07:00": fraction without trailing zeros, omitted when zero).
-std::string GormNow() {
-  const auto now = std::chrono::system_clock::now();
+std::string GormNow(const core::Clock* clock) {
+  const auto now = (clock ? *clock : clock::System()).Now();
   const auto ns_total =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   std::time_t secs = static_cast<std::time_t>(ns_total / 1000000000);
@@ -567,7 +568,7 @@ Status Store::Tx::Fail(Status s) {
 Status Store::Tx::UpsertResource(const ResourceRow& row) {
   if (Status s = Check(); !s.ok()) return s;
   Impl& im = *store_->impl_;
-  const std::string now = GormNow();
+  const std::string now = GormNow(store_->options_.clock);
   auto bind = [&](sqlite3_stmt* s) {
     BindText(s, 1, now);
     BindText(s, 2, row.type_meta);
@@ -611,7 +612,7 @@ Status Store::Tx::PutState(const std::string& scope, const std::string& key,
   Impl& im = *store_->impl_;
   auto s = im.Stmt(kStatePut);
   if (!s) return Fail(s.status());
-  const std::string now = GormNow();
+  const std::string now = GormNow(store_->options_.clock);
   StmtReset reset(*s);
   BindText(*s, 1, scope);
   BindText(*s, 2, key);
@@ -640,7 +641,7 @@ Result<int64_t> Store::Tx::OutboxAppend(const std::string& frame) {
   Impl& im = *store_->impl_;
   auto s = im.Stmt(kOutboxAppend);
   if (!s) return Fail(s.status());
-  const std::string now = GormNow();
+  const std::string now = GormNow(store_->options_.clock);
   StmtReset reset(*s);
   BindText(*s, 1, frame);
   BindText(*s, 2, now);

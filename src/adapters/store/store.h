@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "adapters/store/wal_checkpointer.h"
+#include "core/clock.h"
 #include "core/status.h"
 
 namespace sedna::store {
@@ -76,6 +77,9 @@ struct StoreOptions {
   // characters, so it must decide from the frame up to there (json::IsInformationalFrame does).
   // Unset: nothing is informational.
   std::function<bool(std::string_view frame)> outbox_informational;
+  // The times written (resources' created_at/updated_at, lc_state's updated_at, the outbox's
+  // created_at) are its Now(); it must outlive the Store. Null: the system clock.
+  const core::Clock* clock = nullptr;
 };
 
 class Store {

@@ -13,6 +13,8 @@
 #include <regex>
 #include <string>
 
+#include "adapters/clock/fake_clock.h"
+
 namespace sedna::store {
 namespace {
 
@@ -1002,5 +1004,31 @@ TEST(StoreTest, CrashMidTransactionKeepsExactlyTheCommittedOnes) {
   }
 }
 
+// Every time the store writes is its options' clock's (the controller's Context::clock).
+TEST(Store, WritesItsTimesFromTheOptionsClock) {
+  TempDir t;
+  fs::path p = t.path() / "db.sqlite";
+  clock::FakeClock fake;  // 2026-01-01T00:00:00Z
+  StoreOptions o;
+  o.clock = &fake;
+  auto s = MustOpen(p, o);
+  ASSERT_TRUE(s);
+  ResourceRow a{"default/dataset/a", R"({"kind":"Dataset"})", R"({"name":"a"})", R"({"url":"/x"})"};
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 if (Status st = tx.UpsertResource(a); !st.ok()) return st;
+                 if (Status st = tx.PutState("il", "k", "v"); !st.ok()) return st;
+                 return tx.OutboxAppend("frame").status();
+               }).ok());
+  fake.Advance(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) { return tx.UpsertResource(a); }).ok());
+  RawDb raw(p);
+  EXPECT_EQ(raw.One("SELECT created_at FROM resources"), "2026-01-01 00:00:00+00:00");
+  EXPECT_EQ(raw.One("SELECT updated_at FROM resources"), "2026-01-01 00:00:01.5+00:00");
+  EXPECT_EQ(raw.One("SELECT updated_at FROM lc_state WHERE scope='il'"),
+            "2026-01-01 00:00:00+00:00");
+  EXPECT_EQ(raw.One("SELECT created_at FROM lc_outbox"), "2026-01-01 00:00:00+00:00");
+}
+
 }  // namespace
+
 }  // namespace sedna::store

@@ -1,8 +1,10 @@
 // What every part of the controller shares, owned by the composition root (controller.cc): the
-// loop, the configuration, the store, the pool for blocking work, the /metrics counters, and
-// whether the controller is stopping. Parts hold a reference; each part's own state is its own.
-// Everything here is used on the loop thread only, except `pool`, which runs blocking work whose
-// result comes back to the loop with asio::post(io, ...).
+// loop, the configuration, the clock, the store, the pool for blocking work, the /metrics
+// counters, and whether the controller is stopping. Every part reads the time through `clock`
+// only (the store writes its timestamps from it too); asio timers keep counting on the system
+// steady clock, armed with durations (expires_after) computed from `clock`. Parts hold a reference;
+// each part's own state is its own. Everything here is used on the loop thread only, except `pool`,
+// which runs blocking work whose result comes back to the loop with asio::post(io, ...).
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -16,6 +18,7 @@
 #include "adapters/store/store.h"
 #include "app/cluster/config.h"
 #include "app/cluster/status_view.h"
+#include "core/clock.h"
 
 namespace sedna::app {
 
@@ -59,10 +62,13 @@ struct Health {
 };
 
 struct Context {
-  Context(boost::asio::io_context& io_, Config c) : io(io_), cfg(std::move(c)), trim(io_) {}
+  // `clock` must outlive the context.
+  Context(boost::asio::io_context& io_, Config c, const core::Clock& clock_)
+      : io(io_), cfg(std::move(c)), clock(clock_), trim(io_) {}
 
   boost::asio::io_context& io;
   const Config cfg;
+  const core::Clock& clock;
   std::unique_ptr<store::Store> store;  // opened by Controller::Start, before any part runs
   boost::asio::thread_pool pool{2};
   Metrics metrics;

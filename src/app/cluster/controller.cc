@@ -62,18 +62,13 @@ EarlyLimits EarlyLimitsOf(const Config& c) {
           static_cast<size_t>(c.early_reports_max_bytes), c.early_report_ttl_ms};
 }
 
-int64_t WallMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 // The parts, in construction order: each may refer to those above it; hooks that point down the
 // list are lambdas, called only once every part exists. Destroyed in reverse, after Stop.
 struct Controller::Impl {
-  Impl(asio::io_context& io, Config c)
-      : ctx(io, std::move(c)),
+  Impl(asio::io_context& io, Config c, const core::Clock& clock)
+      : ctx(io, std::move(c), clock),
         outbox(ctx),
         inbound(io, {[this] { return intake.Commit(); }, [this] { return intake.pending(); }}),
         intake(
@@ -97,7 +92,7 @@ struct Controller::Impl {
         frames(ctx, inbound, datasets, models, jobs, passthrough),
         worker_api(ctx, jobs, intake, inbound, passthrough, outbox),
         status(ctx, jobs, intake, outbox),
-        early(EarlyLimitsOf(ctx.cfg), WallMs) {
+        early(EarlyLimitsOf(ctx.cfg), [this] { return core::UnixMs(ctx.clock); }) {
     outbox.set_on_below_limit([this] { datasets.ReadAll(); });
     early.set_apply(ApplyEarlyReports(jobs, intake, inbound, early));
     worker_api.SetEarlyReports(&early);
@@ -156,6 +151,7 @@ Status Controller::Impl::OpenStore() {
   store::StoreOptions so;
   so.outbox_informational = json::IsInformationalFrame;  // the outbox quotas (outbox.h)
   so.synchronous_full = ctx.cfg.db_sync_full;
+  so.clock = &ctx.clock;
   // Called on the Store's checkpoint thread (spdlog is thread-safe); a failure that repeats is
   // logged once, and again when it changes or clears.
   so.on_checkpoint = [last_error = std::string()](const store::CheckpointReport& r) mutable {
@@ -295,8 +291,8 @@ void Controller::Impl::Stop() {
 
 // ---------------------------------------------------------------- Controller
 
-Controller::Controller(asio::io_context& io, Config config)
-    : impl_(std::make_unique<Impl>(io, std::move(config))) {}
+Controller::Controller(asio::io_context& io, Config config, const core::Clock& clock)
+    : impl_(std::make_unique<Impl>(io, std::move(config), clock)) {}
 Controller::~Controller() = default;
 Status Controller::Start() { return impl_->Start(); }
 void Controller::Stop() { impl_->Stop(); }

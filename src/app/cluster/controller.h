@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "adapters/clock/system_clock.h"
 #include "app/cluster/config.h"
 #include "app/cluster/dashboard_workers.h"
 #include "app/cluster/upstream_sink.h"
+#include "core/clock.h"
 #include "core/report.h"
 #include "core/status.h"
 
@@ -27,7 +29,9 @@ using ReportGate = std::function<Status(const core::WorkerReport& report)>;
 
 class Controller {
  public:
-  Controller(boost::asio::io_context& io, Config config);
+  // Every time the controller reads comes from `clock` (core/clock.h), which must outlive it.
+  Controller(boost::asio::io_context& io, Config config,
+             const core::Clock& clock = clock::System());
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;

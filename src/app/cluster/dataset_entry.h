@@ -32,8 +32,9 @@ struct DatasetRegistry::Entry {
   bool read_again = false;     // another was asked for meanwhile
   bool read_again_take = false;
   std::unique_ptr<boost::asio::steady_timer> poll_timer;
-  // numberOfSamples coalescing (--dataset-status-interval-ms): when the last one was sent, and a
-  // timer that reads again when a changed count had to wait.
+  // numberOfSamples coalescing (--dataset-status-interval-ms): when the last one was sent (on
+  // Context::clock's steady reading), and a timer that reads again when a changed count had to
+  // wait.
   std::chrono::steady_clock::time_point last_status;
   std::unique_ptr<boost::asio::steady_timer> status_timer;
   bool status_due = false;

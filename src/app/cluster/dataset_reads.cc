@@ -143,7 +143,7 @@ void DatasetRegistry::CommitCount(Entry& e, const Pass& pass) {
   });
   if (s.ok()) {
     e.record = rec;
-    if (!frames.empty()) e.last_status = std::chrono::steady_clock::now();
+    if (!frames.empty()) e.last_status = ctx_.clock.Steady();
     outbox_.Pump();
   } else {
     spdlog::error("Dataset {}: persisting count: {}", e.name(), s.message());
@@ -155,12 +155,12 @@ void DatasetRegistry::CommitCount(Entry& e, const Pass& pass) {
 // last value always goes out.
 bool DatasetRegistry::StatusMaySend(Entry& e) {
   const auto interval = std::chrono::milliseconds(ctx_.cfg.dataset_status_interval_ms);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = ctx_.clock.Steady();
   if (interval.count() == 0 || now - e.last_status >= interval) return true;
   if (!e.status_due) {
     e.status_due = true;
     if (!e.status_timer) e.status_timer = std::make_unique<asio::steady_timer>(ctx_.io);
-    e.status_timer->expires_at(e.last_status + interval);
+    e.status_timer->expires_after(e.last_status + interval - now);
     e.status_timer->async_wait([this, key = e.src.key](const boost::system::error_code& ec) {
       if (ec || ctx_.stopped) return;
       auto it = datasets_.find(key);

@@ -189,10 +189,7 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
   } else {
     e.ll = std::move(incoming.ll);
   }
-  if (persist) {  // from the GM, not reloaded from the database
-    using namespace std::chrono;
-    e.received_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-  }
+  if (persist) e.received_ms = core::UnixMs(ctx_.clock);  // from the GM, not reloaded
   MakeOutputDirs(e, who);
   if (fresh) {
     auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());

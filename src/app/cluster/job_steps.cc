@@ -28,10 +28,11 @@ using core::il::Event;
 
 namespace {
 
-core::il::Now MakeNow() {
-  using namespace std::chrono;
+// The core's `now`, from the controller's clock: wall time, the local minute of day (TZ) and
+// RFC 3339 in UTC.
+core::il::Now MakeNow(const core::Clock& clock) {
   core::il::Now n;
-  n.unix_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  n.unix_ms = core::UnixMs(clock);
   std::time_t t = static_cast<std::time_t>(n.unix_ms / 1000);
   std::tm lt{}, ut{};
   localtime_r(&t, &lt);
@@ -43,11 +44,6 @@ core::il::Now MakeNow() {
   return n;
 }
 
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   storage::Context c;
   c.rootfs = ctx.cfg.rootfs;
@@ -56,6 +52,7 @@ storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   c.job_root = core::il::OutputRoot(e.output_dir());
   c.credentials = e.creds;
   c.s3_options = ctx.S3Options();
+  c.clock = &ctx.clock;
   return c;
 }
 
@@ -139,7 +136,7 @@ core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
 
 PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                             const dataset::IndexCursor* new_cursor) {
-  const core::il::Now now = MakeNow();
+  const core::il::Now now = MakeNow(ctx_.clock);
   PlannedStep p;
   p.e = &e;
   p.now_ms = now.unix_ms;
@@ -204,7 +201,7 @@ void JobRunner::ActOn(PlannedStep& p) {
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
     outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
-      inbound_.Add(StepEvent(key, inc, core::il::EvalForwardWritten{NowMs()}));
+      inbound_.Add(StepEvent(key, inc, core::il::EvalForwardWritten{core::UnixMs(ctx_.clock)}));
     });
   }
   if (!p.frames.empty()) outbox_.PostPump();

@@ -134,9 +134,11 @@ void Outbox::ScheduleAckFlush() {
   if (full_) Full();  // sent frames no longer count: ingestion may resume now
   if (informational_full_) InformationalFull();
   if (!ack_flush_timer_) ack_flush_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
-  if (ack_flush_timer_->expiry() > std::chrono::steady_clock::now()) return;  // already armed
+  if (ack_flush_armed_) return;
+  ack_flush_armed_ = true;
   ack_flush_timer_->expires_after(kAckFlushDelay);
   ack_flush_timer_->async_wait([this](const boost::system::error_code& ec) {
+    ack_flush_armed_ = false;
     if (!ec && !ctx_.stopped) FlushAcks();
   });
 }

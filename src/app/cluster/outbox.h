@@ -83,7 +83,8 @@ class Outbox {
   bool pump_posted_ = false;
   bool full_ = false;
   bool informational_full_ = false;
-  std::unique_ptr<boost::asio::steady_timer> ack_flush_timer_;  // armed while acks wait deletion
+  std::unique_ptr<boost::asio::steady_timer> ack_flush_timer_;
+  bool ack_flush_armed_ = false;  // the timer is armed: acks wait deletion
   std::multimap<int64_t, std::function<void()>> written_watchers_;
   std::deque<store::OutboxEntry> queue_;  // read ahead from SQLite, not yet written
   int64_t queued_through_ = 0;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "adapters/clock/system_clock.h"
 #include "app/cluster/dashboard_feed.h"
 
 namespace sedna::app {
@@ -288,7 +289,7 @@ std::unique_ptr<Context> OpenContext(boost::asio::io_context& io, const std::str
   Config c;
   c.db_path = db;
   c.history_rounds = rounds;
-  auto ctx = std::make_unique<Context>(io, c);
+  auto ctx = std::make_unique<Context>(io, c, clock::System());
   auto st = store::Store::Open(db, {});
   EXPECT_TRUE(st.ok()) << st.message();
   if (st.ok()) ctx->store = std::move(*st);

@@ -79,10 +79,11 @@ http::HttpResponse StatusEndpoint::OnRequest(const http::HttpRequest& req) {
 
 namespace {
 
-int64_t NowMs(bool steady) {
+// `clock`'s steady (monotonic) or wall reading, in ms.
+int64_t NowMs(const core::Clock& clock, bool steady) {
   using namespace std::chrono;
-  if (steady) return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  if (steady) return duration_cast<milliseconds>(clock.Steady().time_since_epoch()).count();
+  return core::UnixMs(clock);
 }
 
 constexpr size_t kLogTailBytes = 8 << 10;
@@ -130,12 +131,12 @@ http::HttpResponse StatusEndpoint::Dashboard() {
   in.gm_connected = outbox_.connected();
   in.workers = std::move(workers);
   in.files = &files_;
-  in.now_ms = NowMs(false);
+  in.now_ms = NowMs(ctx_.clock, false);
   return {200, "application/json", EncodeDashboardJson(in), {{"Cache-Control", "no-store"}}};
 }
 
 void StatusEndpoint::RefreshFiles(const std::vector<WorkerView>& workers) {
-  const int64_t now = NowMs(true);
+  const int64_t now = NowMs(ctx_.clock, true);
   if (files_reading_ || (files_read_ms_ != 0 && now - files_read_ms_ < 1000)) return;
   std::vector<std::string> logs, targets;
   for (const WorkerView& w : workers) {
@@ -167,7 +168,7 @@ void StatusEndpoint::RefreshFiles(const std::vector<WorkerView>& workers) {
       if (!a || !*a) return;
       files_ = std::move(*files);
       files_reading_ = false;
-      files_read_ms_ = NowMs(true);
+      files_read_ms_ = NowMs(ctx_.clock, true);
     });
   });
 }

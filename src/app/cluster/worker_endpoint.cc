@@ -45,7 +45,7 @@ Status WorkerEndpoint::Start() {
   wo.on_dropped = [this](http::DropReason reason, const std::string& peer) {
     DropLog& d = drops_[static_cast<int>(reason)];
     ++d.count;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = ctx_.clock.Steady();
     if (now - d.logged < std::chrono::seconds(10)) return;
     spdlog::warn("worker API: connection from {} closed unanswered ({}; {} since the last line)",
                  peer, http::DropReasonName(reason), d.count);

@@ -98,8 +98,8 @@ std::string KindName(const std::string& kind_lower) {
 
 namespace {
 
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
+std::string NowRfc3339(const core::Clock& clock) {
+  std::time_t t = std::chrono::system_clock::to_time_t(clock.Now());
   std::tm ut{};
   gmtime_r(&t, &ut);
   char buf[32];
@@ -331,7 +331,7 @@ void LocalGm::Impl::SetPod(GmJob& j, Stage stage, PodPhase phase) {
 
 void LocalGm::Impl::Settle(GmJob& j) {
   for (int guard = 0; guard < 8; ++guard) {
-    auto settled = core::gm::Settle(j.gm_spec, j.state, j.pods, NowRfc3339());
+    auto settled = core::gm::Settle(j.gm_spec, j.state, j.pods, NowRfc3339(clock()));
     const bool changed = settled.step.changed;
     j.state = settled.step.state;
     j.pods = settled.pods;
@@ -381,7 +381,8 @@ void LocalGm::Impl::Apply(const std::string& frame) {
     spdlog::warn("standalone: {}: status dropped: {}", key, data.message());
     return;
   }
-  auto step = core::gm::ApplyUpstream(j.gm_kind, j.state, phase, status, *data, NowRfc3339());
+  auto step =
+      core::gm::ApplyUpstream(j.gm_kind, j.state, phase, status, *data, NowRfc3339(clock()));
   if (!step.ok()) {
     spdlog::warn("standalone: {}: status dropped like the GM would: {}", key, step.message());
     return;
@@ -412,7 +413,9 @@ LocalGm::~LocalGm() { Stop(); }
 
 Status LocalGm::Start() {
   Impl& m = *impl_;
-  auto st = store::Store::Open(m.opt.db_path);
+  store::StoreOptions so;
+  so.clock = &m.clock();
+  auto st = store::Store::Open(m.opt.db_path, so);
   if (!st.ok()) return st.status();
   m.store = std::move(*st);
   m.runner = std::make_unique<process::ProcessRunner>(m.io);

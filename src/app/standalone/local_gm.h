@@ -19,6 +19,7 @@
 #include "app/cluster/dashboard_workers.h"
 #include "app/cluster/upstream_sink.h"
 #include "app/standalone/local_credentials.h"
+#include "core/clock.h"
 #include "core/report.h"
 #include "core/status.h"
 
@@ -44,6 +45,9 @@ struct LocalGmOptions {
   // The GM's hostPath root for model hot update, its /var/lib/sedna/model-hot-update: a job's
   // model_config.json is <hot_update_dir>/<ns>/incrementallearningjob/<name>/model_config.json.
   std::string hot_update_dir;
+  // Where the local GM reads the time (condition times, the dashboard's worker times, its store's
+  // timestamps); it must outlive the LocalGm. Null: the system clock.
+  const core::Clock* clock = nullptr;
 };
 
 class LocalGm : public UpstreamSink {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/clock/system_clock.h"
 #include "adapters/manifest/manifest.h"
 #include "adapters/process/process_runner.h"
 #include "adapters/store/store.h"
@@ -88,7 +89,7 @@ struct LocalGm::Impl {
   std::unique_ptr<process::ProcessRunner> runner;
   // The workers started, for the report gate.
   StartedWorkers started;
-  WorkerBoard board;  // the same workers, for the dashboard
+  WorkerBoard board{clock()};  // the same workers, for the dashboard
   std::map<std::string, std::unique_ptr<GmJob>> jobs;
   std::map<std::string, std::string> plain;  // dataset/model key -> object JSON sent
   std::map<std::string, int64_t> sample_counts;
@@ -101,6 +102,8 @@ struct LocalGm::Impl {
   std::string manifest_signature;
   bool stopped = false;
   core::gm::Generation generation;
+
+  const core::Clock& clock() const { return opt.clock ? *opt.clock : clock::System(); }
 
   Impl(boost::asio::io_context& io_, std::function<void(const std::string&)> sink, LocalGmOptions o)
       : io(io_),

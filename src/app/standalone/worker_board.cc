@@ -5,15 +5,6 @@
 
 namespace sedna::app {
 
-namespace {
-
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
 void WorkerBoard::Started(const std::string& ns, const std::string& job, const std::string& stage,
                           const std::string& name, const std::string& log_path) {
   WorkerView w;
@@ -23,7 +14,7 @@ void WorkerBoard::Started(const std::string& ns, const std::string& job, const s
   w.name = name;
   w.state = "running";
   w.log_path = log_path;
-  w.started_ms = NowMs();
+  w.started_ms = core::UnixMs(clock_);
   workers_.push_back(std::move(w));
   while (workers_.size() > kMaxWorkers) workers_.pop_front();
 }
@@ -34,7 +25,7 @@ void WorkerBoard::Exited(const std::string& name, const std::string& state,
     if (it->name != name) continue;
     it->state = state;
     it->detail = how;
-    it->exited_ms = NowMs();
+    it->exited_ms = core::UnixMs(clock_);
     return;
   }
 }

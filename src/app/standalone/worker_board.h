@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "adapters/clock/system_clock.h"
 #include "app/cluster/dashboard_workers.h"
+#include "core/clock.h"
 
 namespace sedna::app {
 
@@ -22,6 +24,9 @@ class WorkerBoard {
  public:
   static constexpr size_t kMaxWorkers = 32;
 
+  // Started and exited times are `clock`'s, which must outlive the board.
+  explicit WorkerBoard(const core::Clock& clock = clock::System()) : clock_(clock) {}
+
   void Started(const std::string& ns, const std::string& job, const std::string& stage,
                const std::string& name, const std::string& log_path);
   // `state`: succeeded, failed or stopped (terminated by the LC); `how`: process::ExitInfo::error.
@@ -30,6 +35,7 @@ class WorkerBoard {
   std::vector<WorkerView> Views() const;
 
  private:
+  const core::Clock& clock_;
   std::deque<WorkerView> workers_;  // oldest first
 };
 
