@@ -275,8 +275,8 @@ TEST_P(ConfinedTest, OpenHostCreatesWhatIsMissing) {
   EXPECT_TRUE(sfs::is_directory(rootfs_ + "/new/out/dir"));
 }
 
-// A Dataset's index (#21): the operator's host path, its own name a link as hosts often have it,
-// taken as the host takes it and never above the rootfs; nothing but a regular file is opened.
+// A Dataset's index ([D:I21]): the operator's host path, its own name a link as hosts often
+// have it, taken as the host takes it and never above the rootfs; only a regular file is opened.
 TEST_P(ConfinedTest, OpenHostFileTakesHostLinksAndNeverLeavesTheRootfs) {
   sfs::create_directories(rootfs_ + "/mnt/data");
   Put(rootfs_ + "/mnt/data/index-v2.txt", "host index");
