@@ -294,6 +294,11 @@ struct HostWalkEnd {
   UniqueFd fd;
   struct stat st {};
   bool missing = false;  // file walk only: the path (or a directory on it) does not exist
+  static HostWalkEnd Missing() {
+    HostWalkEnd end;
+    end.missing = true;
+    return end;
+  }
 };
 
 // The walk behind OpenHost and OpenHostFile: `host_path`'s components opened one at a time under
@@ -347,9 +352,7 @@ Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_
       if (::fstatat(at, c.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
         const int e = errno;
         if (e == ENOENT || e == ENOTDIR) {
-          HostWalkEnd end;
-          end.missing = true;
-          return end;
+          return HostWalkEnd::Missing();
         }
         return ErrnoError(JoinName(shown(), c), e);
       }
@@ -365,9 +368,7 @@ Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_
         if (ffd < 0) {
           const int e = errno;
           if (e == ENOENT) {
-            HostWalkEnd end;
-            end.missing = true;
-            return end;
+            return HostWalkEnd::Missing();
           }
           if (e == ELOOP) {
             return Status::Error(shown_file + ": replaced by a symbolic link while opened");
@@ -429,9 +430,7 @@ Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_
         continue;
       }
       if (file && (e == ENOENT || e == ENOTDIR)) {
-        HostWalkEnd end;
-        end.missing = true;
-        return end;
+        return HostWalkEnd::Missing();
       }
       if (e == ENOTDIR) return Status::Error(JoinName(shown(), c) + ": not a directory");
       return ErrnoError(JoinName(shown(), c), e);
