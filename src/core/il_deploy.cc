@@ -11,7 +11,6 @@ namespace sedna::core::il {
 namespace internal {
 namespace {
 
-constexpr int64_t kLostAnswerMinMs = 60000;  // §H3.2: a resync at least this late re-answers
 constexpr int64_t kHotUpdateRetryMs = 10000;
 
 std::string BaseName(std::string url) {
@@ -247,7 +246,7 @@ void Stepper::OnDeployWaiting(int64_t idx) {
         latest ? s.decision_report : (d ? std::optional<StatusReport>(d->report) : std::nullopt);
     const int64_t at = latest ? s.decided_at_ms : (d ? d->at_ms : 0);
     if (report && s.work == Work::kNone &&
-        spec.job_received_ms >= at + std::max(DeployWaitMs(), kLostAnswerMinMs)) {
+        spec.job_received_ms >= at + std::max(DeployWaitMs(), kLostAnswerMs)) {
       Warn("(Deploy, Waiting) at condition " + std::to_string(idx) + " is still the latest " +
            std::to_string((spec.job_received_ms - at) / 1000) +
            " s after this LC's answer; sending it again (Deploy " + StatusWord(report->status) +

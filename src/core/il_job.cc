@@ -5,6 +5,7 @@
 
 #include "core/il_stepper.h"
 #include "core/model_select.h"
+#include "core/overloaded.h"
 
 namespace sedna::core::il {
 namespace internal {
@@ -384,31 +385,29 @@ ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& k
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
   Stepper st{spec, now, state, {}};
-  std::visit(
-      [&](const auto& e) {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, Resume>) {
-          // The forwarded eval report of a pending round is re-sent from the outbox now: the
-          // deploy wait starts at that write (§H3.3).
-          if (st.s.eval_reported && st.s.eval_written_ms == 0) st.s.eval_written_ms = now.unix_ms;
-          st.IssueWork();
-        } else if constexpr (std::is_same_v<E, SamplesIngested>) {
-          st.OnIngested(e);
-        } else if constexpr (std::is_same_v<E, FileWritten>) {
-          st.OnFileWritten(e);
-        } else if constexpr (std::is_same_v<E, WorkerReported>) {
-          st.OnWorkerReport(e.report);
-        } else if constexpr (std::is_same_v<E, ModelCopied>) {
-          st.OnCopied(e);
-        } else if constexpr (std::is_same_v<E, EvalReportRefused>) {
-          st.OnEvalRefused(e);
-        } else if constexpr (std::is_same_v<E, HotUpdateWritten>) {
-          st.OnHotUpdateWritten(e);
-        } else if constexpr (std::is_same_v<E, EvalForwardWritten>) {
-          st.OnEvalForwardWritten(e);
-        }
-      },
-      event);
+  // Exhaustive (core/overloaded.h): an Event alternative without a handler here does not compile.
+  std::visit(Overloaded{
+                 // The step after the dispatch (the deploy wait, Advance) reads the new object.
+                 [](const JobChanged&) {},
+                 // The same: what is due now (a back-off, the deploy wait) is checked below.
+                 [](const Tick&) {},
+                 [&](const Resume&) {
+                   // The forwarded eval report of a pending round is re-sent from the outbox now:
+                   // the deploy wait starts at that write (§H3.3).
+                   if (st.s.eval_reported && st.s.eval_written_ms == 0) {
+                     st.s.eval_written_ms = now.unix_ms;
+                   }
+                   st.IssueWork();
+                 },
+                 [&](const SamplesIngested& e) { st.OnIngested(e); },
+                 [&](const FileWritten& e) { st.OnFileWritten(e); },
+                 [&](const WorkerReported& e) { st.OnWorkerReport(e.report); },
+                 [&](const ModelCopied& e) { st.OnCopied(e); },
+                 [&](const EvalReportRefused& e) { st.OnEvalRefused(e); },
+                 [&](const HotUpdateWritten& e) { st.OnHotUpdateWritten(e); },
+                 [&](const EvalForwardWritten& e) { st.OnEvalForwardWritten(e); },
+             },
+             event);
   st.CheckDeployWait();
   st.Advance();
   return Output{std::move(st.s), std::move(st.actions), std::move(st.facts)};

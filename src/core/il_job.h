@@ -27,6 +27,10 @@ inline constexpr int kEvalWindows =
     5;  // eval samples of the last 5 train rounds (design-notes §D4)
 inline constexpr int kDeploymentsKept = 10;   // deploy history kept for status and rollback
 inline constexpr int kDecidedRoundsKept = 4;  // decided rounds remembered (stale re-sends)
+// The lost-answer rule (§H3.2), both kinds: a job object the GM sends at least this long after an
+// answer was committed, still showing the Waiting it answered as latest, means the GM lost the
+// answer, and the same report is sent again.
+inline constexpr int64_t kLostAnswerMs = 60'000;
 
 // Samples in a spool file: bytes [begin,end) holding `count` lines.
 struct SpoolRange {

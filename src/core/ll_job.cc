@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <type_traits>
+
+#include "core/overloaded.h"
 
 namespace sedna::core::ll {
 namespace {
@@ -627,22 +628,25 @@ std::string DeployModelUrl(const std::string& out) { return out + "/deploy/index
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
   Stepper st{spec, now, state, {}};
-  std::visit(
-      [&](const auto& e) {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, Resume>) {
-          st.IssueWork();
-        } else if constexpr (std::is_same_v<E, SamplesIngested>) {
-          st.OnIngested(e);
-        } else if constexpr (std::is_same_v<E, FileWritten>) {
-          st.OnFileWritten(e);
-        } else if constexpr (std::is_same_v<E, WorkerReported>) {
-          st.OnWorkerReport(e.report);
-        } else if constexpr (std::is_same_v<E, ModelCopied>) {
-          st.OnCopied(e);
-        }
-      },
-      event);
+  // Exhaustive (core/overloaded.h): an Event alternative without a handler here does not compile.
+  std::visit(Overloaded{
+                 // ScanConditions and Advance below read the new object.
+                 [](const JobChanged&) {},
+                 // The same: a back-off that ended is seen by Advance below.
+                 [](const Tick&) {},
+                 [&](const Resume&) { st.IssueWork(); },
+                 [&](const SamplesIngested& e) { st.OnIngested(e); },
+                 [&](const FileWritten& e) { st.OnFileWritten(e); },
+                 [&](const WorkerReported& e) { st.OnWorkerReport(e.report); },
+                 [&](const ModelCopied& e) { st.OnCopied(e); },
+                 // IL only: LL has no deploy decision that a refused eval report must end.
+                 [](const il::EvalReportRefused&) {},
+                 // IL only: LL never asks for a WriteHotUpdate.
+                 [](const il::HotUpdateWritten&) {},
+                 // IL only: LL has no deploy wait that starts at the forward's write.
+                 [](const il::EvalForwardWritten&) {},
+             },
+             event);
   st.ScanConditions();
   st.Advance();
   return Output{std::move(st.s), std::move(st.actions), std::move(st.facts)};

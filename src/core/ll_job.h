@@ -81,10 +81,7 @@ using il::TrainOutputDir;
 
 using il::kDeploymentsKept;
 using il::kEvalWindows;
-
-// A job message still showing an answered Waiting as latest this long after the answer was
-// committed means the GM lost the answer (the IL lost-answer rule's 60 s, §H3.2).
-inline constexpr int64_t kLostAnswerMs = 60'000;
+using il::kLostAnswerMs;
 
 enum class Phase { kTrain, kEval, kDeploy };
 const char* PhaseName(Phase p);  // "train", "eval", "deploy" (the LL wire spelling)
