@@ -25,8 +25,8 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
     std::string kind = rep.kind;
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (e.is_il() && kind == "eval" && e.il_state.eval_outstanding) {
-      inbound_.Add(StepEvent(e.key, e.incarnation,
-                             core::il::EvalReportRefused{rep.worker_name, s.message()}));
+      executor_.Add({e.key, e.incarnation},
+                    core::il::EvalReportRefused{rep.worker_name, s.message()});
     }
     return s;
   }

@@ -6,8 +6,10 @@
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
 //   back as events, so every step runs after the reports acknowledged before it are committed);
-//   the dataset registry (Source, Reschedule) and the model registry (RefFor), read-only; the pool
-//   (sample files and model deploys, whose results come back as FileWritten / ModelCopied events).
+//   the dataset registry (Source, Reschedule) and the model registry (RefFor), read-only; the
+//   action executor (action_executor.h) for blocking work on the pool (sample files, model
+//   deploys, hot updates), whose results come back as FileWritten / ModelCopied /
+//   HotUpdateWritten events for the same incarnation of the job.
 // Called by: events of the inbound queue (GM frames, the registries' hooks, its own timers and
 //   pool results), start-up (reload), the report intake (CommitReports, StepReport) and the worker
 //   and status endpoints (PrepareReport, Views).
@@ -25,6 +27,7 @@
 
 #include "adapters/json/resource_codec.h"
 #include "adapters/json/upstream_codec.h"
+#include "app/cluster/action_executor.h"
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
 #include "app/cluster/inbound_queue.h"
@@ -146,9 +149,6 @@ class JobRunner {
   core::ll::Spec MakeLlSpec(const JobEntry& e) const;
   bool Step(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},
             const dataset::IndexCursor* new_cursor = nullptr);
-  // An inbound-queue event that steps the job (key, incarnation) with `ev` if it still exists.
-  // Built on any thread (the pool's results are posted with it).
-  InboundQueue::Event StepEvent(const std::string& key, uint64_t incarnation, core::il::Event ev);
   PlannedStep Plan(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames,
                    const dataset::IndexCursor* new_cursor);
   Status Write(store::Store::Tx& tx, const PlannedStep& p);
@@ -156,6 +156,9 @@ class JobRunner {
   void ActOn(PlannedStep& p);
   void ScheduleRetry(JobEntry& e, int64_t now_ms);
   void RunAction(JobEntry& e, const core::il::Action& a);
+  void WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w);
+  void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
+                      const core::il::WriteHotUpdate& h);
   std::string JobFrame(const JobEntry& e, const std::string& content) const;
   // job_reports.cc: the checks of PrepareReport.
   Status CheckReport(const JobEntry& e, const core::WorkerReport& r) const;
@@ -176,6 +179,10 @@ class JobRunner {
   std::deque<std::string> deleted_order_;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
   RoundHistory history_{ctx_};
+  // The pool round trip of the actions (action_executor.h); its results step the jobs again.
+  ActionExecutor executor_{ctx_.pool, inbound_,
+                           [this](const std::string& key, uint64_t inc) { return Find(key, inc); },
+                           [this](JobEntry& e, const core::il::Event& ev) { Step(e, ev); }};
 };
 
 // Whether `url` is `dir` or beneath it, lexically (no filesystem access: it runs on the loop):

@@ -4,7 +4,6 @@
 // event in a transaction of its own.
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "adapters/storage/storage.h"
 #include "app/cluster/job_entry.h"
 #include "app/cluster/job_runner.h"
+#include "core/overloaded.h"
 
 namespace sedna::app {
 
@@ -200,18 +200,12 @@ void JobRunner::ActOn(PlannedStep& p) {
                   p.facts, p.now_ms);
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
-    outbox_.WhenWritten(p.last_frame_id, [this, key = p.e->key, inc = p.e->incarnation] {
-      inbound_.Add(StepEvent(key, inc, core::il::EvalForwardWritten{core::UnixMs(ctx_.clock)}));
+    outbox_.WhenWritten(p.last_frame_id, [this, job = JobRef{p.e->key, p.e->incarnation}] {
+      executor_.Add(job, core::il::EvalForwardWritten{core::UnixMs(ctx_.clock)});
     });
   }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms);
-}
-
-InboundQueue::Event JobRunner::StepEvent(const std::string& key, uint64_t incarnation, Event ev) {
-  return {"", key + " event", [this, key, incarnation, ev = std::move(ev)] {
-            if (JobEntry* j = Find(key, incarnation)) Step(*j, ev);
-          }};
 }
 
 // Steps the job; commits the new state and `pre_frames` in one transaction; then runs the
@@ -256,105 +250,117 @@ void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
   });
 }
 
+// Exhaustive over core::il::Action (core/overloaded.h): an action without a handler here does not
+// compile. Blocking work runs through the action executor, whose results step the job again.
 void JobRunner::RunAction(JobEntry& e, const Action& a) {
-  const std::string key = e.key;
+  const JobRef job{e.key, e.incarnation};
   const std::string who = std::string(e.object_kind()) + " " + e.name();
-  const uint64_t inc = e.incarnation;
-  if (auto* log = std::get_if<core::il::Log>(&a)) {
-    switch (log->level) {
-      case core::il::Log::Level::kInfo:
-        spdlog::info("{}: {}", who, log->text);
-        break;
-      case core::il::Log::Level::kWarn:
-        spdlog::warn("{}: {}", who, log->text);
-        break;
-      case core::il::Log::Level::kError:
-        spdlog::error("{}: {}", who, log->text);
-        break;
-    }
-  } else if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-    spdlog::info("{}: reported {} {}", who,
-                 json::ReportPhaseText(r->report.phase, e.is_il() ? json::ReportSpelling::kIl
-                                                                  : json::ReportSpelling::kLl),
-                 json::ReportStatusText(r->report.status, e.is_il() ? json::ReportSpelling::kIl
-                                                                    : json::ReportSpelling::kLl));
-  } else if (auto* w = std::get_if<core::il::WriteSamples>(&a)) {
-    std::vector<fs::FileRange> ranges;
-    const std::string spool =
-        SpoolPath(e, w->spool == core::il::SpoolKind::kTrain ? "train" : "eval");
-    for (const auto& r : w->ranges) ranges.push_back({spool, r.begin, r.end});
-    storage::SampleFile file;
-    file.url = w->url;
-    if (w->csv_header) file.prefix = e.cursor.header + "\n";
-    file.ranges = std::move(ranges);
-    file.index_url = w->index_url;
-    file.index_tokens = w->index_layout == core::il::Layout::kV07
-                            ? storage::IndexTokens::kEveryWithExtension
-                            : storage::IndexTokens::kFirst;
-    if (const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name())) {
-      file.index_prefix = storage::UrlPrefix(ds->url);
-    }
-    const core::il::Work work =
-        w->stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
-    const int64_t round = w->round;
-    asio::post(ctx_.pool, [this, key, inc, ctx = StorageContext(ctx_, e), file = std::move(file),
-                           work, round] {
-      Status s = storage::WriteSampleFile(ctx, file);
-      inbound_.Post(StepEvent(key, inc, core::il::FileWritten{work, round, s.ok(), s.message()}));
-    });
-  } else if (auto* c = std::get_if<core::il::CopyModel>(&a)) {
-    // Whatever the conditions said, a deploy copies only a model inside the job's own output, so
-    // a forged train output cannot put a host file in its place. Here, on the loop, the check is
-    // lexical only; the pool opens the source once beneath the job's root, following no link
-    // (storage::CopyModelWith), and copies from that fd.
-    const std::string out = core::il::OutputRoot(e.output_dir());
-    if (Status inside = LexicallyInside(c->src_url, out, "deploy source"); !inside.ok()) {
-      const std::string why = inside.message();
-      inbound_.Post(StepEvent(key, inc, core::il::ModelCopied{false, why}));
+  const json::ReportSpelling spelling =
+      e.is_il() ? json::ReportSpelling::kIl : json::ReportSpelling::kLl;
+  std::visit(
+      core::Overloaded{
+          [&](const core::il::Log& log) {
+            switch (log.level) {
+              case core::il::Log::Level::kInfo:
+                spdlog::info("{}: {}", who, log.text);
+                break;
+              case core::il::Log::Level::kWarn:
+                spdlog::warn("{}: {}", who, log.text);
+                break;
+              case core::il::Log::Level::kError:
+                spdlog::error("{}: {}", who, log.text);
+                break;
+            }
+          },
+          [&](const core::il::SendReport& r) {
+            // Its frame was committed with the step (Plan); this is the log line only.
+            spdlog::info("{}: reported {} {}", who, json::ReportPhaseText(r.report.phase, spelling),
+                         json::ReportStatusText(r.report.status, spelling));
+          },
+          [&](const core::il::WriteSamples& w) { WriteSamples(e, job, w); },
+          [&](const core::il::CopyModel& c) {
+            // Whatever the conditions said, a deploy copies only a model inside the job's own
+            // output, so a forged train output cannot put a host file in its place. Here, on the
+            // loop, the check is lexical only; the pool opens the source once beneath the job's
+            // root, following no link (storage::CopyModelWith), and copies from that fd.
+            const std::string out = core::il::OutputRoot(e.output_dir());
+            if (Status inside = LexicallyInside(c.src_url, out, "deploy source"); !inside.ok()) {
+              executor_.Post(job, core::il::ModelCopied{false, inside.message()});
+              return;
+            }
+            executor_.RunOnPool(
+                job,
+                [who, ctx = StorageContext(ctx_, e), src = c.src_url, dst = c.dst_url]() -> Event {
+                  // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model
+                  // versions).
+                  auto r = storage::DeployModel(ctx, src, dst);
+                  if (r.ok() && r->kept_version > 0) {
+                    spdlog::info("{}: kept the previous model of {} as version {}", who, dst,
+                                 r->kept_version);
+                  }
+                  if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
+                  const Status s = r.status();
+                  return core::il::ModelCopied{s.ok(), s.message()};
+                });
+          },
+          [&](const core::il::WriteHotUpdate& h) { WriteHotUpdate(e, job, who, h); },
+      },
+      a);
+}
+
+void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w) {
+  std::vector<fs::FileRange> ranges;
+  const std::string spool = SpoolPath(e, w.spool == core::il::SpoolKind::kTrain ? "train" : "eval");
+  for (const auto& r : w.ranges) ranges.push_back({spool, r.begin, r.end});
+  storage::SampleFile file;
+  file.url = w.url;
+  if (w.csv_header) file.prefix = e.cursor.header + "\n";
+  file.ranges = std::move(ranges);
+  file.index_url = w.index_url;
+  file.index_tokens = w.index_layout == core::il::Layout::kV07
+                          ? storage::IndexTokens::kEveryWithExtension
+                          : storage::IndexTokens::kFirst;
+  if (const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name())) {
+    file.index_prefix = storage::UrlPrefix(ds->url);
+  }
+  const core::il::Work work =
+      w.stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
+  const int64_t round = w.round;
+  executor_.RunOnPool(
+      job, [ctx = StorageContext(ctx_, e), file = std::move(file), work, round]() -> Event {
+        Status s = storage::WriteSampleFile(ctx, file);
+        return core::il::FileWritten{work, round, s.ok(), s.message()};
+      });
+}
+
+// As for a deploy, every model copied comes from the job's own output (lexically here; the copy
+// opens it confined); the config path is checked by the writer.
+void JobRunner::WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
+                               const core::il::WriteHotUpdate& h) {
+  const std::string out = core::il::OutputRoot(e.output_dir());
+  for (const core::il::CopyModel& c : h.copies) {
+    if (Status inside = LexicallyInside(c.src_url, out, "hot-update source"); !inside.ok()) {
+      executor_.Post(job, core::il::HotUpdateWritten{h.condition, false, inside.message()});
       return;
     }
-    asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), src = c->src_url,
-                           dst = c->dst_url] {
-      // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).
-      auto r = storage::DeployModel(ctx, src, dst);
-      if (r.ok() && r->kept_version > 0) {
-        spdlog::info("{}: kept the previous model of {} as version {}", who, dst, r->kept_version);
-      }
-      if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
-      const Status s = r.status();
-      inbound_.Post(StepEvent(key, inc, core::il::ModelCopied{s.ok(), s.message()}));
-    });
-  } else if (auto* h = std::get_if<core::il::WriteHotUpdate>(&a)) {
-    // As for a deploy, every model copied comes from the job's own output (lexically here; the
-    // copy opens it confined); the config path is checked by the writer.
-    const std::string out = core::il::OutputRoot(e.output_dir());
-    const int64_t condition = h->condition;
-    for (const core::il::CopyModel& c : h->copies) {
-      if (Status inside = LexicallyInside(c.src_url, out, "hot-update source"); !inside.ok()) {
-        const std::string why = inside.message();
-        inbound_.Post(StepEvent(key, inc, core::il::HotUpdateWritten{condition, false, why}));
-        return;
-      }
-    }
-    asio::post(ctx_.pool, [this, key, inc, who, ctx = StorageContext(ctx_, e), action = *h] {
-      auto r = storage::WriteHotUpdate(ctx, action);
-      if (r.ok()) {
-        for (size_t i = 0; i < r->copies.size(); ++i) {
-          const storage::DeployResult& d = r->copies[i];
-          if (d.kept_version > 0) {
-            spdlog::info("{}: kept the previous model of {} as version {}", who,
-                         action.copies[i].dst_url, d.kept_version);
-          }
-          if (!d.warning.empty()) spdlog::warn("{}: {}", who, d.warning);
-        }
-        spdlog::info("{}: hot update: wrote {} (model_update_time {})", who, action.config_path,
-                     r->update_time);
-      }
-      const Status s = r.status();
-      inbound_.Post(
-          StepEvent(key, inc, core::il::HotUpdateWritten{action.condition, s.ok(), s.message()}));
-    });
   }
+  executor_.RunOnPool(job, [who, ctx = StorageContext(ctx_, e), action = h]() -> Event {
+    auto r = storage::WriteHotUpdate(ctx, action);
+    if (r.ok()) {
+      for (size_t i = 0; i < r->copies.size(); ++i) {
+        const storage::DeployResult& d = r->copies[i];
+        if (d.kept_version > 0) {
+          spdlog::info("{}: kept the previous model of {} as version {}", who,
+                       action.copies[i].dst_url, d.kept_version);
+        }
+        if (!d.warning.empty()) spdlog::warn("{}: {}", who, d.warning);
+      }
+      spdlog::info("{}: hot update: wrote {} (model_update_time {})", who, action.config_path,
+                   r->update_time);
+    }
+    const Status s = r.status();
+    return core::il::HotUpdateWritten{action.condition, s.ok(), s.message()};
+  });
 }
 
 }  // namespace sedna::app
