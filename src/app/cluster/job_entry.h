@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "adapters/dataset/index_reader.h"
-#include "adapters/dataset/spool.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/s3/s3_client.h"
 #include "app/cluster/il_record.h"
 #include "app/cluster/job_runner.h"
+#include "app/cluster/sample_ledger.h"
 #include "core/il_job.h"
 #include "core/ll_job.h"
 #include "core/resources.h"
@@ -29,7 +29,8 @@ namespace sedna::app {
 inline const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
 
 // One IL or LL job: the last received object, its compiled triggers, the core state and the
-// job's read cursor over its dataset index (persisted together as one record).
+// job's sample ledger (the core state and the ledger's cursor are persisted together as one
+// record).
 struct JobEntry {
   JobKind kind = JobKind::kIl;
   std::string key;
@@ -43,18 +44,10 @@ struct JobEntry {
   core::il::State il_state;
   core::ll::State ll_state;
   int64_t received_ms = 0;  // when the GM last sent the job object (unix ms); 0: not since start
-  dataset::IndexCursor cursor;
-  // Shared with an ingest running on the pool (which alone appends while `ingest_inflight`).
-  std::shared_ptr<dataset::Spool> train_spool;
-  std::shared_ptr<dataset::Spool> eval_spool;
-  bool ingest_inflight = false;  // an ingest is reading and appending on the pool
-  bool ingest_again = false;     // another was asked for meanwhile
-  bool ingest_again_take = false;
+  SampleLedger ledger;      // the cursor, the spools and the ingest bookkeeping (sample_ledger.h)
   std::unique_ptr<boost::asio::steady_timer> tick_timer;
   std::unique_ptr<boost::asio::steady_timer> retry_timer;
   int64_t retry_scheduled_at = 0;
-  std::unique_ptr<boost::asio::steady_timer> ingest_retry_timer;
-  bool ingest_retry_pending = false;
   // Context::gm_epoch when the job object last came from the GM (~0: only reloaded from the
   // store since start): its conditions are current only on the same epoch.
   uint64_t seen_epoch = ~uint64_t{0};

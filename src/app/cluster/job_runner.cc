@@ -107,7 +107,7 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
     auto r = DecodeIlRecord(**rec);
     if (r.ok()) {
       e.il_state = r->state;
-      e.cursor = r->cursor;
+      e.ledger.cursor = r->cursor;
       spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
                    r->state.samples_seen, core::il::WorkName(r->state.work));
     } else {
@@ -117,7 +117,7 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
     auto r = DecodeLlRecord(**rec);
     if (r.ok()) {
       e.ll_state = r->state;
-      e.cursor = r->cursor;
+      e.ledger.cursor = r->cursor;
       spdlog::info("{}: resumed at version {} phase {} ({} samples seen)", who, r->state.version,
                    core::ll::PhaseName(r->state.phase), r->state.samples_seen);
     } else {
@@ -192,15 +192,13 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
   if (persist) e.received_ms = core::UnixMs(ctx_.clock);  // from the GM, not reloaded
   MakeOutputDirs(e, who);
   if (fresh) {
-    auto ts = dataset::Spool::Open(SpoolPath(e, "train"), e.train_committed());
-    auto es = dataset::Spool::Open(SpoolPath(e, "eval"), e.eval_committed());
-    if (!ts.ok() || !es.ok()) {
-      spdlog::error("{}: spool: {}{}", who, ts.message(), es.message());
+    if (Status s = e.ledger.Open(SpoolPath(e, "train"), SpoolPath(e, "eval"), e.train_committed(),
+                                 e.eval_committed());
+        !s.ok()) {
+      spdlog::error("{}: spool: {}", who, s.message());
       jobs_.erase(key);
       return;
     }
-    e.train_spool = std::move(*ts);
-    e.eval_spool = std::move(*es);
     if (e.is_il()) {
       spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
                    deploy.text);
@@ -217,7 +215,7 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
     Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
       if (Status st = tx.UpsertResource({key, type_meta, object_meta, spec}); !st.ok()) return st;
       if (Status st = tx.PutState(kScopeStatus, key, status); !st.ok()) return st;
-      return tx.PutState(ScopeOf(e.kind), key, e.EncodeRecord(e.cursor));
+      return tx.PutState(ScopeOf(e.kind), key, e.EncodeRecord(e.ledger.cursor));
     });
     if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
   }
@@ -296,9 +294,8 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     }
     if (e.tick_timer) e.tick_timer->cancel();
     if (e.retry_timer) e.retry_timer->cancel();
-    if (e.ingest_retry_timer) e.ingest_retry_timer->cancel();
-    ::unlink(SpoolPath(e, "train").c_str());
-    ::unlink(SpoolPath(e, "eval").c_str());
+    e.ledger.CancelTimers();
+    e.ledger.RemoveFiles();
     // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.
@@ -381,7 +378,7 @@ void JobRunner::Stop() {
   for (auto& [k, e] : jobs_) {
     if (e->tick_timer) e->tick_timer->cancel();
     if (e->retry_timer) e->retry_timer->cancel();
-    if (e->ingest_retry_timer) e->ingest_retry_timer->cancel();
+    e->ledger.CancelTimers();
   }
 }
 

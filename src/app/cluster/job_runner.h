@@ -1,8 +1,9 @@
 // The job runner: every IL and LL job, its core state machine (core::il / core::ll Step), its read
 // cursor over its Dataset's index, its train and eval spools, and the actions its steps ask for.
 //
-// Owns: the jobs (the last received object, compiled triggers, core state, cursor, spools), their
-//   tick / retry / ingest-retry timers, and the lc_state records "il", "ll" and "status".
+// Owns: the jobs (the last received object, compiled triggers, core state, and the sample ledger:
+//   cursor, spools, ingest bookkeeping, sample_ledger.h), their tick and retry timers, and the
+//   lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
 //   back as events, so every step runs after the reports acknowledged before it are committed);
@@ -35,6 +36,7 @@
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
 #include "app/cluster/round_history.h"
+#include "app/cluster/sample_ledger.h"
 #include "app/cluster/status_view.h"
 #include "core/il_job.h"
 #include "core/ll_job.h"
@@ -121,22 +123,11 @@ class JobRunner {
   void CatchUp(JobEntry& e);
   void ScheduleTick(JobEntry& e);
   // job_ingest.cc
-  // What an ingest on the pool read and appended, for the step back on the loop.
-  struct IngestDone {
-    std::string path;
-    dataset::IndexCursor cursor;  // after the read
-    int64_t seen = 0;             // the split's running total after it
-    int64_t train_added = 0, eval_added = 0;
-    int64_t train_end = 0, eval_end = 0;  // spool sizes after the appends
-    Status status;
-    dataset::ReadResult result;
-  };
   // Asks the registry for a pass over the job's Dataset (or another one after its own).
   void Ingest(JobEntry& e, const DatasetSource& ds, bool take_unterminated);
-  IngestShare Share(JobEntry& e, const DatasetSource& ds);
-  void OnIngested(const std::string& key, uint64_t incarnation, const IngestDone& d,
+  void OnIngested(const std::string& key, uint64_t incarnation, const SampleLedger::IngestDone& d,
                   bool take_unterminated);
-  void ApplyIngest(JobEntry& e, const IngestDone& d, bool take_unterminated);
+  void ApplyIngest(JobEntry& e, const SampleLedger::IngestDone& d, bool take_unterminated);
   void ScheduleIngestRetry(JobEntry& e);
   void PostIngest(JobEntry& e, bool take_unterminated);
   // Ingest for the job (key, incarnation) and its Dataset as they are now, if both still exist.

@@ -165,7 +165,7 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
     }
   }
   if (new_cursor) p.new_cursor = *new_cursor;
-  const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.cursor;
+  const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.ledger.cursor;
   p.write_record = state_changed || new_cursor;  // a forward alone needs no record
   if (p.write_record) {
     p.record =
@@ -190,7 +190,7 @@ void JobRunner::Adopt(PlannedStep& p) {
   } else {
     e.ll_state = std::move(p.ll_next);
   }
-  if (p.new_cursor) e.cursor = *p.new_cursor;
+  if (p.new_cursor) e.ledger.cursor = *p.new_cursor;
 }
 
 void JobRunner::ActOn(PlannedStep& p) {
@@ -310,11 +310,11 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
 
 void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w) {
   std::vector<fs::FileRange> ranges;
-  const std::string spool = SpoolPath(e, w.spool == core::il::SpoolKind::kTrain ? "train" : "eval");
+  const std::string& spool = e.ledger.spool_path(w.spool);
   for (const auto& r : w.ranges) ranges.push_back({spool, r.begin, r.end});
   storage::SampleFile file;
   file.url = w.url;
-  if (w.csv_header) file.prefix = e.cursor.header + "\n";
+  if (w.csv_header) file.prefix = e.ledger.cursor.header + "\n";
   file.ranges = std::move(ranges);
   file.index_url = w.index_url;
   file.index_tokens = w.index_layout == core::il::Layout::kV07
