@@ -1,5 +1,6 @@
-// Internal to the job runner (job_runner*.cc, job_ingest.cc, job_steps.cc): one job's entry and
-// one planned step. Not to be included elsewhere: other parts reach jobs through job_runner.h.
+// Internal to the job runner (job_runner.cc, job_ingest.cc, job_steps.cc, job_reports.cc): one
+// job's entry and one planned step. Not to be included elsewhere: other parts reach jobs through
+// job_runner.h.
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -13,13 +14,11 @@
 #include <vector>
 
 #include "adapters/dataset/index_reader.h"
-#include "adapters/json/resource_codec.h"
 #include "adapters/s3/s3_client.h"
-#include "app/cluster/il_record.h"
 #include "app/cluster/job_runner.h"
+#include "app/cluster/kind_runner.h"
 #include "app/cluster/sample_ledger.h"
 #include "core/il_job.h"
-#include "core/ll_job.h"
 #include "core/resources.h"
 #include "core/trigger.h"
 
@@ -28,21 +27,16 @@ namespace sedna::app {
 // The lc_state scope of a job's record.
 inline const char* ScopeOf(JobKind k) { return k == JobKind::kIl ? kScopeIl : kScopeLl; }
 
-// One IL or LL job: the last received object, its compiled triggers, the core state and the
-// job's sample ledger (the core state and the ledger's cursor are persisted together as one
-// record).
+// One IL or LL job: its kind runner (the object, the core state: kind_runner.h), its compiled
+// train trigger, its sample ledger (the runner's state and the ledger's cursor are persisted
+// together as one record), its timers.
 struct JobEntry {
-  JobKind kind = JobKind::kIl;
   std::string key;
   uint64_t incarnation = 0;
-  std::string dirs_made_for;  // the spec.outputDir whose directories exist (§P4.5)
-  json::Decoded<core::IlJob> il;
-  json::Decoded<core::LlJob> ll;
+  std::unique_ptr<KindRunner> runner;  // never null
+  std::string dirs_made_for;           // the spec.outputDir whose directories exist (§P4.5)
   core::Trigger train_trigger;
-  core::Trigger deploy_trigger;          // IL only
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only ([P:B23])
-  core::il::State il_state;
-  core::ll::State ll_state;
   int64_t received_ms = 0;  // when the GM last sent the job object (unix ms); 0: not since start
   SampleLedger ledger;      // the cursor, the spools and the ingest bookkeeping (sample_ledger.h)
   std::unique_ptr<boost::asio::steady_timer> tick_timer;
@@ -52,44 +46,26 @@ struct JobEntry {
   // store since start): its conditions are current only on the same epoch.
   uint64_t seen_epoch = ~uint64_t{0};
 
-  bool is_il() const { return kind == JobKind::kIl; }
-  const core::ObjectMeta& meta() const { return is_il() ? il.object.meta : ll.object.meta; }
-  const std::string& dataset_name() const {
-    return is_il() ? il.object.spec.dataset_name : ll.object.spec.dataset_name;
-  }
+  JobKind kind() const { return runner->kind(); }
+  const core::ObjectMeta& meta() const { return runner->meta(); }
+  const std::string& dataset_name() const { return runner->dataset_name(); }
   bool uses(const std::string& ns, const std::string& dataset) const {
     return meta().ns == ns && dataset_name() == dataset;
   }
-  double train_prob() const {
-    return is_il() ? il.object.spec.train_prob : ll.object.spec.train_prob;
-  }
-  const std::string& output_dir() const {
-    return is_il() ? il.object.spec.output_dir : ll.object.spec.output_dir;
-  }
-  const std::vector<core::JobCondition>& conditions() const {
-    return is_il() ? il.object.conditions : ll.object.conditions;
-  }
-  const char* object_kind() const {
-    return is_il() ? "IncrementalLearningJob" : "LifelongLearningJob";
-  }
+  double train_prob() const { return runner->train_prob(); }
+  const std::string& output_dir() const { return runner->output_dir(); }
+  const std::vector<core::JobCondition>& conditions() const { return runner->conditions(); }
+  const char* object_kind() const { return runner->object_kind(); }
   std::string name() const { return meta().ns + "/" + meta().name; }
-  int64_t samples_seen() const { return is_il() ? il_state.samples_seen : ll_state.samples_seen; }
-  int64_t train_committed() const {
-    return is_il() ? il_state.train_pending.end : ll_state.train_pending.end;
-  }
-  int64_t eval_committed() const {
-    return is_il() ? il_state.eval_open.end : ll_state.eval_open.end;
-  }
-  std::string EncodeRecord(const dataset::IndexCursor& c) const {
-    return is_il() ? EncodeIlRecord({il_state, c}) : EncodeLlRecord({ll_state, c});
-  }
+  int64_t samples_seen() const { return runner->samples_seen(); }
+  int64_t train_committed() const { return runner->train_committed(); }
+  int64_t eval_committed() const { return runner->eval_committed(); }
+  std::string EncodeRecord(const dataset::IndexCursor& c) const { return runner->EncodeRecord(c); }
 };
 
 // One job step, computed (Plan) and not yet committed (Write) or acted on.
 struct PlannedStep {
   JobEntry* e = nullptr;
-  core::il::State il_next;
-  core::ll::State ll_next;
   std::vector<core::il::Action> actions;
   std::vector<core::Fact> facts;    // the step's, for the round history
   std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports

@@ -24,7 +24,7 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
     // The round must still end: a G1 GM never asks for the deploy decision (§P4.3).
     std::string kind = rep.kind;
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (e.is_il() && kind == "eval" && e.il_state.eval_outstanding) {
+    if (e.runner->RefusalEndsRound(kind)) {
       executor_.Add({e.key, e.incarnation},
                     core::il::EvalReportRefused{rep.worker_name, s.message()});
     }
@@ -52,9 +52,7 @@ Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) co
   if (status != "completed") return Status::Ok();
   if (!r.results_error.empty()) return Status::Error(r.results_error);
   if (r.results.empty()) return Status::Error("results: empty");
-  const core::ReportScope scope = e.is_il()
-                                      ? core::il::ScopeOfReport(MakeIlSpec(e), e.il_state, kind)
-                                      : core::ll::ScopeOfReport(MakeLlSpec(e), e.ll_state, kind);
+  const core::ReportScope scope = e.runner->ScopeOfReport(World(e), kind);
   if (!scope.awaited) return Status::Ok();  // not this LC's stage: forwarded only
   for (size_t i = 0; i < r.results.size(); ++i) {
     const std::string& url = r.results[i].url;
@@ -102,8 +100,7 @@ Result<std::function<void()>> JobRunner::CommitReports(
     const std::function<Status(store::Store::Tx&)>& also) {
   struct Saved {
     JobEntry* e;
-    core::il::State il;
-    core::ll::State ll;
+    KindState state;
   };
   std::vector<Saved> saved;  // each touched job's state before the batch, to undo a failed commit
   auto steps = std::make_shared<std::vector<PlannedStep>>();
@@ -120,7 +117,7 @@ Result<std::function<void()>> JobRunner::CommitReports(
     JobEntry& e = *found;
     bool seen = false;
     for (const Saved& s : saved) seen |= s.e == &e;
-    if (!seen) saved.push_back({&e, e.il_state, e.ll_state});
+    if (!seen) saved.push_back({&e, e.runner->Snapshot()});
     steps->push_back(Plan(e, core::il::WorkerReported{r.report}, {r.frame}, nullptr));
     Adopt(steps->back());  // the next report of this job steps from here
   }
@@ -132,8 +129,7 @@ Result<std::function<void()>> JobRunner::CommitReports(
   });
   if (!s.ok()) {
     for (const Saved& v : saved) {
-      v.e->il_state = v.il;
-      v.e->ll_state = v.ll;
+      v.e->runner->Restore(v.state);
     }
     return s;
   }

@@ -4,7 +4,6 @@
 #include "app/cluster/job_runner.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 
@@ -26,8 +25,10 @@ namespace {
 
 constexpr int64_t kDefaultPollSeconds = 60;
 
-Status ValidateCommon(const std::string& dataset, double train_prob,
-                      const std::string& output_dir) {
+}  // namespace
+
+Status ValidateJobCommon(const std::string& dataset, double train_prob,
+                         const std::string& output_dir) {
   if (Status s = core::ValidateTrainProb(train_prob); !s.ok()) {
     return Status::Error("spec.dataset." + s.message());
   }
@@ -48,8 +49,6 @@ Status ValidateCommon(const std::string& dataset, double train_prob,
   return Status::Ok();
 }
 
-}  // namespace
-
 JobRunner::JobRunner(Context& ctx, Outbox& outbox, InboundQueue& inbound, DatasetRegistry& datasets,
                      const ModelRegistry& models)
     : ctx_(ctx), outbox_(outbox), inbound_(inbound), datasets_(datasets), models_(models) {}
@@ -67,62 +66,23 @@ std::string JobRunner::SpoolPath(const JobEntry& e, const char* which) const {
 
 // ---------------------------------------------------------------- upsert / delete
 
-Status JobRunner::Validate(JobEntry& probe, core::Trigger& train, core::Trigger& deploy) {
-  if (probe.is_il()) {
-    const auto& job = probe.il.object;
-    auto t = core::CompileTrigger(job.spec.train_trigger);
-    if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
-    auto d = core::CompileTrigger(job.spec.deploy_trigger);
-    if (!d.ok()) return Status::Error("spec.deploySpec.trigger." + d.message());
-    train = *t;
-    deploy = *d;
-    return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
-  }
-  const auto& job = probe.ll.object;
-  auto t = core::CompileTrigger(job.spec.train_trigger);
-  if (!t.ok()) return Status::Error("spec.trainSpec.trigger." + t.message());
-  train = *t;
-  return ValidateCommon(job.spec.dataset_name, job.spec.train_prob, job.spec.output_dir);
-}
-
 void JobRunner::UpsertIl(json::Decoded<core::IlJob> d, bool persist) {
-  JobEntry e;
-  e.kind = JobKind::kIl;
-  e.il = std::move(d);
-  Upsert(std::move(e), persist);
+  Upsert(MakeIlRunner(std::move(d)), persist);
 }
 
 void JobRunner::UpsertLl(json::Decoded<core::LlJob> d, bool persist) {
-  JobEntry e;
-  e.kind = JobKind::kLl;
-  e.ll = std::move(d);
-  Upsert(std::move(e), persist);
+  Upsert(MakeLlRunner(std::move(d)), persist);
 }
 
 // A fresh entry resumes from its stored record, if any.
 void JobRunner::Load(JobEntry& e, const std::string& who) {
-  auto rec = ctx_.store->GetState(ScopeOf(e.kind), e.key);
+  auto rec = ctx_.store->GetState(ScopeOf(e.kind()), e.key);
   if (!rec.ok() || !rec->has_value()) return;
-  if (e.is_il()) {
-    auto r = DecodeIlRecord(**rec);
-    if (r.ok()) {
-      e.il_state = r->state;
-      e.ledger.cursor = r->cursor;
-      spdlog::info("{}: resumed at round {} ({} samples seen, work {})", who, r->state.round,
-                   r->state.samples_seen, core::il::WorkName(r->state.work));
-    } else {
-      spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
-    }
+  auto r = e.runner->LoadRecord(**rec, &e.ledger.cursor);
+  if (r.ok()) {
+    spdlog::info("{}: {}", who, *r);
   } else {
-    auto r = DecodeLlRecord(**rec);
-    if (r.ok()) {
-      e.ll_state = r->state;
-      e.ledger.cursor = r->cursor;
-      spdlog::info("{}: resumed at version {} phase {} ({} samples seen)", who, r->state.version,
-                   core::ll::PhaseName(r->state.phase), r->state.samples_seen);
-    } else {
-      spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
-    }
+    spdlog::error("{}: stored state unreadable ({}); starting fresh", who, r.message());
   }
 }
 
@@ -143,8 +103,7 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
     spdlog::error("{}: spec.outputDir: {}", who, root.message());
     return;
   }
-  std::vector<std::string> subs = {"data/train", "data/eval", "train", "eval"};
-  if (!e.is_il()) subs.push_back("deploy");
+  const std::vector<std::string> subs = e.runner->output_subdirs();
   bool made = true;
   for (const auto& sub : subs) {
     if (auto d = root->Sub(sub, true); !d.ok()) {
@@ -155,14 +114,14 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   if (made) e.dirs_made_for = e.output_dir();
 }
 
-void JobRunner::Upsert(JobEntry incoming, bool persist) {
-  const std::string kind_lower = incoming.is_il() ? core::kKindIlJob : core::kKindLlJob;
-  const std::string key = core::ResourceKey(incoming.meta().ns, kind_lower, incoming.meta().name);
-  const std::string who = std::string(incoming.object_kind()) + " " + incoming.name();
-  core::Trigger train, deploy;
-  auto creds =
-      CredentialsOf(incoming.is_il() ? incoming.il.credential_json : incoming.ll.credential_json);
-  if (Status s = creds.ok() ? Validate(incoming, train, deploy) : creds.status(); !s.ok()) {
+void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
+  const core::ObjectMeta& in_meta = incoming->meta();
+  const std::string key = core::ResourceKey(in_meta.ns, incoming->resource_kind(), in_meta.name);
+  const std::string who =
+      std::string(incoming->object_kind()) + " " + in_meta.ns + "/" + in_meta.name;
+  core::Trigger train;
+  auto creds = CredentialsOf(incoming->credential_json());
+  if (Status s = creds.ok() ? incoming->Validate(&train) : creds.status(); !s.ok()) {
     spdlog::error("{}: rejected: {}; {}", who, s.message(),
                   jobs_.count(key) ? "keeping its previous version" : "job not started");
     ctx_.metrics.rejected_objects++;
@@ -172,23 +131,19 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
   const bool fresh = !slot;
   if (fresh) {
     slot = std::make_unique<JobEntry>();
-    slot->kind = incoming.kind;
     slot->key = key;
     slot->incarnation = next_incarnation_++;
+    slot->runner = std::move(incoming);  // with its object: Load adds the stored state
     Load(*slot, who);
-  } else if (slot->kind != incoming.kind) {
+  } else if (slot->kind() != incoming->kind()) {
     spdlog::error("{}: rejected: kind changed", who);
     return;
+  } else {
+    slot->runner->TakeObject(*incoming);
   }
   JobEntry& e = *slot;
   e.train_trigger = train;
-  e.deploy_trigger = deploy;
-  if (*creds || persist) e.creds = *creds;  // stored objects carry none ([P:B23])
-  if (e.is_il()) {
-    e.il = std::move(incoming.il);
-  } else {
-    e.ll = std::move(incoming.ll);
-  }
+  if (*creds || persist) e.creds = *creds;                // stored objects carry none ([P:B23])
   if (persist) e.received_ms = core::UnixMs(ctx_.clock);  // from the GM, not reloaded
   MakeOutputDirs(e, who);
   if (fresh) {
@@ -199,23 +154,17 @@ void JobRunner::Upsert(JobEntry incoming, bool persist) {
       jobs_.erase(key);
       return;
     }
-    if (e.is_il()) {
-      spdlog::info("{}: loaded (train trigger: {}; deploy trigger: {})", who, train.text,
-                   deploy.text);
-    } else {
-      spdlog::info("{}: loaded (train trigger: {})", who, train.text);
-    }
+    spdlog::info("{}: loaded ({})", who, e.runner->TriggersText(train));
   }
   if (persist) e.seen_epoch = ctx_.gm_epoch;
   if (persist) {
-    const std::string type_meta = e.is_il() ? e.il.type_meta_json : e.ll.type_meta_json;
-    const std::string object_meta = e.is_il() ? e.il.object_meta_json : e.ll.object_meta_json;
-    const std::string spec = e.is_il() ? e.il.spec_json : e.ll.spec_json;
-    const std::string status = e.is_il() ? e.il.status_json : e.ll.status_json;
+    const StoredObject o = e.runner->stored();
     Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
-      if (Status st = tx.UpsertResource({key, type_meta, object_meta, spec}); !st.ok()) return st;
-      if (Status st = tx.PutState(kScopeStatus, key, status); !st.ok()) return st;
-      return tx.PutState(ScopeOf(e.kind), key, e.EncodeRecord(e.ledger.cursor));
+      if (Status st = tx.UpsertResource({key, o.type_meta, o.object_meta, o.spec}); !st.ok()) {
+        return st;
+      }
+      if (Status st = tx.PutState(kScopeStatus, key, o.status); !st.ok()) return st;
+      return tx.PutState(ScopeOf(e.kind()), key, e.EncodeRecord(e.ledger.cursor));
     });
     if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
   }
@@ -299,7 +248,7 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.
-    if (e.is_il()) {
+    if (e.runner->has_hot_updates()) {
       storage::Context sc;
       sc.rootfs = ctx_.cfg.rootfs;
       sc.staging_dir = ctx_.cfg.spool_dir + "/staging";
@@ -335,11 +284,7 @@ void JobRunner::OnDatasetChanged(const std::string& ns, const std::string& name)
 
 void JobRunner::OnModelChanged(const std::string& ns, const std::string& name) {
   for (auto& [k, j] : jobs_) {
-    if (!j->is_il()) continue;
-    const auto& sp = j->il.object.spec;
-    if (j->meta().ns == ns && (sp.initial_model_name == name || sp.deploy_model_name == name)) {
-      Step(*j, core::il::JobChanged{});
-    }
+    if (j->runner->reads_model(ns, name)) Step(*j, core::il::JobChanged{});
   }
 }
 
@@ -364,11 +309,7 @@ std::vector<JobView> JobRunner::Views() const {
       const auto& c = e->conditions().back();
       v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
     }
-    if (e->is_il()) {
-      FillIlView(e->il_state, static_cast<int64_t>(e->conditions().size()) - 1, v);
-    } else {
-      FillLlView(e->ll_state, v);
-    }
+    e->runner->FillView(v);
     views.push_back(std::move(v));
   }
   return views;

@@ -1,9 +1,11 @@
-// The job runner: every IL and LL job, its core state machine (core::il / core::ll Step), its read
-// cursor over its Dataset's index, its train and eval spools, and the actions its steps ask for.
+// The job runner: every IL and LL job, each with its kind's runner (kind_runner.h: the object and
+// the core state machine, core::il / core::ll Step), its sample ledger (sample_ledger.h: the read
+// cursor over its Dataset's index, the train and eval spools), and the actions its steps ask for.
+// What both kinds share is here: the transaction of a step, the timers, the ingest, the actions.
 //
-// Owns: the jobs (the last received object, compiled triggers, core state, and the sample ledger:
-//   cursor, spools, ingest bookkeeping, sample_ledger.h), their tick and retry timers, and the
-//   lc_state records "il", "ll" and "status".
+// Owns: the jobs (each its kind runner: the last received object and the core state; its train
+//   trigger; its sample ledger: cursor, spools, ingest bookkeeping), their tick and retry timers,
+//   the action executor (action_executor.h), and the lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
 //   back as events, so every step runs after the reports acknowledged before it are committed);
@@ -32,6 +34,7 @@
 #include "app/cluster/context.h"
 #include "app/cluster/dataset_registry.h"
 #include "app/cluster/inbound_queue.h"
+#include "app/cluster/kind_runner.h"
 #include "app/cluster/model_registry.h"
 #include "app/cluster/outbox.h"
 #include "app/cluster/report_intake.h"
@@ -42,8 +45,6 @@
 #include "core/ll_job.h"
 
 namespace sedna::app {
-
-enum class JobKind { kIl, kLl };
 
 struct JobEntry;
 struct PlannedStep;
@@ -114,9 +115,8 @@ class JobRunner {
   void Stop();
 
  private:
-  void Upsert(JobEntry incoming, bool persist);
+  void Upsert(std::unique_ptr<KindRunner> incoming, bool persist);
   JobEntry* Find(const std::string& key, uint64_t incarnation);
-  Status Validate(JobEntry& probe, core::Trigger& train, core::Trigger& deploy);
   void MakeOutputDirs(JobEntry& e, const std::string& who);
   void Load(JobEntry& e, const std::string& who);
   std::string SpoolPath(const JobEntry& e, const char* which) const;
@@ -136,8 +136,8 @@ class JobRunner {
   // job_steps.cc
   // --gm-protocol g1, or auto once this connection's GM evidence says G1.
   bool GmIsG1() const;
-  core::il::Spec MakeIlSpec(const JobEntry& e) const;
-  core::ll::Spec MakeLlSpec(const JobEntry& e) const;
+  // What the job's kind runner reads besides its own object and state.
+  KindWorld World(const JobEntry& e) const;
   bool Step(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames = {},
             const dataset::IndexCursor* new_cursor = nullptr);
   PlannedStep Plan(JobEntry& e, const core::il::Event& ev, std::vector<std::string> pre_frames,

@@ -1,7 +1,7 @@
-// The job runner, one step (job_runner.h): the core::{il,ll}::Spec of a job, Plan (core Step on
-// the job's state) -> Write (its frames and record, in the caller's transaction) -> Adopt ->
-// ActOn (actions, their blocking work on the pool, the retry timer); Step does all four for one
-// event in a transaction of its own.
+// The job runner, one step (job_runner.h): what a job's kind runner reads (World), Plan (its
+// core Step on the job's state) -> Write (its frames and record, in the caller's transaction) ->
+// Adopt -> ActOn (actions, their blocking work on the pool, the retry timer); Step does all four
+// for one event in a transaction of its own.
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 
@@ -90,48 +90,17 @@ bool JobRunner::GmIsG1() const {
          (ctx_.cfg.gm_protocol == "auto" && gm_is_g1_ && gm_is_g1_());
 }
 
-core::il::Spec JobRunner::MakeIlSpec(const JobEntry& e) const {
-  core::il::Spec spec;
-  spec.job = &e.il.object;
-  spec.train_trigger = &e.train_trigger;
-  spec.deploy_trigger = &e.deploy_trigger;
-  spec.initial_model = models_.RefFor(e.meta().ns, e.il.object.spec.initial_model_name);
-  spec.deploy_model = models_.RefFor(e.meta().ns, e.il.object.spec.deploy_model_name);
-  const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name());
-  spec.dataset_known = ds != nullptr;
-  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
-  spec.dataset_s3 = ds && ds->s3;
-  spec.initial_eval_model =
-      e.il.object.spec.initial_eval_model_name.empty()
-          ? std::nullopt
-          : models_.RefFor(e.meta().ns, e.il.object.spec.initial_eval_model_name);
-  // A 2021 GM (g1, or auto once this connection's evidence says G1): the 2021 retrain rule, and
-  // the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as soon as
-  // the forward is written; the core reads a 0 wait as "no timer"): such a GM never sends the
-  // (Deploy, Waiting) the 30 s --deploy-wait leaves room for.
-  const bool g1 = GmIsG1();
-  spec.g1_rules = g1;
-  // Sample files: the 2021 layout for a 2021 GM, else (g2, and auto without G1 evidence) the
-  // v0.7 one; a write in flight keeps the layout it started with (State::work_layout).
-  spec.layout = g1 ? core::il::Layout::k2021 : core::il::Layout::kV07;
-  spec.deploy_wait_ms =
-      g1 ? std::max<int64_t>(ctx_.cfg.deploy_report_delay_ms, 1) : ctx_.cfg.deploy_wait_ms;
-  spec.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
-  spec.job_received_ms = e.received_ms;
-  return spec;
-}
-
-core::ll::Spec JobRunner::MakeLlSpec(const JobEntry& e) const {
-  core::ll::Spec spec;
-  spec.job = &e.ll.object;
-  spec.train_trigger = &e.train_trigger;
-  const DatasetSource* ds = datasets_.Source(e.meta().ns, e.dataset_name());
-  spec.dataset_known = ds != nullptr;
-  spec.csv = ds && ds->format == dataset::IndexFormat::kCsv;
-  spec.dataset_s3 = ds && ds->s3;
-  spec.index_layout = GmIsG1() ? core::il::Layout::k2021 : core::il::Layout::kV07;
-  spec.job_received_ms = e.received_ms;
-  return spec;
+KindWorld JobRunner::World(const JobEntry& e) const {
+  KindWorld w;
+  w.models = &models_;
+  w.dataset = datasets_.Source(e.meta().ns, e.dataset_name());
+  w.train_trigger = &e.train_trigger;
+  w.gm_is_g1 = GmIsG1();
+  w.deploy_wait_ms = ctx_.cfg.deploy_wait_ms;
+  w.deploy_report_delay_ms = ctx_.cfg.deploy_report_delay_ms;
+  w.conditions_fresh = e.seen_epoch == ctx_.gm_epoch;
+  w.received_ms = e.received_ms;
+  return w;
 }
 
 PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
@@ -140,37 +109,20 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
   PlannedStep p;
   p.e = &e;
   p.now_ms = now.unix_ms;
-  bool state_changed = false;
-  if (e.is_il()) {
-    core::il::Output out = core::il::Step(MakeIlSpec(e), e.il_state, ev, now);
-    state_changed = !(out.state == e.il_state);
-    p.watch_forward = !e.il_state.eval_reported && out.state.eval_reported &&
-                      out.state.eval_written_ms == 0 && !pre_frames.empty();
-    p.il_next = std::move(out.state);
-    p.actions = std::move(out.actions);
-    p.facts = std::move(out.facts);
-  } else {
-    core::ll::Output out = core::ll::Step(MakeLlSpec(e), e.ll_state, ev, now);
-    state_changed = !(out.state == e.ll_state);
-    p.ll_next = std::move(out.state);
-    p.actions = std::move(out.actions);
-    p.facts = std::move(out.facts);
-  }
+  KindStep k = e.runner->Plan(World(e), ev, now);
+  p.watch_forward = k.forward_recorded && !pre_frames.empty();
+  p.actions = std::move(k.actions);
+  p.facts = std::move(k.facts);
   p.frames = std::move(pre_frames);
   for (const Action& a : p.actions) {
     if (auto* r = std::get_if<core::il::SendReport>(&a)) {
-      p.frames.push_back(
-          JobFrame(e, json::EncodeStatusReport(r->report, e.is_il() ? json::ReportSpelling::kIl
-                                                                    : json::ReportSpelling::kLl)));
+      p.frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report, e.runner->spelling())));
     }
   }
   if (new_cursor) p.new_cursor = *new_cursor;
   const dataset::IndexCursor& cursor = new_cursor ? *new_cursor : e.ledger.cursor;
-  p.write_record = state_changed || new_cursor;  // a forward alone needs no record
-  if (p.write_record) {
-    p.record =
-        e.is_il() ? EncodeIlRecord({p.il_next, cursor}) : EncodeLlRecord({p.ll_next, cursor});
-  }
+  p.write_record = k.state_changed || new_cursor;  // a forward alone needs no record
+  if (p.write_record) p.record = e.runner->EncodePlanned(cursor);
   return p;
 }
 
@@ -180,23 +132,19 @@ Status JobRunner::Write(store::Store::Tx& tx, const PlannedStep& p) {
     if (!id.ok()) return id.status();
     p.last_frame_id = *id;
   }
-  return p.write_record ? tx.PutState(ScopeOf(p.e->kind), p.e->key, p.record) : Status::Ok();
+  return p.write_record ? tx.PutState(ScopeOf(p.e->kind()), p.e->key, p.record) : Status::Ok();
 }
 
 void JobRunner::Adopt(PlannedStep& p) {
   JobEntry& e = *p.e;
-  if (e.is_il()) {
-    e.il_state = std::move(p.il_next);
-  } else {
-    e.ll_state = std::move(p.ll_next);
-  }
+  e.runner->Adopt();
   if (p.new_cursor) e.ledger.cursor = *p.new_cursor;
 }
 
 void JobRunner::ActOn(PlannedStep& p) {
   const JobEntry& e = *p.e;
   history_.OnStep({e.key, e.object_kind(), e.meta().ns, e.meta().name, e.train_trigger.text,
-                   e.deploy_trigger.text},
+                   e.runner->deploy_trigger_text()},
                   p.facts, p.now_ms);
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
@@ -231,8 +179,7 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
 // checkPeriodSeconds.
 void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
-  const int64_t at =
-      e.is_il() ? core::il::NextWakeMs(MakeIlSpec(e), e.il_state) : e.ll_state.retry_after_ms;
+  const int64_t at = e.runner->NextWakeMs(World(e));
   if (at <= now_ms || at == e.retry_scheduled_at) return;
   e.retry_scheduled_at = at;
   if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(ctx_.io);
@@ -255,8 +202,7 @@ void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
 void JobRunner::RunAction(JobEntry& e, const Action& a) {
   const JobRef job{e.key, e.incarnation};
   const std::string who = std::string(e.object_kind()) + " " + e.name();
-  const json::ReportSpelling spelling =
-      e.is_il() ? json::ReportSpelling::kIl : json::ReportSpelling::kLl;
+  const json::ReportSpelling spelling = e.runner->spelling();
   std::visit(
       core::Overloaded{
           [&](const core::il::Log& log) {
