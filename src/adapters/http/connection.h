@@ -28,6 +28,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ~Connection();
 
+  // Registers with the Core, starts the first request's header deadline (from accept) and tries
+  // the first read at once, so that a request sent with the connect is complete before this
+  // connection could be evicted.
   void Start();
 
   // Hard close: pending operations complete with operation_aborted and do nothing more.
