@@ -10,6 +10,7 @@ set_tests_properties(dashboard_browser PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE SK
 # The round history, the feed and the per-job gauges in cluster mode, and after a restart.
 add_executable(dashboard_cluster_test ${CMAKE_CURRENT_LIST_DIR}/dashboard_cluster_test.cc)
 target_link_libraries(dashboard_cluster_test PRIVATE sedna_it_fixture GTest::gtest GTest::gtest_main)
-target_compile_definitions(dashboard_cluster_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}")
+target_compile_definitions(dashboard_cluster_test PRIVATE SEDNA_BINARY_DIR="${CMAKE_BINARY_DIR}"
+                                                   SEDNA_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 add_dependencies(dashboard_cluster_test sedna-lc)
 gtest_discover_tests(dashboard_cluster_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -125,6 +127,13 @@ TEST_F(DashboardClusterTest, HistoryGaugesAndPageOfADeployedRound) {
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.raw.find("Content-Type: text/html"), std::string::npos) << page.raw.substr(0, 300);
   EXPECT_NE(page.body.find("<title>sedna-lc dashboard</title>"), std::string::npos);
+  {  // the page served is dashboard_page.html, byte for byte
+    std::ifstream in(std::string(SEDNA_SOURCE_DIR) + "/src/app/cluster/dashboard_page.html",
+                     std::ios::binary);
+    const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(file.empty());
+    EXPECT_EQ(page.body, file);
+  }
 
   // The kept versions are listed on the pool: a later poll has them (the deploy kept the old
   // model as version 1).

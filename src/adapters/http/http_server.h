@@ -1,5 +1,6 @@
 // A small HTTP/1.1 server (Boost.Beast parser, Asio sockets) that runs on the caller's
-// io_context. The Beast types stay in http_server.cc; this header exposes none.
+// io_context. No Asio socket or Beast type appears here: the parser is request_reader.cc, the
+// connection connection.cc, the accept loop http_server.cc.
 #pragma once
 
 #include <utility>
@@ -158,7 +159,7 @@ class HttpServer {
   // again. Idempotent.
   void Stop();
 
-  struct Core;  // implementation detail, defined in http_server.cc
+  struct Core;  // implementation detail, defined in server_core.h
 
  private:
   HttpServer(std::shared_ptr<Core> core, uint16_t port) : core_(std::move(core)), port_(port) {}

@@ -21,7 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "app/cli/ws_accept.h"
+#include "adapters/gm/ws_accept.h"
+#include "adapters/gm/ws_wire.h"
 
 namespace sedna::app {
 namespace {
@@ -339,20 +340,9 @@ std::string RandomBytes(size_t n) {
   return s;
 }
 
-std::string HeaderValue(const std::string& head, const std::string& name) {
-  std::istringstream in(head);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto colon = line.find(':');
-    if (colon == std::string::npos || colon != name.size()) continue;
-    if (strncasecmp(line.c_str(), name.c_str(), name.size()) != 0) continue;
-    std::string v = line.substr(colon + 1);
-    const auto b = v.find_first_not_of(" \t");
-    const auto e = v.find_last_not_of(" \t");
-    return b == std::string::npos ? "" : v.substr(b, e - b + 1);
-  }
-  return "";
+// A client frame (ws_wire.h) with a fresh random mask.
+std::string ClientFrame(uint8_t opcode, const std::string& payload) {
+  return gm::ClientFrame(opcode, payload, RandomBytes(4));
 }
 
 std::string Printable(std::string s, size_t max) {
@@ -365,13 +355,8 @@ std::string Printable(std::string s, size_t max) {
 
 // `rest`: bytes received after the response head (the first frames).
 Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::string& rest) {
-  const std::string key = Base64(RandomBytes(16));
-  const std::string host = hp.host.find(':') != std::string::npos ? "[" + hp.host + "]" : hp.host;
-  const std::string req =
-      "GET / HTTP/1.1\r\nHost: " + host + ":" + std::to_string(hp.port) +
-      "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
-      "\r\nSec-WebSocket-Version: 13\r\nNode-Name: " + o.node_name +
-      "\r\nUser-Agent: sedna-lc doctor\r\n\r\n";
+  const std::string key = gm::Base64(RandomBytes(16));
+  const std::string req = gm::UpgradeRequest(hp.host, hp.port, key, o.node_name, "sedna-lc doctor");
   const auto deadline = Clock::now() + o.timeout;
   const std::string not_gm =
       "GM_ADDRESS reaches a server that is not the GM's websocket endpoint (or a proxy that drops "
@@ -413,8 +398,8 @@ Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::str
                     "Protocols\"",
                 not_gm);
   }
-  const std::string accept = HeaderValue(head, "Sec-WebSocket-Accept");
-  const std::string want = WebSocketAccept(key);
+  const std::string accept = gm::HeaderValue(head, "Sec-WebSocket-Accept");
+  const std::string want = gm::WebSocketAccept(key);
   if (accept != want) {
     return Fail("websocket",
                 "101, but Sec-WebSocket-Accept is \"" + Printable(accept, 80) + "\", expected \"" +
@@ -427,73 +412,13 @@ Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::str
 
 // ---------------------------------------------------------------- first frame
 
-// A masked (client-to-server) frame with FIN set.
-std::string ClientFrame(uint8_t opcode, const std::string& payload) {
-  std::string f;
-  f.push_back(static_cast<char>(0x80 | opcode));
-  const uint64_t n = payload.size();
-  if (n < 126) {
-    f.push_back(static_cast<char>(0x80 | n));
-  } else if (n <= 0xFFFF) {
-    f.push_back(static_cast<char>(0x80 | 126));
-    f.push_back(static_cast<char>(n >> 8));
-    f.push_back(static_cast<char>(n & 0xFF));
-  } else {
-    f.push_back(static_cast<char>(0x80 | 127));
-    for (int shift = 56; shift >= 0; shift -= 8)
-      f.push_back(static_cast<char>((n >> shift) & 0xFF));
-  }
-  const std::string mask = RandomBytes(4);
-  f += mask;
-  for (size_t i = 0; i < payload.size(); ++i) f.push_back(payload[i] ^ mask[i % 4]);
-  return f;
-}
-
-struct ServerFrame {
-  uint8_t opcode = 0;
-  std::string payload;
-};
-
-// Takes one complete frame off the front of `buf`; nullopt when more bytes are needed. Payloads
-// over 1 MiB are cut (only their length matters here) after being consumed in full.
-std::optional<ServerFrame> TakeFrame(std::string& buf, uint64_t& skip) {
-  if (buf.size() < 2) return std::nullopt;
-  const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
-  uint64_t len = p[1] & 0x7F;
-  size_t off = 2;
-  if (len == 126) {
-    if (buf.size() < 4) return std::nullopt;
-    len = (uint64_t{p[2]} << 8) | p[3];
-    off = 4;
-  } else if (len == 127) {
-    if (buf.size() < 10) return std::nullopt;
-    len = 0;
-    for (int i = 0; i < 8; ++i) len = (len << 8) | p[2 + i];
-    off = 10;
-  }
-  if (p[1] & 0x80) off += 4;  // a masked server frame: tolerated, payload left masked
-  if (len > (1u << 20)) {
-    // Too big to keep: report it as received and discard its bytes as they come.
-    ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), {}};
-    if (buf.size() < off) return std::nullopt;
-    const uint64_t have = buf.size() - off;
-    skip = len > have ? len - have : 0;
-    buf.erase(0, off + std::min<uint64_t>(len, have));
-    return f;
-  }
-  if (buf.size() < off + len) return std::nullopt;
-  ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), buf.substr(off, len)};
-  buf.erase(0, off + len);
-  return f;
-}
-
 Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
   const std::string fix =
       "the GM dropped this node right after its first message: look for node \"" + o.node_name +
       "\" in the GM's log (kubectl -n sedna logs deploy/gm); another LC with the same NODENAME, "
       "or a GM that speaks another protocol version, can cause this";
   if (!o.first_frame.empty() &&
-      !WriteAll(fd, ClientFrame(0x1, o.first_frame), Clock::now() + o.timeout)) {
+      !WriteAll(fd, ClientFrame(gm::kOpText, o.first_frame), Clock::now() + o.timeout)) {
     return Fail("first frame",
                 std::string("writing the first frame failed: ") + std::strerror(errno), fix);
   }
@@ -507,9 +432,9 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
       skip -= n;
     }
     while (skip == 0) {
-      auto f = TakeFrame(buf, skip);
+      auto f = gm::TakeFrame(buf, skip);
       if (!f) break;
-      if (f->opcode == 0x8) {
+      if (f->opcode == gm::kOpClose) {
         std::string why = "the GM closed the websocket after the first frame";
         if (f->payload.size() >= 2) {
           const int code = (static_cast<unsigned char>(f->payload[0]) << 8) |
@@ -521,8 +446,8 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
         }
         return Fail("first frame", why, fix);
       }
-      if (f->opcode == 0x9) WriteAll(fd, ClientFrame(0xA, f->payload), deadline);
-      if (f->opcode == 0x1 || f->opcode == 0x2) ++frames;
+      if (f->opcode == gm::kOpPing) WriteAll(fd, ClientFrame(gm::kOpPong, f->payload), deadline);
+      if (f->opcode == gm::kOpText || f->opcode == gm::kOpBinary) ++frames;
     }
     const ssize_t n = ReadSome(fd, buf, deadline);
     if (n == -2) break;
@@ -536,7 +461,8 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
           std::string("the connection failed after the first frame: ") + std::strerror(errno), fix);
     }
   }
-  WriteAll(fd, ClientFrame(0x8, std::string("\x03\xe8", 2)), Clock::now() + milliseconds(200));
+  WriteAll(fd, ClientFrame(gm::kOpClose, std::string("\x03\xe8", 2)),
+           Clock::now() + milliseconds(200));
   return {"first frame", Verdict::kOk,
           "the GM kept the connection " + Seconds(o.hold) + " after the first frame (" +
               std::to_string(frames) + " frame(s) received)",

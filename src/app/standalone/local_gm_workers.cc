@@ -290,9 +290,9 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
   j.pod_ids[stage] = *id;
   started.Started(j.key, stage, worker);
   board.Started(j.ns, j.name, core::StageName(stage), worker, spec->log_path);
-  spdlog::info("standalone: {}: started {} ({}){}, log {}", j.key, worker,
+  spdlog::info("standalone: {}: started {} ({}){}, pid {}, log {}", j.key, worker,
                spec->argv.size() > 1 ? spec->argv[0] + " " + spec->argv[1] : spec->argv[0],
-               CredentialsText(*spec), spec->log_path);
+               CredentialsText(*spec), runner->pid(*id).value_or(0), spec->log_path);
   SetPod(j, stage, PodPhase::kRunning);
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace sedna::app {
+namespace sedna::gm {
 
 // SHA-1 (FIPS 180-4) of `data`.
 std::array<uint8_t, 20> Sha1(std::string_view data);
@@ -17,4 +17,4 @@ std::string Base64(std::string_view bytes);
 // The Sec-WebSocket-Accept value a server must answer to `key`.
 std::string WebSocketAccept(std::string_view key);
 
-}  // namespace sedna::app
+}  // namespace sedna::gm

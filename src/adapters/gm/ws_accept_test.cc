@@ -1,12 +1,12 @@
 // SHA-1 against FIPS 180-2's test vectors, base64 against RFC 4648 §10, the accept key against
 // RFC 6455 §1.3's example.
-#include "app/cli/ws_accept.h"
+#include "adapters/gm/ws_accept.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-namespace sedna::app {
+namespace sedna::gm {
 namespace {
 
 std::string Hex(const std::array<uint8_t, 20>& d) {
@@ -43,4 +43,4 @@ TEST(WebSocketAccept, Rfc6455Example) {
 }
 
 }  // namespace
-}  // namespace sedna::app
+}  // namespace sedna::gm

@@ -1,6 +1,6 @@
-#include "app/cli/ws_accept.h"
+#include "adapters/gm/ws_accept.h"
 
-namespace sedna::app {
+namespace sedna::gm {
 namespace {
 
 uint32_t Rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
@@ -80,4 +80,4 @@ std::string WebSocketAccept(std::string_view key) {
   return Base64(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
-}  // namespace sedna::app
+}  // namespace sedna::gm

@@ -1,0 +1,47 @@
+// The websocket wire format (RFC 6455) for a client that handles the bytes itself: the upgrade
+// request, reading its answer, and frames. GmLink (gm_link.h) has Beast's websocket for the real
+// link; this serves `sedna-lc doctor`'s probe of the GM (app/cli/gm_diagnosis.h), which must see
+// each step's bytes to say where a connect fails. Pure: no sockets, no randomness (the caller
+// passes the key and masks).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sedna::gm {
+
+// Frame opcodes (RFC 6455 §5.2).
+inline constexpr uint8_t kOpText = 0x1;
+inline constexpr uint8_t kOpBinary = 0x2;
+inline constexpr uint8_t kOpClose = 0x8;
+inline constexpr uint8_t kOpPing = 0x9;
+inline constexpr uint8_t kOpPong = 0xA;
+
+// `GET / HTTP/1.1` asking to upgrade to websocket version 13 with `key` (base64 of 16 bytes),
+// for `host` (an IPv6 address gets brackets) and `port`, with the LC's `Node-Name` header and
+// `user_agent`.
+std::string UpgradeRequest(const std::string& host, uint16_t port, const std::string& key,
+                           const std::string& node_name, const std::string& user_agent);
+
+// The value of the first header field `name` (case-insensitive) in an HTTP head (lines ending
+// "\r\n" or "\n"), without surrounding spaces and tabs; "" when absent.
+std::string HeaderValue(const std::string& head, const std::string& name);
+
+// A masked (client-to-server) frame with FIN set; `mask` is its 4 masking bytes.
+std::string ClientFrame(uint8_t opcode, std::string_view payload, std::string_view mask);
+
+struct ServerFrame {
+  uint8_t opcode = 0;
+  std::string payload;  // left masked if the server masked it; empty if over 1 MiB
+};
+
+// Takes one complete frame off the front of `buf`; nullopt when more bytes are needed. A frame
+// whose payload is over 1 MiB is returned at once without its payload: the bytes of it already
+// in `buf` are dropped and `skip` is set to how many more are still to come, for the caller to
+// discard before taking the next frame.
+std::optional<ServerFrame> TakeFrame(std::string& buf, uint64_t& skip);
+
+}  // namespace sedna::gm
