@@ -145,7 +145,7 @@ class Browser:
             self.proc.kill()
 
 
-# What a person sees, read from the DOM (the contract in src/app/cluster/dashboard_page.h).
+# What a person sees, read from the DOM (the contract in src/app/cluster/observation/dashboard_page.h).
 SEEN = """(() => {
   const job = document.querySelector('tr.job[data-job="%(job)s"]');
   const det = document.querySelector('section.job-detail[data-job="%(job)s"]');

@@ -128,8 +128,9 @@ TEST_F(DashboardClusterTest, HistoryGaugesAndPageOfADeployedRound) {
   EXPECT_NE(page.raw.find("Content-Type: text/html"), std::string::npos) << page.raw.substr(0, 300);
   EXPECT_NE(page.body.find("<title>sedna-lc dashboard</title>"), std::string::npos);
   {  // the page served is dashboard_page.html, byte for byte
-    std::ifstream in(std::string(SEDNA_SOURCE_DIR) + "/src/app/cluster/dashboard_page.html",
-                     std::ios::binary);
+    std::ifstream in(
+        std::string(SEDNA_SOURCE_DIR) + "/src/app/cluster/observation/dashboard_page.html",
+        std::ios::binary);
     const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_FALSE(file.empty());
     EXPECT_EQ(page.body, file);

@@ -939,6 +939,23 @@ TEST_F(StandaloneTest, EvalWorkerCrashesThenNextRoundDecides) {
   EXPECT_EQ(StopLc(seconds(20)), 0);
 }
 
+// A worker's report is acknowledged once journaled and forwarded to the local GM after the
+// batch commit; with a 1.5 s batch window every worker exits before its report is forwarded. The
+// exit's verdict waits for the report, so the round is decided and no stage fails.
+TEST_F(StandaloneTest, WorkerExitBeforeItsForwardedReportStillSucceeds) {
+  WriteManifest("common.yaml", CommonYaml());
+  WriteManifest("job.yaml", JobYaml({.name = "overtaken"}));
+  StartLc({"--report-batch-ms", "1500"});
+  ASSERT_TRUE(WaitJob("overtaken", "loaded", [](const Json&) { return true; }));
+  FeedRound();
+  ASSERT_TRUE(WaitJob("overtaken", "round 1 decided",
+                      [](const Json& j) { return j["decisions"] == 1 && j["round"] == 2; }));
+  auto c = Conditions("overtaken");
+  for (const std::string& cond : c) EXPECT_EQ(cond.find("Failed"), std::string::npos) << cond;
+  EXPECT_EQ(Log().find("without reporting"), std::string::npos) << Log();
+  EXPECT_EQ(StopLc(seconds(20)), 0);
+}
+
 // A train worker that exits 0 without POSTing its report fails the stage.
 TEST_F(StandaloneTest, WorkerNeverReports) {
   WriteManifest("common.yaml", CommonYaml());

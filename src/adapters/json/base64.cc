@@ -112,7 +112,7 @@ Result<std::string> Base64Decode(std::string_view text) {
         return Result<std::string>::Error("illegal character " + DescribeByte(c) + " at offset " +
                                           std::to_string(pos));
       }
-      values[n] = v;
+      values[n] = static_cast<uint8_t>(v);  // 0..63: checked above
       ++n;
     }
     if (n == 4) {

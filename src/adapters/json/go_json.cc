@@ -152,12 +152,14 @@ std::string FormatGoFloat(double v) {
   std::from_chars(exp_begin, sci.data() + sci.size(), exp);
   int n = static_cast<int>(digits.size());
   if (exp >= n - 1) {
+    const int zeros = exp - (n - 1);
     out += digits;
-    out.append(static_cast<size_t>(exp - (n - 1)), '0');
+    out.append(static_cast<size_t>(zeros), '0');
   } else if (exp >= 0) {
-    out.append(digits, 0, static_cast<size_t>(exp + 1));
+    const int whole = exp + 1;  // digits before the point
+    out.append(digits, 0, static_cast<size_t>(whole));
     out += '.';
-    out.append(digits, static_cast<size_t>(exp + 1), std::string::npos);
+    out.append(digits, static_cast<size_t>(whole), std::string::npos);
   } else {
     out += "0.";
     out.append(static_cast<size_t>(-exp - 1), '0');
@@ -447,9 +449,9 @@ RawJson RawJson::Object(std::vector<std::pair<std::string, RawJson>> members) {
   auto n = NewNode(Type::kObject);
   n->keys.reserve(members.size());
   n->values.reserve(members.size());
-  for (auto& [k, v] : members) {
-    n->keys.push_back(std::move(k));
-    n->values.push_back(std::move(v));
+  for (auto& m : members) {
+    n->keys.push_back(std::move(m.first));
+    n->values.push_back(std::move(m.second));
   }
   return RawJson(std::move(n));
 }

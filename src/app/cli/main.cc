@@ -177,6 +177,7 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
       slash == std::string::npos ? std::string(".") : cfg.db_path.substr(0, slash);
   o.log_dir = data_dir + "/workers";
   o.worker_timeout = std::chrono::seconds(flags.worker_timeout_s);
+  o.report_grace = std::chrono::milliseconds(5000 + cfg.report_batch_ms);
   o.gm_protocol = cfg.gm_protocol;
   // The GM's /var/lib/sedna/model-hot-update: standalone has no rootfs, and the LC writes there.
   o.hot_update_dir = cfg.hot_update_dir;

@@ -12,7 +12,7 @@
 #include "adapters/storage/hot_update.h"
 #include "adapters/storage/model_versions.h"
 #include "adapters/storage/storage.h"
-#include "app/cluster/shell_quote.h"
+#include "app/cluster/observation/shell_quote.h"
 
 namespace sedna::app {
 namespace {

@@ -11,10 +11,10 @@
 #include "adapters/store/store.h"
 #include "app/cli/loopback_http.h"
 #include "app/cli/status_format.h"
-#include "app/cluster/gm_evidence.h"
-#include "app/cluster/il_record.h"
-#include "app/cluster/round_history.h"
-#include "app/cluster/status_view.h"
+#include "app/cluster/intake/gm_evidence.h"
+#include "app/cluster/jobs/il_record.h"
+#include "app/cluster/observation/round_history.h"
+#include "app/cluster/observation/status_view.h"
 
 namespace sedna::app {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cluster/round_history.h"
-#include "app/cluster/status_view.h"
+#include "app/cluster/observation/round_history.h"
+#include "app/cluster/observation/status_view.h"
 
 namespace sedna::app {
 

@@ -17,7 +17,7 @@
 #include "adapters/s3/s3_client.h"
 #include "adapters/store/store.h"
 #include "app/cluster/config.h"
-#include "app/cluster/status_view.h"
+#include "app/cluster/observation/status_view.h"
 #include "core/clock.h"
 
 namespace sedna::app {

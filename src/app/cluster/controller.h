@@ -12,8 +12,8 @@
 
 #include "adapters/clock/system_clock.h"
 #include "app/cluster/config.h"
-#include "app/cluster/dashboard_workers.h"
-#include "app/cluster/upstream_sink.h"
+#include "app/cluster/intake/upstream_sink.h"
+#include "app/cluster/observation/dashboard_workers.h"
 #include "core/clock.h"
 #include "core/report.h"
 #include "core/status.h"

@@ -388,10 +388,10 @@ void LocalGm::Impl::Apply(const std::string& frame) {
     return;
   }
   const std::string lp = Lower(phase), ls = Lower(status);
-  if ((ls == "completed" || ls == "failed") && (lp == "train" || lp == "eval")) {
-    j.reported[lp == "train" ? Stage::kTrain : Stage::kEval] = true;
-  }
   j.state = step->state;
+  if ((ls == "completed" || ls == "failed") && (lp == "train" || lp == "eval")) {
+    ReportArrived(j, lp == "train" ? Stage::kTrain : Stage::kEval);
+  }
   if (generation == core::gm::Generation::kG2 && j.gm_kind == core::gm::JobKind::kLifelong) {
     if (auto kb = local_gm_detail::KnowledgeBaseOf(f->content)) j.knowledge_base = std::move(*kb);
   }

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "adapters/manifest/manifest.h"
-#include "app/cluster/dashboard_workers.h"
-#include "app/cluster/upstream_sink.h"
+#include "app/cluster/intake/upstream_sink.h"
+#include "app/cluster/observation/dashboard_workers.h"
 #include "app/standalone/local_credentials.h"
 #include "core/clock.h"
 #include "core/report.h"
@@ -37,6 +37,11 @@ struct LocalGmOptions {
   std::string log_dir;        // worker logs: <log_dir>/<job>/<worker-name>.log
   std::string lc_server;      // LC_SERVER given to workers, e.g. http://127.0.0.1:9100
   std::chrono::milliseconds worker_timeout{0};  // per train/eval worker; 0 = none
+  // How long the verdict of a train/eval worker that exited 0 waits for its report: the
+  // controller acknowledges a report once journaled and forwards it after its batch commit
+  // (--report-batch-ms) and the outbox's send, so the exit can overtake it. No report by then:
+  // the pod failed.
+  std::chrono::milliseconds report_grace{5000};
   std::chrono::milliseconds manifest_poll{2000};
   // The GM played (Config::gm_protocol): "auto" and "g2" the v0.5-v0.7 GM (GM-driven deploy,
   // condition-driven LL, model hot update: docs/protocol.md §H1.3, §H1.4, §H1.7, §H4.1), "g1"

@@ -59,6 +59,8 @@ nlohmann::json ZeroKnowledgeBase();
 
 }  // namespace local_gm_detail
 
+// NOLINTNEXTLINE(bugprone-exception-escape): its timers' destructors cancel them (Asio), which
+// fails only if the reactor does, and epoll's cannot.
 struct GmJob {
   std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
   core::gm::JobKind gm_kind = core::gm::JobKind::kIncremental;
@@ -70,6 +72,10 @@ struct GmJob {
   core::gm::Pods pods;
   std::map<core::Stage, int64_t> pod_ids;
   std::map<core::Stage, bool> reported;
+  // A train/eval worker that exited 0 before its report reached this GM: the controller
+  // acknowledges a report once journaled and forwards it after its batch commit, so the exit can
+  // overtake it. The pod's verdict waits for the report (Succeeded) or opt.report_grace (Failed).
+  std::map<core::Stage, std::unique_ptr<boost::asio::steady_timer>> unreported_exit;
   int64_t inference_id = -1;
   bool inference_hot = false;  // the running inference worker was started for model hot update
   bool warned_no_inference = false;
@@ -193,6 +199,11 @@ struct LocalGm::Impl {
   void AddKnowledgeBaseEnv(const GmJob& j, std::map<std::string, std::string>& env);
   void OnWorkerExit(const std::string& key, core::Stage stage, const std::string& worker,
                     const process::ExitInfo& info);
+  // Holds the verdict of `stage`'s pod, which exited 0 before its report arrived, for
+  // opt.report_grace.
+  void WaitForReport(GmJob& j, core::Stage stage);
+  // A train/eval report of `stage` reached the GM: a pod waiting for it succeeds.
+  void ReportArrived(GmJob& j, core::Stage stage);
   void StartInference(GmJob& j);
 
   // ---------------------------------------------------------------- manifests

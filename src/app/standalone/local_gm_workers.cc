@@ -264,6 +264,7 @@ void LocalGm::Impl::StartWorker(GmJob& j, Stage stage, const std::string& data_j
   AddS3Env(j, worker, owned, env);
   auto spec = WorkerSpec(j, Template(j, stage == Stage::kTrain ? "train" : "eval"), worker, env);
   j.reported[stage] = false;
+  j.unreported_exit.erase(stage);
   if (!spec.ok()) {
     spdlog::error("standalone: {}: {} worker: {}", j.key, core::StageName(stage), spec.message());
     SetPod(j, stage, PodPhase::kFailed);
@@ -303,20 +304,46 @@ void LocalGm::Impl::OnWorkerExit(const std::string& key, Stage stage, const std:
   auto it = jobs.find(key);
   if (it == jobs.end() || stopped) return;
   GmJob& j = *it->second;
+  j.pod_ids.erase(stage);
   PodPhase phase = PodPhase::kFailed;
   if (info.exit_code == 0 && !info.timed_out && !info.spawn_failed) {
-    if (j.reported[stage]) {
-      phase = PodPhase::kSucceeded;
-    } else {
-      spdlog::error("standalone: {}: {} worker exited 0 without reporting to the LC; failed", key,
-                    core::StageName(stage));
+    if (!j.reported[stage]) {
+      WaitForReport(j, stage);
+      return;
     }
+    phase = PodPhase::kSucceeded;
   } else {
     spdlog::error("standalone: {}: {} worker {}", key, core::StageName(stage), info.error);
   }
-  j.pod_ids.erase(stage);
   SetPod(j, stage, phase);
   Settle(j);
+}
+
+void LocalGm::Impl::WaitForReport(GmJob& j, Stage stage) {
+  auto& timer = j.unreported_exit[stage];
+  timer = std::make_unique<boost::asio::steady_timer>(io);
+  timer->expires_after(opt.report_grace);
+  timer->async_wait([this, key = j.key, stage](const boost::system::error_code& ec) {
+    if (ec || stopped) return;  // the report came, the stage restarted or the job went
+    auto it = jobs.find(key);
+    if (it == jobs.end()) return;
+    GmJob& j = *it->second;
+    j.unreported_exit.erase(stage);
+    spdlog::error(
+        "standalone: {}: {} worker exited 0 without reporting to the LC (none within {} ms); "
+        "failed",
+        key, core::StageName(stage), opt.report_grace.count());
+    SetPod(j, stage, PodPhase::kFailed);
+    Settle(j);
+  });
+}
+
+void LocalGm::Impl::ReportArrived(GmJob& j, Stage stage) {
+  j.reported[stage] = true;
+  auto it = j.unreported_exit.find(stage);
+  if (it == j.unreported_exit.end()) return;
+  j.unreported_exit.erase(it);  // cancels the timer
+  SetPod(j, stage, PodPhase::kSucceeded);
 }
 
 void LocalGm::Impl::StartInference(GmJob& j) {

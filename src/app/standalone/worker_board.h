@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "adapters/clock/system_clock.h"
-#include "app/cluster/dashboard_workers.h"
+#include "app/cluster/observation/dashboard_workers.h"
 #include "core/clock.h"
 
 namespace sedna::app {

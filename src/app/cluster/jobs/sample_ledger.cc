@@ -1,0 +1,116 @@
+#include "app/cluster/jobs/sample_ledger.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "core/split.h"
+
+namespace sedna::app {
+
+Status SampleLedger::Open(std::string train_path, std::string eval_path, int64_t train_committed,
+                          int64_t eval_committed) {
+  train_path_ = std::move(train_path);
+  eval_path_ = std::move(eval_path);
+  auto ts = dataset::Spool::Open(train_path_, train_committed);
+  auto es = dataset::Spool::Open(eval_path_, eval_committed);
+  if (!ts.ok() || !es.ok()) return Status::Error(ts.message() + es.message());
+  train_spool_ = std::move(*ts);
+  eval_spool_ = std::move(*es);
+  return Status::Ok();
+}
+
+void SampleLedger::ResetSpools(int64_t train_committed, int64_t eval_committed) {
+  auto ts = dataset::Spool::Open(train_path_, train_committed);
+  auto es = dataset::Spool::Open(eval_path_, eval_committed);
+  if (ts.ok()) train_spool_ = std::move(*ts);
+  if (es.ok()) eval_spool_ = std::move(*es);
+}
+
+void SampleLedger::RemoveFiles() const {
+  ::unlink(train_path_.c_str());
+  ::unlink(eval_path_.c_str());
+}
+
+void SampleLedger::Defer(bool take_unterminated) {
+  again_.again = true;
+  again_.take_unterminated |= take_unterminated;
+}
+
+SampleLedger::Again SampleLedger::Landed() {
+  in_flight_ = false;
+  Again a = again_;
+  again_ = {};
+  return a;
+}
+
+IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who, int64_t seen,
+                                double train_prob,
+                                std::function<void(const IngestDone&, bool)> apply) {
+  dataset::IndexCursor from = cursor;
+  if (from.path != ds.local_path) {
+    // [P:B26]/B28: the Dataset now names another index (url changed, or deleted and re-created
+    // elsewhere). It is a new source: read it from its start; the split's running total
+    // (samples_seen) continues.
+    if (!from.path.empty()) {
+      spdlog::info("{}: dataset index changed from {} to {}; reading the new index from its start",
+                   who, from.path, ds.local_path);
+    }
+    std::string header = from.header;
+    from = dataset::IndexCursor{};
+    from.path = ds.local_path;
+    from.header = header;  // kept for csv files until the new header is read
+  }
+  // One ingest in flight per job: only the pass appends to its spools until it is back.
+  in_flight_ = true;
+  auto done = std::make_shared<IngestDone>();
+  done->seen = seen;
+  done->path = ds.local_path;
+  IngestShare share;
+  share.member.cursor = std::move(from);
+  share.member.on_sample = [done, p = train_prob, train = train_spool_,
+                            eval = eval_spool_](std::string_view line) -> Status {
+    IngestDone& d = *done;
+    ++d.seen;
+    if (core::IsTrainSample(p, d.seen)) {
+      ++d.train_added;
+      return train->Append(line);
+    }
+    ++d.eval_added;
+    return eval->Append(line);
+  };
+  share.finish = [done, train = train_spool_, eval = eval_spool_](dataset::PassMember& m) {
+    IngestDone& d = *done;
+    d.cursor = m.cursor;
+    d.status = m.status;
+    d.result = m.result;
+    if (d.status.ok() && d.train_added + d.eval_added > 0) {
+      Status a = train->Flush();
+      Status b = eval->Flush();
+      d.status = !a.ok() ? a : b;
+    }
+    d.train_end = train->size();
+    d.eval_end = eval->size();
+  };
+  share.apply = [done, apply = std::move(apply)](const dataset::PassMember&,
+                                                 bool take_unterminated) {
+    apply(*done, take_unterminated);
+  };
+  return share;
+}
+
+void SampleLedger::ScheduleRetry(boost::asio::io_context& io, std::chrono::milliseconds after,
+                                 std::function<void()> fire) {
+  if (retry_pending_) return;
+  retry_pending_ = true;
+  if (!retry_timer_) retry_timer_ = std::make_unique<boost::asio::steady_timer>(io);
+  retry_timer_->expires_after(after);
+  retry_timer_->async_wait([fire = std::move(fire)](const boost::system::error_code& ec) {
+    if (!ec) fire();
+  });
+}
+
+void SampleLedger::CancelTimers() {
+  if (retry_timer_) retry_timer_->cancel();
+}
+
+}  // namespace sedna::app

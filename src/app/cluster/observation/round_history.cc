@@ -1,0 +1,391 @@
+// The round history (round_history.h).
+#include "app/cluster/observation/round_history.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+namespace sedna::app {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Cut(std::string s, size_t n = RoundHistory::kMaxText) {
+  if (s.size() > n) s.resize(n);
+  return s;
+}
+
+// A fact's metrics, bounded as the history keeps them (the codec bounds them already).
+std::map<std::string, double> Bounded(const core::MetricNumbers& m) {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : m) {
+    if (out.size() >= RoundHistory::kMaxMetrics) break;
+    if (std::isfinite(v)) out[Cut(k, core::kMaxObservedMetricName)] = v;
+  }
+  return out;
+}
+
+const char* DecisionText(core::DecisionKind k) {
+  switch (k) {
+    case core::DecisionKind::kDeploy:
+      return "deploy";
+    case core::DecisionKind::kKept:
+      return "kept";
+    case core::DecisionKind::kNotDeployed:
+      return "not deployed";
+  }
+  return "";
+}
+
+// The record of `round`, else the latest one (a fact whose round the step did not know, or of a
+// round the history did not see fire); nullptr when there is none.
+RoundRecord* RoundOf(JobHistory& h, int64_t round) {
+  for (auto it = h.rounds.rbegin(); it != h.rounds.rend(); ++it) {
+    if (it->round == round) return &*it;
+  }
+  return h.rounds.empty() ? nullptr : &h.rounds.back();
+}
+
+// Each fact's record. Returns whether `h` changed.
+struct Recorder {
+  JobHistory& h;
+  const HistoryJob& job;
+  int64_t now_ms;
+
+  bool operator()(const core::TrainTriggerFired& f) {
+    if (h.rounds.empty() || h.rounds.back().round != f.round) {
+      h.rounds.push_back({});
+      h.rounds.back().round = f.round;
+    }
+    RoundRecord& r = h.rounds.back();
+    r.attempts++;
+    r.fired = Cut(f.reason);
+    r.fired_ms = now_ms;
+    r.train_trigger = Cut(job.train_trigger);
+    r.samples = f.samples;
+    r.train_ready_ms = r.train_done_ms = r.eval_ready_ms = r.eval_done_ms = 0;
+    r.train_status.clear();
+    return true;
+  }
+
+  bool operator()(const core::StageReported& f) {
+    RoundRecord* r = RoundOf(h, f.round);
+    if (!r) return false;
+    const std::string status = f.completed ? "completed" : "failed";
+    auto metrics = [&](size_t i) {
+      return i < f.metrics.size() ? Bounded(f.metrics[i]) : std::map<std::string, double>{};
+    };
+    if (f.stage == core::ReportPhase::kTrain) {
+      r->train_status = status;
+      r->train_done_ms = now_ms;
+      if (f.completed) {
+        r->trained_model = Cut(f.model_url);
+        r->train_metrics = metrics(0);
+      }
+      return true;
+    }
+    if (f.stage != core::ReportPhase::kEval) return false;
+    r->eval_status = status;
+    r->eval_done_ms = now_ms;
+    if (f.completed) {
+      r->new_metrics = metrics(0);
+      r->deployed_metrics = metrics(1);
+    }
+    return true;
+  }
+
+  bool operator()(const core::DeployDecided& f) {
+    if (!f.copy_to.empty() && h.deploy_target != f.copy_to) h.deploy_target = Cut(f.copy_to);
+    RoundRecord* r = RoundOf(h, f.round);
+    if (!r) return true;
+    r->decision = DecisionText(f.kind);
+    r->decision_reason = Cut(f.reason);
+    r->deploy_trigger = Cut(job.deploy_trigger);
+    r->decided_ms = now_ms;
+    // The results the decision compared, when no eval report reached this LC (the eval ran on
+    // another node and its output came with the GM's conditions).
+    if (r->new_metrics.empty() && r->deployed_metrics.empty()) {
+      r->new_metrics = Bounded(f.new_metrics);
+      r->deployed_metrics = Bounded(f.deployed_metrics);
+    }
+    return true;
+  }
+
+  bool operator()(const core::ReportSent& f) {
+    if (h.rounds.empty()) return false;
+    RoundRecord& r = *RoundOf(h, f.round);
+    using P = core::ReportPhase;
+    using S = core::ReportStatus;
+    // A report sent again (the GM's answer was lost) is not a new event: the first one counts.
+    if (f.phase == P::kTrain && f.status == S::kReady) {
+      if (r.train_ready_ms != 0) return false;
+      r.train_ready_ms = now_ms;
+      r.data_url = Cut(f.data_url);
+      r.output_dir = Cut(f.output_dir);
+    } else if (f.phase == P::kTrain && f.status == S::kFailed) {
+      r.train_status = "failed";
+      r.train_done_ms = now_ms;
+    } else if (f.phase == P::kEval && f.status == S::kReady) {
+      if (r.eval_ready_ms != 0) return false;
+      r.eval_ready_ms = now_ms;
+    } else if (f.phase == P::kEval && f.status == S::kFailed) {
+      r.eval_status = "failed";
+      r.eval_done_ms = now_ms;
+    } else if (f.phase == P::kDeploy && f.status == S::kReady) {
+      // IL: the deploy copy finished (or a hot update was decided); LL: the version is deployed.
+      if (r.decision == "deployed") return false;
+      r.decision = "deployed";
+      if (r.decided_ms == 0) r.decided_ms = now_ms;
+      if (r.deploy_trigger.empty()) r.deploy_trigger = Cut(job.deploy_trigger);
+      r.deployed_ms = now_ms;
+      h.deploys++;
+    } else if (f.phase == P::kDeploy && f.status == S::kFailed) {
+      if (r.decision == "deploy failed") return false;
+      r.decision = "deploy failed";
+      if (r.decided_ms == 0) r.decided_ms = now_ms;
+      r.deployed_ms = now_ms;
+    } else {
+      return false;
+    }
+    return true;
+  }
+};
+
+json MetricsJson(const std::map<std::string, double>& m) {
+  json o = json::object();
+  for (const auto& [k, v] : m) {
+    if (std::isfinite(v)) o[k] = v;
+  }
+  return o;
+}
+
+std::map<std::string, double> MetricsFrom(const json& o) {
+  std::map<std::string, double> m;
+  if (!o.is_object()) return m;
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    if (it->is_number() && m.size() < RoundHistory::kMaxMetrics) m[it.key()] = it->get<double>();
+  }
+  return m;
+}
+
+}  // namespace
+
+bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fact>& facts,
+                int64_t now_ms, size_t max_rounds) {
+  bool changed = false;
+  auto set = [&](std::string& field, const std::string& v) {
+    if (field != v) field = Cut(v), changed = true;
+  };
+  set(h.key, job.key);
+  set(h.kind, job.kind);
+  set(h.ns, job.ns);
+  set(h.name, job.name);
+  set(h.train_trigger, job.train_trigger);
+  set(h.deploy_trigger, job.deploy_trigger);
+  Recorder rec{h, job, now_ms};
+  for (const core::Fact& f : facts) changed |= std::visit(rec, f);
+  while (h.rounds.size() > std::max<size_t>(max_rounds, 1)) {
+    h.rounds.pop_front();
+    changed = true;
+  }
+  return changed;
+}
+
+json JobHistoryJson(const JobHistory& h) {
+  json rounds = json::array();
+  for (const RoundRecord& r : h.rounds) {
+    rounds.push_back(json{{"round", r.round},
+                          {"samples", r.samples},
+                          {"trainTrigger", r.train_trigger},
+                          {"fired", r.fired},
+                          {"firedMs", r.fired_ms},
+                          {"attempts", r.attempts},
+                          {"dataURL", r.data_url},
+                          {"outputDir", r.output_dir},
+                          {"trainReadyMs", r.train_ready_ms},
+                          {"trainDoneMs", r.train_done_ms},
+                          {"trainStatus", r.train_status},
+                          {"trainedModel", r.trained_model},
+                          {"trainMetrics", MetricsJson(r.train_metrics)},
+                          {"evalReadyMs", r.eval_ready_ms},
+                          {"evalDoneMs", r.eval_done_ms},
+                          {"evalStatus", r.eval_status},
+                          {"newMetrics", MetricsJson(r.new_metrics)},
+                          {"deployedMetrics", MetricsJson(r.deployed_metrics)},
+                          {"decision", r.decision},
+                          {"decisionReason", r.decision_reason},
+                          {"deployTrigger", r.deploy_trigger},
+                          {"decidedMs", r.decided_ms},
+                          {"deployedMs", r.deployed_ms}});
+  }
+  return json{{"key", h.key},
+              {"kind", h.kind},
+              {"namespace", h.ns},
+              {"name", h.name},
+              {"trainTrigger", h.train_trigger},
+              {"deployTrigger", h.deploy_trigger},
+              {"deployTarget", h.deploy_target},
+              {"deploys", h.deploys},
+              {"decisionsSeen", h.decisions_seen},
+              {"updatedMs", h.updated_ms},
+              {"rounds", rounds}};
+}
+
+std::string EncodeJobHistory(const JobHistory& h) {
+  return JobHistoryJson(h).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<JobHistory> DecodeJobHistory(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return Result<JobHistory>::Error("history record: not a JSON object");
+  try {
+    JobHistory h;
+    h.key = j.value("key", "");
+    h.kind = j.value("kind", "");
+    h.ns = j.value("namespace", "");
+    h.name = j.value("name", "");
+    h.train_trigger = j.value("trainTrigger", "");
+    h.deploy_trigger = j.value("deployTrigger", "");
+    h.deploy_target = j.value("deployTarget", "");
+    h.deploys = j.value("deploys", int64_t{0});
+    h.decisions_seen = j.value("decisionsSeen", int64_t{0});
+    h.updated_ms = j.value("updatedMs", int64_t{0});
+    for (const json& e : j.value("rounds", json::array())) {
+      RoundRecord r;
+      r.round = e.value("round", int64_t{0});
+      r.samples = e.value("samples", int64_t{0});
+      r.train_trigger = e.value("trainTrigger", "");
+      r.fired = e.value("fired", "");
+      r.fired_ms = e.value("firedMs", int64_t{0});
+      r.attempts = e.value("attempts", int64_t{0});
+      r.data_url = e.value("dataURL", "");
+      r.output_dir = e.value("outputDir", "");
+      r.train_ready_ms = e.value("trainReadyMs", int64_t{0});
+      r.train_done_ms = e.value("trainDoneMs", int64_t{0});
+      r.train_status = e.value("trainStatus", "");
+      r.trained_model = e.value("trainedModel", "");
+      r.train_metrics = MetricsFrom(e.value("trainMetrics", json::object()));
+      r.eval_ready_ms = e.value("evalReadyMs", int64_t{0});
+      r.eval_done_ms = e.value("evalDoneMs", int64_t{0});
+      r.eval_status = e.value("evalStatus", "");
+      r.new_metrics = MetricsFrom(e.value("newMetrics", json::object()));
+      r.deployed_metrics = MetricsFrom(e.value("deployedMetrics", json::object()));
+      r.decision = e.value("decision", "");
+      r.decision_reason = e.value("decisionReason", "");
+      r.deploy_trigger = e.value("deployTrigger", "");
+      r.decided_ms = e.value("decidedMs", int64_t{0});
+      r.deployed_ms = e.value("deployedMs", int64_t{0});
+      h.rounds.push_back(std::move(r));
+    }
+    return h;
+  } catch (const std::exception& e) {
+    return Result<JobHistory>::Error(std::string("history record: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------- RoundHistory
+
+RoundHistory::RoundHistory(Context& ctx) : ctx_(ctx) {}
+
+RoundHistory::~RoundHistory() {
+  *alive_ = false;
+  Flush();
+}
+
+void RoundHistory::Load() const {
+  if (loaded_ || !ctx_.store) return;
+  loaded_ = true;
+  auto recs = ctx_.store->LoadStates(kScopeHistory);
+  if (!recs.ok()) {
+    spdlog::warn("round history: {}; starting without it", recs.message());
+    return;
+  }
+  for (const auto& [key, value] : *recs) {
+    auto h = DecodeJobHistory(value);
+    if (!h.ok()) {
+      spdlog::warn("round history of {}: {}; dropped", key, h.message());
+      continue;
+    }
+    h->key = key;
+    jobs_[key] = std::move(*h);
+  }
+}
+
+const std::map<std::string, JobHistory>& RoundHistory::All() const {
+  Load();
+  return jobs_;
+}
+
+const JobHistory* RoundHistory::Find(const std::string& key) const {
+  Load();
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+void RoundHistory::OnStep(const HistoryJob& job, const std::vector<core::Fact>& facts,
+                          int64_t now_ms) {
+  Load();
+  const size_t max_rounds = static_cast<size_t>(std::max<int64_t>(ctx_.cfg.history_rounds, 1));
+  auto it = jobs_.find(job.key);
+  if (it == jobs_.end()) {
+    JobHistory h;
+    if (!RecordStep(h, job, facts, now_ms, max_rounds)) return;
+    if (jobs_.size() >= kMaxJobs) {
+      auto oldest = std::min_element(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) {
+        return a.second.updated_ms < b.second.updated_ms;
+      });
+      dirty_[oldest->first] = false;
+      jobs_.erase(oldest);
+    }
+    h.updated_ms = now_ms;
+    jobs_[job.key] = std::move(h);
+  } else {
+    if (!RecordStep(it->second, job, facts, now_ms, max_rounds)) return;
+    it->second.updated_ms = now_ms;
+  }
+  dirty_[job.key] = true;
+  ScheduleFlush();
+}
+
+void RoundHistory::ScheduleFlush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  boost::asio::post(ctx_.io, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (auto a = alive.lock(); a && *a) {
+      flush_posted_ = false;
+      Flush();
+    }
+  });
+}
+
+void RoundHistory::Forget(const std::string& key) {
+  Load();
+  jobs_.erase(key);
+  dirty_.erase(key);
+}
+
+void RoundHistory::Flush() {
+  if (dirty_.empty() || !ctx_.store) return;
+  Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
+    for (const auto& [key, keep] : dirty_) {
+      auto it = jobs_.find(key);
+      Status w = keep && it != jobs_.end()
+                     ? tx.PutState(kScopeHistory, key, EncodeJobHistory(it->second))
+                     : tx.DeleteState(kScopeHistory, key);
+      if (!w.ok()) return w;
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    spdlog::warn("round history: {}; written with the next change", s.message());
+    return;
+  }
+  dirty_.clear();
+}
+
+}  // namespace sedna::app
