@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds (debug preset), runs every test with CTest,
-# and fails on a clang-format violation. Usage: tools/test.sh [ctest args...]
+# The test command: installs what is missing, fails on a clang-format violation, builds the debug
+# preset (ASan + UBSan) and runs every test with CTest under it but the packaging ones, then builds
+# the release sedna-lc and runs the packaging tests against it (docs/quality.md). Usage:
+# tools/test.sh [ctest args...] (given to both ctest runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +15,16 @@ if [ ${#files[@]} -gt 0 ]; then
 fi
 echo "format: ${#files[@]} files clean"
 
-echo "== build (preset debug)"
+echo "== build (preset debug: ASan + UBSan)"
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$(nproc)"
 
-echo "== tests"
+echo "== tests (every test but the packaging ones, under ASan + UBSan)"
 ctest --preset debug -j "$(nproc)" "$@"
+
+# The packaging tests check what ships (size, the image's chroot, the .deb): the release binary.
+echo "== build (preset release: sedna-lc and il_demo, for the packaging tests)"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)" --target sedna-lc il_demo
+echo "== packaging tests (label packaging, release build)"
+ctest --preset release -L '^packaging$' "$@"

@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh --tests
-db=build/debug/compile_commands.json
+# SEDNA_TIDY_DB: a compile database to read instead (.ci/run passes a copy of its own).
+db=${SEDNA_TIDY_DB:-build/debug/compile_commands.json}
 [ -f "$db" ] || cmake --preset debug >/dev/null
 # version.cc includes a header the build generates.
 [ -f build/debug/generated/sedna_git_commit.h ] ||
@@ -14,7 +15,7 @@ db=build/debug/compile_commands.json
 # A copy of the database: a build running beside this one (.ci/run) may rewrite it.
 dbdir=$(mktemp -d)
 trap 'rm -rf "$dbdir"' EXIT
-cp "$db" "$dbdir/"
+cp "$db" "$dbdir/compile_commands.json"
 if [ $# -gt 0 ]; then
   files=("$@")
 else

@@ -207,6 +207,7 @@ std::vector<EdgeSend> DeleteSends(const GmJobSpec& spec, const GmJobState& state
     if (spec.hot_update && !n.deploy.empty()) nodes.insert(n.deploy);  // v0.4.x
   }
   std::vector<EdgeSend> out;
+  out.reserve(nodes.size());
   for (const std::string& node : nodes) out.push_back(Delete(node));
   return out;
 }

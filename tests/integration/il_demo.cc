@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -38,6 +39,7 @@ void Say(const std::string& s) {
 pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             const std::string& log) {
   std::vector<std::string> envs;
+  envs.reserve(env.size());
   for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
   std::vector<char*> a, e;
   std::vector<std::string> args = argv;
@@ -87,9 +89,7 @@ Json Template(const std::string& name) {
   return Json{{"spec", {{"containers", Json::array({{{"name", name}, {"image", "local"}}})}}}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   if (argc < 3) {
     std::cerr << "usage: il_demo <sedna-lc> <digits example dir> [rounds]\n";
     return 2;
@@ -266,7 +266,9 @@ int main(int argc, char** argv) {
     Say(buf);
     job.Report(evaluated->content);
     job.SetPod(Stage::kEval, PodPhase::kSucceeded);
-    auto decision = gm.Next("IncrementalLearningJob", std::chrono::seconds(30));
+    // This GM emulator never sends (Deploy, Waiting), so the LC (--gm-protocol auto, with no G1
+    // evidence) decides --deploy-wait (30 s) after the eval report: wait past that.
+    auto decision = gm.Next("IncrementalLearningJob", std::chrono::seconds(60));
     if (!decision) {
       std::cerr << "no deploy decision\n" << lc.Log();
       return 1;
@@ -298,4 +300,15 @@ int main(int argc, char** argv) {
   const int stop = lc.Stop();
   std::printf("\nsedna-lc exited with %d; its log: %s/sedna-lc.log\n", stop, ws.c_str());
   return exit_code == 0 && stop == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "il_demo: %s\n", e.what());
+  }
+  return 1;
 }

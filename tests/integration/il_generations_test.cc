@@ -543,6 +543,13 @@ TEST_F(IlGenerationsTest, G2_HotKilledAtDeployRunning_NoSecondWriteRoundTwoWrite
   ASSERT_TRUE(Run(job, At("Deploy/Running"))) << job.LastCondition();
   const std::string first = wait_config("");
   ASSERT_FALSE(first.empty());
+  // Killed after the LC has recorded the write (its log says so once the record is committed),
+  // not merely once the file is there: a kill between the two resumes the write in flight.
+  for (auto until = GmClock::now() + 20s; GmClock::now() < until;) {
+    if (lc->Log().find("hot update written") != std::string::npos) break;
+    std::this_thread::sleep_for(20ms);  // the LC's log file: polled
+  }
+  ASSERT_NE(lc->Log().find("hot update written"), std::string::npos) << lc->Log();
   KillAndRestart(0, args);
   gm->Sync(job);  // the resync: still (Deploy, Running)
   Barrier();      // the LC has handled it

@@ -1,5 +1,7 @@
 #include "lc_process.h"
 
+#include "fault_proxy.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -23,6 +25,7 @@ LcProcess::LcProcess(const std::string& binary, const std::map<std::string, std:
                      const std::vector<std::string>& args, const std::string& log_path)
     : log_path_(log_path) {
   std::vector<std::string> envs;
+  envs.reserve(env.size() + 1);
   for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
   if (!env.count("PATH")) envs.push_back("PATH=/usr/bin:/bin");
   std::vector<char*> envp, argv;
@@ -83,17 +86,7 @@ void LcProcess::Kill() {
 
 std::string LcProcess::Log() const { return ReadFile(log_path_); }
 
-uint16_t FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
+uint16_t FreePort() { return static_cast<uint16_t>(FreeLoopbackPort()); }
 
 HttpResult HttpRequest(uint16_t port, const std::string& method, const std::string& target,
                        const std::string& body, const std::vector<std::string>& headers,

@@ -29,7 +29,7 @@ std::string FindMotoServer() {
     std::stringstream ss(path);
     std::string dir;
     while (std::getline(ss, dir, ':')) {
-      const std::string candidate = dir + "/moto_server";
+      std::string candidate = dir + "/moto_server";
       if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
     }
   }

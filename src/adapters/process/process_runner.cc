@@ -311,10 +311,12 @@ Result<Spawned> Spawn(const ProcessSpec& spec, bool use_pidfd) {
   env_strings.reserve(spec.env.size());
   for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_strings = spec.argv;
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
@@ -497,7 +499,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
       for (auto& [id, c] : children) {
         if (c->pidfd) continue;
         if (std::optional<ExitInfo> info = TryReap(*c)) {
-          Finish(id, std::move(*info));  // may change `children`: rescan
+          Finish(id, *info);  // may change `children`: rescan
           reaped = true;
           break;
         }
@@ -525,7 +527,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
       WatchExit(id, *c);  // not reaped yet; the re-registration reports a ready pidfd again
       return;
     }
-    Finish(id, std::move(*info));
+    Finish(id, *info);
   }
 
   // Once the leader has exited: SIGKILLs the rest of its group (while the zombie still holds the
@@ -565,7 +567,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // Unregisters the child, then calls on_exit (which may re-enter or destroy the runner).
-  void Finish(int64_t id, ExitInfo info) {
+  void Finish(int64_t id, const ExitInfo& info) {
     auto it = children.find(id);
     std::unique_ptr<Child> c = std::move(it->second);
     children.erase(it);
@@ -609,7 +611,7 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
       bool reaped = false;
       for (auto& [id, c] : children) {
         if (std::optional<ExitInfo> info = TryReap(*c)) {
-          Finish(id, std::move(*info));  // may change `children`: rescan
+          Finish(id, *info);  // may change `children`: rescan
           reaped = true;
           break;
         }
@@ -654,6 +656,9 @@ struct ProcessRunner::Impl : std::enable_shared_from_this<Impl> {
 ProcessRunner::ProcessRunner(boost::asio::io_context& io, bool use_pidfd)
     : impl_(std::make_shared<Impl>(io, use_pidfd)) {}
 
+// bugprone-exception-escape: only std::bad_alloc (the kill timers, the reap loop's bookkeeping)
+// can escape; a destructor that cannot allocate has nothing better to do than terminate.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 ProcessRunner::~ProcessRunner() {
   Impl& m = *impl_;
   m.closed = true;

@@ -79,7 +79,7 @@ class ProcessRunner {
   // them; blocks for at most the longest grace + 1 s (a child stuck in uninterruptible sleep may
   // outlive it). No on_exit is called from here on, neither for these children nor for pending
   // spawn failures.
-  ~ProcessRunner();
+  ~ProcessRunner();  // NOLINT(bugprone-exception-escape): see the definition
   ProcessRunner(const ProcessRunner&) = delete;
   ProcessRunner& operator=(const ProcessRunner&) = delete;
 

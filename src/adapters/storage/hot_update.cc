@@ -260,7 +260,7 @@ Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::
   if (!recs.ok()) return recs.status();
   if (recs->empty()) return Status::Ok();  // this LC wrote nothing there
   Status first = Status::Ok();
-  auto note = [&](Status s) {
+  auto note = [&](const Status& s) {
     if (!s.ok() && first.ok()) first = s;
   };
   auto job = fs::Dir::OpenHost(ctx.rootfs, *job_path, false);

@@ -381,11 +381,11 @@ Status Store::Impl::Migrate(bool read_only) {
 }
 
 Store::Store(std::string path, StoreOptions options)
-    : path_(std::move(path)), options_(options), impl_(std::make_unique<Impl>(path_)) {}
+    : path_(std::move(path)), options_(std::move(options)), impl_(std::make_unique<Impl>(path_)) {}
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
   const std::string db_name = "database " + path;
   if (path.empty()) return Result<std::unique_ptr<Store>>::Error("database path is empty");
   if (options.read_only) {

@@ -94,7 +94,8 @@ class Store {
   //   "database /x/y.db is not a SQLite database (file is not a database)"
   //   "database /x/y.db is locked by another process"
   //   "database /x/y.db has schema version 7, this sedna-lc knows up to 1"
-  static Result<std::unique_ptr<Store>> Open(const std::string& path, StoreOptions options = {});
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             const StoreOptions& options = {});
 
   ~Store();
   Store(const Store&) = delete;

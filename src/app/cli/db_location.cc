@@ -305,7 +305,7 @@ Result<std::string> AdoptOldDatabase(const Config& cfg, bool copy) {
   for (const char* c : kCompanions) {
     if (!Exists(old_db + c)) continue;
     if (Status s = LinkOrCopy(old_db + c, staged_db + c, copy, &bytes, &copied); !s.ok()) return s;
-    staged.push_back(c);
+    staged.emplace_back(c);
     ++files;
   }
   const bool spool = !cfg.spool_adopt_from.empty() && stdfs::is_directory(cfg.spool_adopt_from, ec);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -204,7 +205,7 @@ Result<DoctorArgs> TakeDoctorArgs(const std::map<std::string, std::string>& env,
         return Result<DoctorArgs>::Error("--timeout: \"" + *v +
                                          "\" is not a number of seconds (0 < s <= 600)");
       }
-      d.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000 + 0.5));
+      d.timeout = std::chrono::milliseconds(std::llround(s * 1000));
       if (d.timeout.count() == 0) d.timeout = std::chrono::milliseconds(1);
     }
   }

@@ -497,7 +497,7 @@ std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& o) {
     } else if (s == "websocket") {
       out.push_back(CheckUpgrade(o, hp, fd, rest));
     } else {
-      out.push_back(CheckFirstFrame(o, fd, std::move(rest)));
+      out.push_back(CheckFirstFrame(o, fd, rest));  // the last step: a copy
     }
   }
   if (fd >= 0) ::close(fd);

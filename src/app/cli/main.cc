@@ -7,7 +7,9 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -211,9 +213,9 @@ int RunStandalone(const sedna::app::Config& cfg, const StandaloneFlags& flags) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The program; main() only keeps an exception (there should be none: errors are values) from
+// ending it without a word.
+int Run(int argc, char** argv) {
   using sedna::app::Command;
   // A write past a file-size limit fails with EFBIG (an error the LC reports) instead of killing
   // the process.
@@ -318,4 +320,17 @@ int main(int argc, char** argv) {
   sedna::app::SetupLogging(cfg->log_json, cfg->log_level);
   if (inv.command == Command::kStandalone) return RunStandalone(*cfg, sflags);
   return RunDaemon(*cfg);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sedna-lc: fatal: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "sedna-lc: fatal: an unknown exception\n");
+  }
+  return 70;  // EX_SOFTWARE
 }

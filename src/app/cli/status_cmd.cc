@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -237,7 +238,7 @@ Result<StatusArgs> TakeStatusArgs(std::vector<std::string>& args) {
     if (*iv) {
       auto sec = Seconds("--interval", **iv);
       if (!sec.ok()) return sec.status();
-      s.interval = std::chrono::milliseconds(static_cast<int64_t>(*sec * 1000 + 0.5));
+      s.interval = std::chrono::milliseconds(std::llround(*sec * 1000));
       continue;
     }
     auto hv = value({"--history"});

@@ -51,7 +51,7 @@ bool InboundQueue::ReportsCommitted() {
   return false;
 }
 
-void InboundQueue::Run(Event ev) {
+void InboundQueue::Run(const Event& ev) {
   if (ev.key.empty()) {
     ev.run();
     return;
@@ -76,7 +76,7 @@ void InboundQueue::Dispatch() {
     Event ev = std::move(queue_.front().ev);
     queue_.pop_front();
     if (!ev.key.empty()) queued_.erase(ev.key);
-    Run(std::move(ev));
+    Run(ev);
   }
   dispatching_ = false;
 }

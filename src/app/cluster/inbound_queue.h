@@ -96,7 +96,7 @@ class InboundQueue {
   void Dispatch();
   // Commits the pending reports; false (each waiting event logged once) when they stay pending.
   bool ReportsCommitted();
-  void Run(Event ev);
+  void Run(const Event& ev);
 
   boost::asio::io_context& io_;
   Reports reports_;

@@ -59,8 +59,9 @@ nlohmann::json ZeroKnowledgeBase();
 
 }  // namespace local_gm_detail
 
-// NOLINTNEXTLINE(bugprone-exception-escape): its timers' destructors cancel them (Asio), which
-// fails only if the reactor does, and epoll's cannot.
+// bugprone-exception-escape: its timers' destructors cancel them (Asio), which fails only if the
+// reactor does, and epoll's cannot.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct GmJob {
   std::string kind;  // object kind: IncrementalLearningJob / LifelongLearningJob
   core::gm::JobKind gm_kind = core::gm::JobKind::kIncremental;

@@ -248,6 +248,7 @@ void EarlyReports::Release(const std::string& owner, const std::string& uid) {
   }
   const std::vector<EarlyReport> batch = it->second;
   std::vector<uint64_t> seqs;
+  seqs.reserve(batch.size());
   for (const EarlyReport& r : batch) seqs.push_back(r.seq);
   retry_.erase(owner);
   const Applied a =
