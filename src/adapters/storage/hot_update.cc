@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <optional>
@@ -93,6 +95,53 @@ Result<fs::Dir> DirOf(const fs::Dir& job, const std::string& rel, bool create) {
 std::string NameOf(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
 
 bool IsMissing(const Status& s) { return s.errno_value() == ENOENT; }
+
+// Which write of the config `a` is: its condition and a hash of what it writes. The write the LC
+// resumes after a restart is the same action, so it has the same key.
+std::string WriteKey(const core::il::WriteHotUpdate& a) {
+  std::string what = a.model_path;
+  for (const core::il::CopyModel& c : a.copies) {
+    what += '\0';
+    what += c.src_url;
+    what += '\0';
+    what += c.dst_url;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, internal::Fnv1a(what));
+  return std::to_string(a.condition) + " " + hex;
+}
+
+// The model_update_time of `a`'s config write if that write has finished: the last config write
+// recorded is `a`'s, and the config in place (`name` in `cd`) is the very file it put there (its
+// dev/ino). Else none: the write is still to do (never made, or killed before its rename, or the
+// config was replaced since).
+Result<std::optional<std::string>> FinishedWrite(const Context& ctx,
+                                                 const core::il::WriteHotUpdate& a,
+                                                 const fs::Dir& cd, const std::string& name) {
+  auto recs = internal::Ledger::ForHotUpdateConfig(ctx, a.job_namespace, a.job_name).Read();
+  if (!recs.ok()) return recs.status();
+  const std::string key = WriteKey(a) + " ";
+  if (recs->size() != 1 || recs->front().name.compare(0, key.size(), key) != 0) {
+    return std::optional<std::string>();
+  }
+  auto st = cd.Lstat(name);
+  if (!st.ok()) return st.status();
+  if (!*st || !S_ISREG((*st)->st_mode) || !(fs::IdOf(**st) == recs->front().id)) {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(recs->front().name.substr(key.size()));
+}
+
+// Records `a`'s config write: the file `id` (the temp file the rename puts in place) and which
+// write it was, replacing the previous write's entry.
+Status RecordWrite(const Context& ctx, const core::il::WriteHotUpdate& a,
+                   const std::string& update_time, const fs::FileId& id) {
+  return internal::Ledger::ForHotUpdateConfig(ctx, a.job_namespace, a.job_name)
+      .Update([&](std::vector<internal::Recorded>& recs) -> Status {
+        recs = {internal::Recorded{WriteKey(a) + " " + update_time, id}};
+        return Status::Ok();
+      });
+}
 
 // Records `rel` (a file the LC just wrote beneath the job's directory) with its identity.
 Status Record(const Context& ctx, const core::il::WriteHotUpdate& a, const std::string& rel,
@@ -195,7 +244,21 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
   if (!config_rel.ok()) return config_rel.status();
   auto job = fs::Dir::OpenHost(ctx.rootfs, *job_path, true);
   if (!job.ok()) return job.status().With("hot update");
+  auto cd = DirOf(*job, *config_rel, true);
+  if (!cd.ok()) return cd.status().With("hot update");
+  const std::string name = NameOf(*config_rel);
   HotUpdateResult result;
+  result.config_file = fs::JoinRootfs(ctx.rootfs, fs::CleanPath(action.config_path));
+  // A write resumed after a restart that finds its own config in place had finished: nothing is
+  // written again (the worker would load the same model twice, the deploy model would be kept as
+  // a version of itself).
+  auto finished = FinishedWrite(ctx, action, *cd, name);
+  if (!finished.ok()) return finished.status().With("hot update");
+  if (*finished) {
+    result.update_time = **finished;
+    result.resumed = true;
+    return result;
+  }
   for (const core::il::CopyModel& c : action.copies) {
     // A copy into the job's directory goes beneath the directory opened here (no link followed
     // below it); the deploy model and the eval model lie elsewhere (their own targets).
@@ -220,15 +283,11 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
       if (Status s = Record(ctx, action, *rel, fs::IdOf(**st)); !s.ok()) return s;
     }
   }
-  auto cd = DirOf(*job, *config_rel, true);
-  if (!cd.ok()) return cd.status().With("hot update");
-  result.config_file = fs::JoinRootfs(ctx.rootfs, fs::CleanPath(action.config_path));
   result.update_time = GoTimeNow(ctx.clock ? *ctx.clock : clock::System());
   const std::string content = ModelConfigJson(action.model_path, result.update_time);
   // The config is recorded before it becomes visible (its temp file's dev/ino is what the rename
   // puts in place), so that the worker never sees a config the LC has not recorded, and its
   // completion is not delayed by the ledger; a failed replace puts the old record back.
-  const std::string name = NameOf(*config_rel);
   auto before = internal::Ledger::ForHotUpdate(ctx, action.job_namespace, action.job_name).Read();
   if (!before.ok()) return before.status();
   std::optional<fs::FileId> old;
@@ -243,7 +302,7 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
       return Status::Error("writing " + path + ": " + std::strerror(errno));
     if (Status s = Record(ctx, action, *config_rel, fs::IdOf(st)); !s.ok()) return s;
     recorded = true;
-    return Status::Ok();
+    return RecordWrite(ctx, action, result.update_time, fs::IdOf(st));
   });
   if (!id.ok()) {
     if (recorded && old) (void)Record(ctx, action, *config_rel, *old);
@@ -331,10 +390,12 @@ Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::
     return job.status().With("removing the hot-update files of " + ns + "/" + name);
   }
   // Records are dropped either way: a file that is not as recorded is not the LC's any more.
-  note(ledger.Update([](std::vector<internal::Recorded>& all) -> Status {
-    all.clear();
-    return Status::Ok();
-  }));
+  for (const internal::Ledger& l : {ledger, internal::Ledger::ForHotUpdateConfig(ctx, ns, name)}) {
+    note(l.Update([](std::vector<internal::Recorded>& all) -> Status {
+      all.clear();
+      return Status::Ok();
+    }));
+  }
   if (!first.ok()) return first.With("removing the hot-update files of " + ns + "/" + name);
   return Status::Ok();
 }

@@ -39,6 +39,9 @@ struct HotUpdateResult {
   std::vector<DeployResult> copies;  // one per copy of the action, in order
   std::string config_file;           // the file written, as this process sees it (rootfs)
   std::string update_time;           // the model_update_time written
+  // The same write had finished before (a restart between the config's rename and the core's
+  // record of it): nothing was written again; update_time is the one then written.
+  bool resumed = false;
 };
 
 // The job <ns>/<name>'s own hot-update directory (a host path):
@@ -59,7 +62,10 @@ Result<std::string> HotUpdateJobDir(const Context& ctx, const std::string& ns,
 // GoTimeNow(clock)), `clock` the context's. Every file written beneath the job's directory is
 // recorded (with its dev/ino) in the LC's ledger (ledger.h) for RemoveHotUpdateDir. Any error stops
 // there: the config is written only after every model file, so a failed copy leaves the old config
-// (and so the worker's model) in place. Blocking: run on the pool.
+// (and so the worker's model) in place. Each config write is recorded in the ledger (before the
+// rename) with its key, the action's condition and a hash of what it writes; an action whose write
+// has finished (the recorded file, by dev/ino, is the config in place) is not done again and
+// returns `resumed`. Blocking: run on the pool.
 Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::WriteHotUpdate& action);
 
 // On a job delete (v0.7.0 removes the whole directory of the annotation, §H4.1): removes only what

@@ -226,6 +226,59 @@ TEST_F(HotUpdateTest, AFailedCopyLeavesTheOldConfig) {
   EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
 }
 
+// The LC killed after the config's rename and before the core recorded the write: the write it
+// resumes on restart (the same action) finds its own config in place and does nothing again; a
+// different write, or the same one after the config was replaced, writes.
+TEST_F(HotUpdateTest, AResumedWriteThatHadFinishedIsNotDoneAgain) {
+  auto first = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_TRUE(first.ok()) << first.message();
+  EXPECT_FALSE(first->resumed);
+  const std::string config = ReadFile(Host(kConfig));
+  struct stat before {};
+  ASSERT_EQ(::stat(Host(kConfig).c_str(), &before), 0);
+  const auto versions = Entries(Host("/models/.sedna-versions"));
+
+  auto again = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_TRUE(again->resumed);
+  EXPECT_EQ(again->update_time, first->update_time);
+  EXPECT_EQ(ReadFile(Host(kConfig)), config);
+  struct stat after {};
+  ASSERT_EQ(::stat(Host(kConfig).c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the config was replaced";
+  EXPECT_EQ(Entries(Host("/models/.sedna-versions")), versions)
+      << "the deploy model was kept as a version of itself";
+
+  // The next condition, with the same model: written.
+  core::il::WriteHotUpdate next = Action("/output/train/1/model.pb");
+  next.condition = 14;
+  auto third = WriteHotUpdate(ctx_, next);
+  ASSERT_TRUE(third.ok()) << third.message();
+  EXPECT_FALSE(third->resumed);
+  struct stat rewritten {};
+  ASSERT_EQ(::stat(Host(kConfig).c_str(), &rewritten), 0);
+  EXPECT_NE(rewritten.st_ino, after.st_ino);
+
+  // The same condition once more, but the config was replaced meanwhile (not the file the LC put
+  // there): written again.
+  ASSERT_EQ(::unlink(Host(kConfig).c_str()), 0);
+  WriteFile(Host(kConfig), "a worker's own file");
+  auto replaced = WriteHotUpdate(ctx_, next);
+  ASSERT_TRUE(replaced.ok()) << replaced.message();
+  EXPECT_FALSE(replaced->resumed);
+  EXPECT_EQ(ReadFile(Host(kConfig)),
+            ModelConfigJson("/model-hot-update/model.pb", replaced->update_time));
+
+  // The same condition writing another model (never a resumed write): written.
+  WriteFile(Host("/output/train/2/model.pb"), "trained round 2");
+  core::il::WriteHotUpdate other = Action("/output/train/2/model.pb");
+  other.condition = 14;
+  auto fourth = WriteHotUpdate(ctx_, other);
+  ASSERT_TRUE(fourth.ok()) << fourth.message();
+  EXPECT_FALSE(fourth->resumed);
+  EXPECT_EQ(ReadFile(Host(std::string(kJobDir) + "/model.pb")), "trained round 2");
+}
+
 // Config paths that WriteHotUpdate refuses: anything not strictly beneath the job's own
 // directory <base>/default/incrementallearningjob/hot/ (derived from the job, not the annotation).
 std::vector<std::string> RefusedConfigPaths() {
@@ -346,7 +399,9 @@ TEST_P(HotUpdatePathTest, LinksPlantedInTheJobsDirectoryAreNeverFollowed) {
   const std::string model = Host(std::string(kJobDir) + "/model.pb");
   stdfs::remove(model);
   stdfs::create_symlink(Host("/etc/kind/name/keep"), model);
-  auto r = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  core::il::WriteHotUpdate next = Action("/output/train/1/model.pb");
+  next.condition = 14;  // the next round's write (the same one again would be a resumed write)
+  auto r = WriteHotUpdate(ctx_, next);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r->copies[0].kept_version, 0);
   EXPECT_NE(r->copies[0].warning.find("symbolic link"), std::string::npos) << r->copies[0].warning;
@@ -364,7 +419,8 @@ TEST_P(HotUpdatePathTest, LinksPlantedInTheJobsDirectoryAreNeverFollowed) {
   const std::string vdir = Host(std::string(kJobDir) + "/.sedna-versions");
   stdfs::remove_all(vdir);
   stdfs::create_symlink(Host("/etc/kind/name"), vdir);
-  auto linked = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
+  next.condition = 15;
+  auto linked = WriteHotUpdate(ctx_, next);
   ASSERT_FALSE(linked.ok());
   EXPECT_NE(linked.message().find(".sedna-versions"), std::string::npos) << linked.message();
   EXPECT_EQ(Entries(Host("/etc/kind/name")),
@@ -378,7 +434,9 @@ TEST_P(HotUpdatePathTest, LinksPlantedInTheJobsDirectoryAreNeverFollowed) {
 // another namespace's directory whatever the annotation named.
 TEST_P(HotUpdatePathTest, RemoveHotUpdateDirRemovesOnlyWhatThisLcWrote) {
   ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());
-  ASSERT_TRUE(WriteHotUpdate(ctx_, Action("/output/train/1/model.pb")).ok());  // a version too
+  core::il::WriteHotUpdate next = Action("/output/train/1/model.pb");
+  next.condition = 14;  // the next round's write: the replaced files kept as versions
+  ASSERT_TRUE(WriteHotUpdate(ctx_, next).ok());
   const std::string other =
       Host("/var/lib/sedna/model-hot-update/default/incrementallearningjob/other/model.pb");
   WriteFile(other, "another job's model");

@@ -15,15 +15,6 @@ namespace {
 // A ledger file is small (at most a few versions, or a job's few hot-update files).
 constexpr int64_t kMaxLedgerBytes = 1 << 20;
 
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 bool ParseU64(std::string_view s, uint64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
@@ -48,6 +39,15 @@ Result<std::string> ReadAll(const fs::OpenedFile& f) {
 
 }  // namespace
 
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 std::string LedgerDir(const Context& ctx) {
   if (!ctx.ledger_dir.empty()) return ctx.ledger_dir;
   if (ctx.staging_dir.empty()) return "";
@@ -63,6 +63,12 @@ Ledger Ledger::ForVersions(const Context& ctx, const std::string& target) {
 Ledger Ledger::ForHotUpdate(const Context& ctx, const std::string& ns, const std::string& name) {
   // Namespaces are DNS labels (no '.'), so "<ns>.<name>" names one job only.
   return Ledger(LedgerDir(ctx), "hot-update." + ns + "." + name, ns + "/" + name);
+}
+
+Ledger Ledger::ForHotUpdateConfig(const Context& ctx, const std::string& ns,
+                                  const std::string& name) {
+  return Ledger(LedgerDir(ctx), "hot-update-config." + ns + "." + name,
+                ns + "/" + name + " config");
 }
 
 Result<std::vector<Recorded>> Ledger::Read() const {

@@ -5,6 +5,7 @@
 // a file a worker planted, or a link to one, is never listed, restored or removed as the LC's own.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ struct Recorded {
   fs::FileId id;
 };
 
+// FNV-1a, 64 bits: a name's stable hash (the same in every build, unlike std::hash).
+uint64_t Fnv1a(std::string_view s);
+
 // Where the ledger lives: ctx.ledger_dir, else "ledger" beside ctx.staging_dir (<spool>/ledger
 // for the daemon and rollback-model alike). Empty when neither is set.
 std::string LedgerDir(const Context& ctx);
@@ -36,6 +40,10 @@ class Ledger {
   static Ledger ForVersions(const Context& ctx, const std::string& target);
   // The ledger of the files written in the hot-update directory of job <ns>/<name>.
   static Ledger ForHotUpdate(const Context& ctx, const std::string& ns, const std::string& name);
+  // The last model_config.json write of job <ns>/<name> (hot_update.cc): one entry, the config
+  // file put in place and, as its name, which write it was.
+  static Ledger ForHotUpdateConfig(const Context& ctx, const std::string& ns,
+                                   const std::string& name);
 
   // The recorded files, in recording order; no ledger file: none.
   Result<std::vector<Recorded>> Read() const;

@@ -292,7 +292,12 @@ void JobRunner::WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string
   }
   executor_.RunOnPool(job, [who, ctx = StorageContext(ctx_, e), action = h]() -> Event {
     auto r = storage::WriteHotUpdate(ctx, action);
-    if (r.ok()) {
+    if (r.ok() && r->resumed) {
+      spdlog::info(
+          "{}: hot update: {} was written before the restart (model_update_time {}); "
+          "not written again",
+          who, action.config_path, r->update_time);
+    } else if (r.ok()) {
       for (size_t i = 0; i < r->copies.size(); ++i) {
         const storage::DeployResult& d = r->copies[i];
         if (d.kept_version > 0) {
