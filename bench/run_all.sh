@@ -19,7 +19,7 @@ if [[ "$BUILD_DIR" == build/release ]]; then
   cmake --preset release >/dev/null
   cmake --build --preset release -j2 --target "${TARGETS[@]}"
 else
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS=-O2 \
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
     >/dev/null
   cmake --build "$BUILD_DIR" -j2 --target "${TARGETS[@]}"
 fi

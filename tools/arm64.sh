@@ -13,13 +13,18 @@
 #  - HttpServerTest.AFloodFromRotatingAddresses* and IdleConnectionsFromTheWorkersAddress*: load
 #    generators (thousands of connections, 2 s per try) whose client is emulated too; left out
 #    as a precaution, not seen failing (the admission policy itself is admission_test's, kept).
-# Idempotent; needs root for apt-get. Usage: tools/arm64.sh [--unit] [ctest args...]
+# Idempotent; needs root for apt-get. Usage: tools/arm64.sh [--unit | --packages] [ctest args...]
+# (--packages: steps 1-2 only, the packages; .ci/run installs them while another build runs.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 unit_only=0
+packages_only=0
 if [ "${1:-}" = "--unit" ]; then
   unit_only=1
+  shift
+elif [ "${1:-}" = "--packages" ]; then
+  packages_only=1
   shift
 fi
 start=$SECONDS
@@ -51,8 +56,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO dpkg --add-architecture arm64
   fi
   echo "arm64: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 echo "arm64: ${#PACKAGES[@]} packages present"
 
@@ -64,6 +69,10 @@ if [ ! -f "$deps/usr/lib/aarch64-linux-gnu/libyaml-cpp.a" ]; then
   for d in "$deps"/debs/*.deb; do dpkg-deb -x "$d" "$deps"; done
 fi
 echo "arm64: yaml-cpp for arm64 in $deps"
+if [ $packages_only = 1 ]; then
+  step "packages done (--packages)"
+  exit 0
+fi
 
 step "3/6 configure (preset arm64)"
 launcher=()

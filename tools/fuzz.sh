@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fuzzing command (docs/fuzzing.md): installs what is missing (clang and libFuzzer on top of
 # tools/setup.sh), configures build/fuzz with clang (SEDNA_FUZZ=ON: ASan+UBSan, libFuzzer),
-# builds the harnesses in fuzz/ and runs each for FUZZ_SECONDS (default 20) over its seed corpus
-# fuzz/corpus/<name>/. Fails when any harness finds a crash, a sanitizer report, a broken
+# builds the harnesses in fuzz/ and runs each for FUZZ_SECONDS (default 20; one per core, side by
+# side) over its seed corpus fuzz/corpus/<name>/. Fails when any harness finds a crash, a sanitizer report, a broken
 # invariant, a timeout or an out-of-memory; the input is then in build/fuzz/crashes/<name>/.
 #
 # Usage: tools/fuzz.sh [name...]   (default: every harness)
@@ -37,8 +37,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "fuzz: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 echo "== configure $BUILD (clang, SEDNA_FUZZ=ON)"
@@ -55,21 +55,38 @@ targets=()
 for n in "${NAMES[@]}"; do targets+=("${n}_fuzz"); done
 cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}"
 
-failed=()
+# The harnesses run side by side, one per core; their logs are printed in order afterwards.
+jobs="$(nproc)"
+running=0
 for n in "${NAMES[@]}"; do
   echo "== fuzz $n (${FUZZ_SECONDS}s)"
   # New inputs go to the work corpus (kept between runs), never into the seed corpus.
   work="$BUILD/corpus/$n"
   crashes="$BUILD/crashes/$n"
   mkdir -p "$work" "$crashes"
+  rm -f "$BUILD/$n.rc"
   # shellcheck disable=SC2086
-  if "$BUILD/fuzz/${n}_fuzz" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+  ( rc=0
+    "$BUILD/fuzz/${n}_fuzz" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$crashes/" -print_final_stats=1 ${FUZZ_ARGS:-} \
-      "$work" "fuzz/corpus/$n" >"$BUILD/$n.log" 2>&1; then
+      "$work" "fuzz/corpus/$n" >"$BUILD/$n.log" 2>&1 || rc=$?
+    echo "$rc" >"$BUILD/$n.rc" ) &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+
+failed=()
+for n in "${NAMES[@]}"; do
+  if [ "$(cat "$BUILD/$n.rc" 2>/dev/null)" = "0" ]; then
+    echo "fuzz $n:"
     grep -E '^(#[0-9]+\s+DONE|stat::number_of_executed_units)' "$BUILD/$n.log" || true
   else
     tail -n 60 "$BUILD/$n.log"
-    echo "fuzz: $n FAILED; input in $crashes/, log $BUILD/$n.log" >&2
+    echo "fuzz: $n FAILED; input in $BUILD/crashes/$n/, log $BUILD/$n.log" >&2
     failed+=("$n")
   fi
 done

@@ -10,15 +10,19 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-sklearn tzdata
 )
-# Only the tests need these (tools/test.sh passes --tests): the image, .deb and manifest checks
-# of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the Kubernetes API models),
-# the dashboard's browser test (chromium), the image under a container runtime
-# (container_podman: podman with runc; 13 packages, 21 MB, about 1 min to install) and
-# clang-tidy for tools/tidy.sh.
-if [ "${1:-}" = "--tests" ]; then
-  PACKAGES+=(umoci lintian dpkg-dev systemd man-db python3-kubernetes python3-yaml chromium
-             podman runc clang-tidy)
-fi
+# The test build (tools/test.sh, tools/tsan.sh: the debug and tsan presets build with clang, whose
+# sanitizer runtimes are in libclang-rt-14-dev) and clang-tidy (tools/tidy.sh): --test-build.
+# Only running the tests needs the rest (--tests, which includes --test-build): the image, .deb
+# and manifest checks of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the
+# Kubernetes API models), the dashboard's browser test (chromium), the image under a container
+# runtime (container_podman: podman with runc; 13 packages, 21 MB, about 1 min to install).
+case "${1:-}" in
+  --test-build) PACKAGES+=(clang libclang-rt-14-dev clang-tidy) ;;
+  --tests)
+    PACKAGES+=(clang libclang-rt-14-dev clang-tidy umoci lintian dpkg-dev systemd man-db
+               python3-kubernetes python3-yaml chromium podman runc)
+    ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -41,6 +45,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}"
 echo "setup: done"
