@@ -7,7 +7,9 @@
 //   known job      ownerName = the job: decode, forward (the frame and the job's state committed
 //                  to the SQLite outbox in one transaction), step the IL machine, reply; the GM
 //                  link drains the outbox to the emulator meanwhile.
-//   unknown owner  ownerName = a job the LC does not have: decode, log, reply (no SQLite).
+//   unknown owner  ownerName = a job the LC does not have: decode, then kept as an early report
+//                  (committed, answered 200) until the owner's bound (EarlyLimits), and past it
+//                  answered 503 (no SQLite): a run is almost all 503s, which it counts as NOT OK.
 //   GET /healthz   the status server (same HTTP code, no body, no JSON, no SQLite): the ceiling
 //                  one wrk connection reaches against this machine's loopback and scheduler.
 // After each run it prints the LC's outbox backlog and how long the GM link takes to drain it.
@@ -132,7 +134,7 @@ int main(int argc, char** argv) try {
   std::vector<Case> cases;
   cases.push_back(
       {stalled ? "known job (forward + outbox, GM stalled)" : "known job (forward + outbox)", job});
-  cases.push_back({"unknown owner (decode only)", "no-such-job"});
+  cases.push_back({"unknown owner (past its early-report bound: 503)", "no-such-job"});
   cases.push_back({"GET /healthz (no-op ceiling)", ""});
   std::vector<std::pair<std::string, double>> results;
   std::vector<double> cpu_us;
