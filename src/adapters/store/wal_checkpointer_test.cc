@@ -83,6 +83,10 @@ class WalDb {
  public:
   explicit WalDb(const fs::path& p) : path_(p.string()) {
     if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK) std::abort();
+    // As the Store's connection (StoreOptions::busy_timeout): a commit that meets a lock of the
+    // checkpointer's connection waits for it instead of failing (seen once under qemu-user, where
+    // such moments are long: "INSERT ...: database is locked").
+    sqlite3_busy_timeout(db_, 5000);
     // As the Store: a WAL that starts over is cut back to 4 MiB (1000 frames).
     Exec(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = "
