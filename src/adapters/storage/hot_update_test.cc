@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "adapters/fs/files.h"
+#include "adapters/storage/hot_update_fixture.h"
 #include "moto_server.h"
 
 namespace sedna::storage {
@@ -24,18 +25,11 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace stdfs = std::filesystem;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  stdfs::create_directories(stdfs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << data;
-}
+using hot_update_fixture::HotUpdateTest;
+using hot_update_fixture::kConfig;
+using hot_update_fixture::kJobDir;
+using hot_update_fixture::ReadFile;
+using hot_update_fixture::WriteFile;
 
 TEST(ModelConfigJson, IsGoMarshalIndentWithOneSpace) {
   EXPECT_EQ(ModelConfigJson("/model-hot-update/model_finetune_tensorflow.pb",
@@ -95,57 +89,6 @@ TEST(GoTimeString, NowHasAMonotonicPartThatGrows) {
   EXPECT_GT(mono(b), mono(a));
   EXPECT_NE(first, second);  // what a hot-update worker compares
 }
-
-constexpr const char* kJobDir =
-    "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot";
-constexpr const char* kConfig =
-    "/var/lib/sedna/model-hot-update/default/incrementallearningjob/hot/model_config.json";
-
-class HotUpdateTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (stdfs::temp_directory_path() / "hot_update_test.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
-    dir_ = tmpl;
-    ctx_.rootfs = dir_ + "/rootfs";
-    ctx_.staging_dir = dir_ + "/staging";
-    ctx_.job_root = "/output";  // model sources are read beneath the job's root ([D:I21])
-    ctx_.s3_options.timeout = 30s;
-    ctx_.s3_options.retries = 1;
-    ctx_.s3_options.backoff = 10ms;
-    WriteFile(Host("/output/train/1/model.pb"), "trained round 1");
-    WriteFile(Host("/models/deploy.pb"), "initial deploy model");
-  }
-  void TearDown() override {
-    fs::SetWriteFaultForTest(nullptr);
-    std::error_code ec;
-    stdfs::remove_all(dir_, ec);
-  }
-  std::string Host(const std::string& path) const { return ctx_.rootfs + path; }
-
-  // The §H4.1 action for the trained model at `src`: the hot-update copy, then the deploy model.
-  core::il::WriteHotUpdate Action(const std::string& src) const {
-    core::il::WriteHotUpdate a;
-    a.condition = 13;
-    a.job_namespace = "default";
-    a.job_name = "hot";
-    a.config_path = kConfig;
-    a.copies = {{src, std::string(kJobDir) + "/model.pb"}, {src, "/models/deploy.pb"}};
-    a.model_path = "/model-hot-update/model.pb";
-    return a;
-  }
-
-  std::vector<std::string> Entries(const std::string& dir) const {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : stdfs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  std::string dir_;
-  Context ctx_;
-};
 
 std::string ConfigPattern(const std::string& model_path) {
   return "\\{\n \"model_config\": \\{\n  \"model_path\": \"" + model_path +
@@ -224,59 +167,6 @@ TEST_F(HotUpdateTest, AFailedCopyLeavesTheOldConfig) {
   EXPECT_EQ(Entries(Host(kJobDir)),
             (std::vector<std::string>{".sedna-versions", "model.pb", "model_config.json"}));
   EXPECT_TRUE(Entries(ctx_.staging_dir).empty());
-}
-
-// The LC killed after the config's rename and before the core recorded the write: the write it
-// resumes on restart (the same action) finds its own config in place and does nothing again; a
-// different write, or the same one after the config was replaced, writes.
-TEST_F(HotUpdateTest, AResumedWriteThatHadFinishedIsNotDoneAgain) {
-  auto first = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
-  ASSERT_TRUE(first.ok()) << first.message();
-  EXPECT_FALSE(first->resumed);
-  const std::string config = ReadFile(Host(kConfig));
-  struct stat before {};
-  ASSERT_EQ(::stat(Host(kConfig).c_str(), &before), 0);
-  const auto versions = Entries(Host("/models/.sedna-versions"));
-
-  auto again = WriteHotUpdate(ctx_, Action("/output/train/1/model.pb"));
-  ASSERT_TRUE(again.ok()) << again.message();
-  EXPECT_TRUE(again->resumed);
-  EXPECT_EQ(again->update_time, first->update_time);
-  EXPECT_EQ(ReadFile(Host(kConfig)), config);
-  struct stat after {};
-  ASSERT_EQ(::stat(Host(kConfig).c_str(), &after), 0);
-  EXPECT_EQ(after.st_ino, before.st_ino) << "the config was replaced";
-  EXPECT_EQ(Entries(Host("/models/.sedna-versions")), versions)
-      << "the deploy model was kept as a version of itself";
-
-  // The next condition, with the same model: written.
-  core::il::WriteHotUpdate next = Action("/output/train/1/model.pb");
-  next.condition = 14;
-  auto third = WriteHotUpdate(ctx_, next);
-  ASSERT_TRUE(third.ok()) << third.message();
-  EXPECT_FALSE(third->resumed);
-  struct stat rewritten {};
-  ASSERT_EQ(::stat(Host(kConfig).c_str(), &rewritten), 0);
-  EXPECT_NE(rewritten.st_ino, after.st_ino);
-
-  // The same condition once more, but the config was replaced meanwhile (not the file the LC put
-  // there): written again.
-  ASSERT_EQ(::unlink(Host(kConfig).c_str()), 0);
-  WriteFile(Host(kConfig), "a worker's own file");
-  auto replaced = WriteHotUpdate(ctx_, next);
-  ASSERT_TRUE(replaced.ok()) << replaced.message();
-  EXPECT_FALSE(replaced->resumed);
-  EXPECT_EQ(ReadFile(Host(kConfig)),
-            ModelConfigJson("/model-hot-update/model.pb", replaced->update_time));
-
-  // The same condition writing another model (never a resumed write): written.
-  WriteFile(Host("/output/train/2/model.pb"), "trained round 2");
-  core::il::WriteHotUpdate other = Action("/output/train/2/model.pb");
-  other.condition = 14;
-  auto fourth = WriteHotUpdate(ctx_, other);
-  ASSERT_TRUE(fourth.ok()) << fourth.message();
-  EXPECT_FALSE(fourth->resumed);
-  EXPECT_EQ(ReadFile(Host(std::string(kJobDir) + "/model.pb")), "trained round 2");
 }
 
 // Config paths that WriteHotUpdate refuses: anything not strictly beneath the job's own
