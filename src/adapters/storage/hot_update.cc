@@ -113,8 +113,8 @@ std::string WriteKey(const core::il::WriteHotUpdate& a) {
 
 // The model_update_time of `a`'s config write if that write has finished: the last config write
 // recorded is `a`'s, and the config in place (`name` in `cd`) is the very file it put there (its
-// dev/ino). Else none: the write is still to do (never made, or killed before its rename, or the
-// config was replaced since).
+// dev/ino and its bytes). Else none: the write is still to do (never made, or killed before its
+// rename, or the config was replaced since).
 Result<std::optional<std::string>> FinishedWrite(const Context& ctx,
                                                  const core::il::WriteHotUpdate& a,
                                                  const fs::Dir& cd, const std::string& name) {
@@ -129,7 +129,35 @@ Result<std::optional<std::string>> FinishedWrite(const Context& ctx,
   if (!*st || !S_ISREG((*st)->st_mode) || !(fs::IdOf(**st) == recs->front().id)) {
     return std::optional<std::string>();
   }
-  return std::optional<std::string>(recs->front().name.substr(key.size()));
+  // A freed inode number is given to the next file made (a config replaced by unlink and write
+  // may have the recorded dev/ino): the file is the LC's write only if it also holds its bytes.
+  std::string update_time = recs->front().name.substr(key.size());
+  auto opened = cd.OpenFile(name);
+  if (!opened.ok()) {
+    if (IsMissing(opened.status())) return std::optional<std::string>();
+    return opened.status();
+  }
+  const std::string want = ModelConfigJson(a.model_path, update_time);
+  if (!(fs::IdOf(opened->st) == recs->front().id) ||
+      static_cast<uint64_t>(opened->st.st_size) != want.size()) {
+    return std::optional<std::string>();
+  }
+  std::string have(want.size() + 1, '\0');
+  size_t got = 0;
+  while (got < have.size()) {
+    const ssize_t n =
+        ::pread(opened->fd.get(), have.data() + got, have.size() - got, static_cast<off_t>(got));
+    if (n < 0) {
+      const int e = errno;
+      if (e == EINTR) continue;
+      return Status::Errno(e, "reading " + opened->path + ": " + std::strerror(e));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  have.resize(got);
+  if (have != want) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(update_time));
 }
 
 // Records `a`'s config write: the file `id` (the temp file the rename puts in place) and which

@@ -61,6 +61,24 @@ TEST_F(HotUpdateTest, AResumedWriteThatHadFinishedIsNotDoneAgain) {
   EXPECT_EQ(ReadFile(Host(kConfig)),
             ModelConfigJson("/model-hot-update/model.pb", replaced->update_time));
 
+  // The same condition once more, the config rewritten in place by someone else (the same
+  // dev/ino, as a freed inode given to the next file also has): written again.
+  {
+    const std::string recorded = ReadFile(Host(kConfig));
+    struct stat in_place {};
+    ASSERT_EQ(::stat(Host(kConfig).c_str(), &in_place), 0);
+    std::ofstream(Host(kConfig), std::ios::binary | std::ios::trunc) << "edited in place";
+    struct stat edited {};
+    ASSERT_EQ(::stat(Host(kConfig).c_str(), &edited), 0);
+    ASSERT_EQ(edited.st_ino, in_place.st_ino);
+    auto rewritten_again = WriteHotUpdate(ctx_, next);
+    ASSERT_TRUE(rewritten_again.ok()) << rewritten_again.message();
+    EXPECT_FALSE(rewritten_again->resumed);
+    EXPECT_NE(ReadFile(Host(kConfig)), recorded);
+    EXPECT_EQ(ReadFile(Host(kConfig)),
+              ModelConfigJson("/model-hot-update/model.pb", rewritten_again->update_time));
+  }
+
   // The same condition writing another model (never a resumed write): written.
   WriteFile(Host("/output/train/2/model.pb"), "trained round 2");
   core::il::WriteHotUpdate other = Action("/output/train/2/model.pb");
