@@ -5,7 +5,9 @@
 #include <linux/openat2.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -214,7 +216,49 @@ void UniqueFd::Reset() {
   fd_ = -1;
 }
 
-FileId IdOf(const struct stat& st) { return {st.st_dev, st.st_ino}; }
+FileId IdOf(const Stat& st) { return {st.st_dev, st.st_ino, st.birth_ns}; }
+
+namespace {
+
+// statx(2) of `name` at `dirfd` (flags: AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW) into `out`: 0 or an
+// errno. A kernel without statx (ENOSYS) gets fstatat(2) and no birth time.
+int StatInto(int dirfd, const char* name, int flags, Stat* out) {
+  struct statx sx {};
+  if (::statx(dirfd, name, flags | AT_STATX_SYNC_AS_STAT, STATX_BASIC_STATS | STATX_BTIME, &sx) !=
+      0) {
+    const int e = errno;
+    if (e != ENOSYS) return e;
+    *out = Stat{};
+    return ::fstatat(dirfd, name, out, flags) == 0 ? 0 : errno;
+  }
+  *out = Stat{};
+  out->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  out->st_ino = sx.stx_ino;
+  out->st_mode = sx.stx_mode;
+  out->st_nlink = sx.stx_nlink;
+  out->st_uid = sx.stx_uid;
+  out->st_gid = sx.stx_gid;
+  out->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+  out->st_size = static_cast<off_t>(sx.stx_size);
+  out->st_blksize = static_cast<blksize_t>(sx.stx_blksize);
+  out->st_blocks = static_cast<blkcnt_t>(sx.stx_blocks);
+  out->st_atim = {sx.stx_atime.tv_sec, sx.stx_atime.tv_nsec};
+  out->st_mtim = {sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
+  out->st_ctim = {sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
+  if ((sx.stx_mask & STATX_BTIME) != 0 && sx.stx_btime.tv_sec > 0) {
+    out->birth_ns =
+        static_cast<uint64_t>(sx.stx_btime.tv_sec) * 1'000'000'000U + sx.stx_btime.tv_nsec;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<Stat> Fstat(int fd, const std::string& path) {
+  Stat st;
+  if (const int e = StatInto(fd, "", AT_EMPTY_PATH, &st); e != 0) return ErrnoError(path, e);
+  return st;
+}
 
 Status CheckPathBounds(std::string_view path, std::string_view field) {
   const std::string f(field);
@@ -292,7 +336,7 @@ namespace {
 // What the host walk ends on: a directory (OpenHost), or a regular file (OpenHostFile).
 struct HostWalkEnd {
   UniqueFd fd;
-  struct stat st {};
+  Stat st{};
   bool missing = false;  // file walk only: the path (or a directory on it) does not exist
   static HostWalkEnd Missing() {
     HostWalkEnd end;
@@ -377,7 +421,9 @@ Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_
         }
         HostWalkEnd end;
         end.fd = UniqueFd(ffd);
-        if (::fstat(ffd, &end.st) != 0) return ErrnoError(shown_file, errno);
+        if (const int e = StatInto(ffd, "", AT_EMPTY_PATH, &end.st); e != 0) {
+          return ErrnoError(shown_file, e);
+        }
         // Checked on the fd: whatever was lstat'ed, this is what is read.
         if (!S_ISREG(end.st.st_mode)) {
           return Status::Error(shown_file + ": replaced by a non-regular file while opened");
@@ -491,7 +537,9 @@ Result<OpenedFile> Dir::OpenFile(std::string_view rel) const {
   OpenedFile f;
   f.fd = std::move(*fd);
   f.path = shown;
-  if (::fstat(f.fd.get(), &f.st) != 0) return ErrnoError(shown, errno);
+  if (const int e = StatInto(f.fd.get(), "", AT_EMPTY_PATH, &f.st); e != 0) {
+    return ErrnoError(shown, e);
+  }
   if (S_ISDIR(f.st.st_mode)) return Status::Error(shown + ": is a directory");
   if (!S_ISREG(f.st.st_mode)) return Status::Error(shown + ": not a regular file");
   // Reads of a regular file never block; clear O_NONBLOCK so that they are plain reads.
@@ -500,15 +548,16 @@ Result<OpenedFile> Dir::OpenFile(std::string_view rel) const {
   return f;
 }
 
-Result<std::optional<struct stat>> Dir::Lstat(std::string_view name) const {
+Result<std::optional<Stat>> Dir::Lstat(std::string_view name) const {
   const std::string shown = JoinName(path_, name);
   if (!IsOneComponent(name)) return Status::Error(shown + ": not a file name");
-  struct stat st;
-  if (::fstatat(fd_.get(), std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return std::optional<struct stat>();
-    return ErrnoError(shown, errno);
+  Stat st;
+  if (const int e = StatInto(fd_.get(), std::string(name).c_str(), AT_SYMLINK_NOFOLLOW, &st);
+      e != 0) {
+    if (e == ENOENT) return std::optional<Stat>();
+    return ErrnoError(shown, e);
   }
-  return std::optional<struct stat>(st);
+  return std::optional<Stat>(st);
 }
 
 Result<FileId> Dir::Replace(
@@ -537,8 +586,10 @@ Result<FileId> Dir::Replace(
   }
   if (Status s = fill(fd.get(), target); !s.ok()) return fail(s);
   if (::fsync(fd.get()) != 0) return fail(ErrnoError("syncing " + target, errno));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return fail(ErrnoError("writing " + target, errno));
+  Stat st;
+  if (const int e = StatInto(fd.get(), "", AT_EMPTY_PATH, &st); e != 0) {
+    return fail(ErrnoError("writing " + target, e));
+  }
   const int closed = ::close(fd.Release());
   if (closed != 0) return fail(ErrnoError("writing " + target, errno));
   if (::renameat(fd_.get(), temp.c_str(), fd_.get(), std::string(name).c_str()) != 0) {

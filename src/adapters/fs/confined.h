@@ -82,18 +82,34 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// A file's identity on its filesystem.
+// stat(2)'s fields and the file's birth time (statx(2)'s btime, in ns since the epoch; 0 where
+// the filesystem keeps none).
+struct Stat : ::stat {
+  uint64_t birth_ns = 0;
+};
+
+// fstat of `fd` with its birth time; `path` names it in an error.
+Result<Stat> Fstat(int fd, const std::string& path);
+
+// A file's identity on its filesystem: dev/ino, and the birth time that tells one file from a
+// later one given the freed inode number (a file deleted and another made: same dev/ino). Equal
+// when dev/ino are and the birth times are, or one of them is not known (0: a filesystem without
+// birth times, or a record written before they were kept).
 struct FileId {
   dev_t dev = 0;
   ino_t ino = 0;
-  bool operator==(const FileId&) const = default;
+  uint64_t birth_ns = 0;
+  bool operator==(const FileId& o) const {
+    return dev == o.dev && ino == o.ino &&
+           (birth_ns == 0 || o.birth_ns == 0 || birth_ns == o.birth_ns);
+  }
 };
-FileId IdOf(const struct stat& st);
+FileId IdOf(const Stat& st);
 
 // A regular file opened for reading (O_RDONLY | O_NONBLOCK, no link followed), with its fstat.
 struct OpenedFile {
   UniqueFd fd;
-  struct stat st {};
+  Stat st{};
   std::string path;  // for messages: the root's path and the relative path
 };
 
@@ -129,7 +145,7 @@ class Dir {
   Result<OpenedFile> OpenFile(std::string_view rel) const;
 
   // lstat of the entry `name` (one component) of this directory; nullopt when there is none.
-  Result<std::optional<struct stat>> Lstat(std::string_view name) const;
+  Result<std::optional<Stat>> Lstat(std::string_view name) const;
 
   // Atomically replaces the entry `name` (one component) with a new regular file: fill(fd, path)
   // writes its content into an O_CREAT | O_EXCL temp file made in this directory, then fsync,

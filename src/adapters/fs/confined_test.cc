@@ -169,11 +169,11 @@ TEST_P(ConfinedTest, ReplaceWritesAtomicallyAndReplacesALinkInsteadOfFollowingIt
   });
   ASSERT_TRUE(id.ok()) << id.message();
   EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
-  struct stat st;
-  ASSERT_EQ(::lstat((rootfs_ + "/out/data.txt").c_str(), &st), 0);
-  EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_EQ(st.st_mode & 0777, 0640u);
-  EXPECT_EQ(IdOf(st), *id);
+  auto st = out.Lstat("data.txt");
+  ASSERT_TRUE(st.ok() && *st) << st.message();
+  EXPECT_TRUE(S_ISREG((*st)->st_mode));
+  EXPECT_EQ((*st)->st_mode & 0777, 0640u);
+  EXPECT_EQ(IdOf(**st), *id);
   EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
   // No temp file is left beside it.
   size_t entries = 0;
@@ -235,6 +235,26 @@ TEST_P(ConfinedTest, RemoveFileIfRemovesOnlyTheFileItNames) {
   EXPECT_TRUE(out.RemoveFileIf("a", *id).ok());
   EXPECT_FALSE(sfs::exists(rootfs_ + "/out/a"));
   EXPECT_TRUE(out.RemoveFileIf("a", *id).ok());  // gone already: ok
+}
+
+// A file deleted and another made may be given the freed inode number (a fresh ext4 does): the
+// birth time recorded with the first tells the later file, which is not removed as the LC's own.
+// A record without a birth time (written by an older LC) is told by dev/ino alone.
+TEST_P(ConfinedTest, RemoveFileIfTellsALaterFileByItsBirthTime) {
+  Dir out = Out();
+  auto id =
+      out.Replace("a", -1, [](int fd, const std::string& p) { return WriteAllAt(fd, 0, "x", p); });
+  ASSERT_TRUE(id.ok()) << id.message();
+  auto st = out.Lstat("a");
+  ASSERT_TRUE(st.ok() && *st) << st.message();
+  if ((*st)->birth_ns == 0) GTEST_SKIP() << "this filesystem keeps no birth times";
+  EXPECT_EQ(id->birth_ns, (*st)->birth_ns) << "Replace returns the file's birth time";
+  FileId later = *id;
+  later.birth_ns += 1;
+  EXPECT_FALSE(out.RemoveFileIf("a", later).ok());
+  EXPECT_TRUE(sfs::exists(rootfs_ + "/out/a"));
+  EXPECT_TRUE(out.RemoveFileIf("a", FileId{.dev = id->dev, .ino = id->ino}).ok());
+  EXPECT_FALSE(sfs::exists(rootfs_ + "/out/a"));
 }
 
 TEST_P(ConfinedTest, OpenHostResolvesHostLinksAgainstTheRootfs) {

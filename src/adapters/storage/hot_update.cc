@@ -325,12 +325,11 @@ Result<HotUpdateResult> WriteHotUpdate(const Context& ctx, const core::il::Write
   bool recorded = false;
   auto id = cd->Replace(name, 0644, [&](int fd, const std::string& path) -> Status {
     if (Status s = fs::WriteAllAt(fd, 0, content, path); !s.ok()) return s;
-    struct stat st;
-    if (::fstat(fd, &st) != 0)
-      return Status::Error("writing " + path + ": " + std::strerror(errno));
-    if (Status s = Record(ctx, action, *config_rel, fs::IdOf(st)); !s.ok()) return s;
+    auto st = fs::Fstat(fd, "writing " + path);
+    if (!st.ok()) return st.status();
+    if (Status s = Record(ctx, action, *config_rel, fs::IdOf(*st)); !s.ok()) return s;
     recorded = true;
-    return RecordWrite(ctx, action, result.update_time, fs::IdOf(st));
+    return RecordWrite(ctx, action, result.update_time, fs::IdOf(*st));
   });
   if (!id.ok()) {
     if (recorded && old) (void)Record(ctx, action, *config_rel, *old);
@@ -408,9 +407,9 @@ Status RemoveHotUpdateDir(const Context& ctx, const std::string& ns, const std::
     auto up = fs::Dir::OpenHost(ctx.rootfs, dn.dir, false);
     if (up.ok()) {
       // Only the directory the files were removed from (not another one swapped in its place).
-      struct stat x;
       auto here = up->Lstat(dn.name);
-      if (here.ok() && *here && ::fstat(job->fd(), &x) == 0 && fs::IdOf(x) == fs::IdOf(**here)) {
+      auto x = fs::Fstat(job->fd(), job->path());
+      if (here.ok() && *here && x.ok() && fs::IdOf(*x) == fs::IdOf(**here)) {
         note(up->RemoveDirIfEmpty(dn.name));
       }
     }

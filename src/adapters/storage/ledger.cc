@@ -99,18 +99,27 @@ Result<std::vector<Recorded>> Ledger::Read() const {
       first = false;
       continue;
     }
-    // "<dev> <ino> <name>"
+    // "<dev> <ino>/<birth ns> <name>", or "<dev> <ino> <name>" (written before birth times were
+    // kept: the file is told by dev/ino alone).
     const size_t a = line.find(' ');
     const size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
-    uint64_t dev = 0, ino = 0;
-    if (b == std::string_view::npos || !ParseU64(line.substr(0, a), &dev) ||
-        !ParseU64(line.substr(a + 1, b - a - 1), &ino) || b + 1 == line.size()) {
-      return Status::Error(f->path + ": a line that is not \"<dev> <ino> <name>\"");
+    uint64_t dev = 0, ino = 0, birth = 0;
+    std::string_view ino_field =
+        b == std::string_view::npos ? std::string_view() : line.substr(a + 1, b - a - 1);
+    const size_t slash = ino_field.find('/');
+    bool ok = b != std::string_view::npos && b + 1 != line.size() &&
+              ParseU64(line.substr(0, a), &dev) && ParseU64(ino_field.substr(0, slash), &ino);
+    if (ok && slash != std::string_view::npos) {
+      ok = ParseU64(ino_field.substr(slash + 1), &birth) && birth != 0;
+    }
+    if (!ok) {
+      return Status::Error(f->path + ": a line that is not \"<dev> <ino>/<birth ns> <name>\"");
     }
     Recorded r;
     r.name = std::string(line.substr(b + 1));
     r.id.dev = static_cast<dev_t>(dev);
     r.id.ino = static_cast<ino_t>(ino);
+    r.id.birth_ns = birth;
     out.push_back(std::move(r));
   }
   return out;
@@ -139,7 +148,9 @@ Status Ledger::Update(const std::function<Status(std::vector<Recorded>&)>& chang
       return Status::Error("recording " + subject_ + ": a file name with a newline");
     }
     text += std::to_string(static_cast<uint64_t>(r.id.dev)) + " " +
-            std::to_string(static_cast<uint64_t>(r.id.ino)) + " " + r.name + "\n";
+            std::to_string(static_cast<uint64_t>(r.id.ino));
+    if (r.id.birth_ns != 0) text += "/" + std::to_string(r.id.birth_ns);
+    text += " " + r.name + "\n";
   }
   auto id = d->Replace(file_, 0600, [&](int fd, const std::string& path) -> Status {
     return fs::WriteAllAt(fd, 0, text, path);

@@ -1,8 +1,9 @@
 // The LC's record of the files it created on the host on a job's behalf (model versions, the
 // hot-update directory's files), kept in a directory of the LC's own that no worker can write
 // (docs/security.md, "Paths"; docs/design-notes.md, "Model versions"). Pruning versions and
-// deleting a job remove only recorded entries, each by its (dev, ino) (fs::Dir::RemoveFileIf), so
-// a file a worker planted, or a link to one, is never listed, restored or removed as the LC's own.
+// deleting a job remove only recorded entries, each by its identity (dev, ino and birth time:
+// fs::FileId, fs::Dir::RemoveFileIf), so a file a worker planted, or a link to one, or a later file
+// given a freed inode number, is never listed, restored or removed as the LC's own.
 #pragma once
 
 #include <cstdint>

@@ -258,8 +258,9 @@ void DropUnneededVersion(const Context& ctx, const HostTarget& t, const fs::Dir&
 
 // The two directory fds name the same directory.
 bool SameDir(const fs::Dir& a, const fs::Dir& b) {
-  struct stat x, y;
-  return ::fstat(a.fd(), &x) == 0 && ::fstat(b.fd(), &y) == 0 && fs::IdOf(x) == fs::IdOf(y);
+  auto x = fs::Fstat(a.fd(), a.path());
+  auto y = fs::Fstat(b.fd(), b.path());
+  return x.ok() && y.ok() && fs::IdOf(*x) == fs::IdOf(*y);
 }
 
 // "keeping at most 5 versions of <url>: <why>" (pruning failed; the deploy stands).

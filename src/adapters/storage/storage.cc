@@ -39,9 +39,9 @@ class StagingFile {
       if (fd < 0) return Status::Error(Errno("creating a staging file in " + ctx.staging_dir));
       StagingFile f;
       f.fd_ = fs::UniqueFd(fd);
-      struct stat st;
-      if (::fstat(fd, &st) != 0) return Status::Error(Errno("staging file " + name));
-      f.id_ = fs::IdOf(st);
+      auto st = fs::Fstat(fd, "staging file " + name);
+      if (!st.ok()) return st.status();
+      f.id_ = fs::IdOf(*st);
       f.path_ = ctx.staging_dir + "/" + name;
       f.name_ = name;
       f.dir_ = std::move(*dir);

@@ -595,11 +595,13 @@ TEST_F(StorageTest, ReRunAfterACrashBeforeTheRenameKeepsTheOldModelOnce) {
   WriteFile(ctx_.rootfs + "/out/1/model.pb", "model-1");
   stdfs::create_directories(dir + "/.sedna-versions");
   stdfs::create_hard_link(dir + "/model.pb", dir + "/.sedna-versions/model.pb.1");
-  struct stat st {};
-  ASSERT_EQ(::stat((dir + "/model.pb").c_str(), &st), 0);
+  auto deployed = fs::Dir::OpenTrusted(dir, false);
+  ASSERT_TRUE(deployed.ok()) << deployed.message();
+  auto st = deployed->Lstat("model.pb");
+  ASSERT_TRUE(st.ok() && *st) << st.message();
   ASSERT_TRUE(internal::Ledger::ForVersions(ctx_, "/models/deploy/model.pb")
                   .Update([&](std::vector<internal::Recorded>& r) -> Status {
-                    r.push_back({"model.pb.1", fs::IdOf(st)});
+                    r.push_back({"model.pb.1", fs::IdOf(**st)});
                     return Status::Ok();
                   })
                   .ok());

@@ -170,7 +170,7 @@ int RunRollbackCommand(const Config& cfg, const RollbackArgs& args, std::ostream
       if (d.ok()) dir = std::move(*d);
     }
     auto config_st = dir ? dir->Lstat("model_config.json")
-                         : Result<std::optional<struct stat>>(std::optional<struct stat>());
+                         : Result<std::optional<fs::Stat>>(std::optional<fs::Stat>());
     if (config_st.ok() && *config_st && S_ISREG((*config_st)->st_mode)) {
       const std::string config = *job_dir + "/model_config.json";
       core::il::WriteHotUpdate w;
