@@ -254,6 +254,21 @@ int StatInto(int dirfd, const char* name, int flags, Stat* out) {
 
 }  // namespace
 
+Result<std::string> ReadUpTo(const OpenedFile& f, size_t max) {
+  std::string out(max, '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n =
+        ::pread(f.fd.get(), out.data() + got, out.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("reading " + f.path, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
 Result<Stat> Fstat(int fd, const std::string& path) {
   Stat st;
   if (const int e = StatInto(fd, "", AT_EMPTY_PATH, &st); e != 0) return ErrnoError(path, e);

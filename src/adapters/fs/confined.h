@@ -113,6 +113,9 @@ struct OpenedFile {
   std::string path;  // for messages: the root's path and the relative path
 };
 
+// At most `max` bytes of `f` from its start (fewer at its end), retrying short reads and EINTR.
+Result<std::string> ReadUpTo(const OpenedFile& f, size_t max);
+
 class Dir {
  public:
   Dir() = default;  // not a directory: every operation fails

@@ -142,21 +142,9 @@ Result<std::optional<std::string>> FinishedWrite(const Context& ctx,
       static_cast<uint64_t>(opened->st.st_size) != want.size()) {
     return std::optional<std::string>();
   }
-  std::string have(want.size() + 1, '\0');
-  size_t got = 0;
-  while (got < have.size()) {
-    const ssize_t n =
-        ::pread(opened->fd.get(), have.data() + got, have.size() - got, static_cast<off_t>(got));
-    if (n < 0) {
-      const int e = errno;
-      if (e == EINTR) continue;
-      return Status::Errno(e, "reading " + opened->path + ": " + std::strerror(e));
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  have.resize(got);
-  if (have != want) return std::optional<std::string>();
+  auto have = fs::ReadUpTo(*opened, want.size() + 1);
+  if (!have.ok()) return have.status();
+  if (*have != want) return std::optional<std::string>();
   return std::optional<std::string>(std::move(update_time));
 }
 

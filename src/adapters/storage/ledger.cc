@@ -25,14 +25,9 @@ Result<std::string> ReadAll(const fs::OpenedFile& f) {
     return Status::Error(f.path + ": " + std::to_string(f.st.st_size) + " bytes, over a ledger's " +
                          std::to_string(kMaxLedgerBytes));
   }
-  std::string out(static_cast<size_t>(f.st.st_size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n =
-        ::pread(f.fd.get(), out.data() + done, out.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::Error("reading " + f.path + ": short read");
-    done += static_cast<size_t>(n);
+  auto out = fs::ReadUpTo(f, static_cast<size_t>(f.st.st_size));
+  if (out.ok() && out->size() != static_cast<size_t>(f.st.st_size)) {
+    return Status::Error("reading " + f.path + ": short read");
   }
   return out;
 }
