@@ -57,8 +57,12 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     std::vector<dataset::PassMember*> members{&pass->count};
     for (auto& j : pass->jobs) members.push_back(&j.member);
     pass->totals = dataset::ReadPass(path, format, members, options);
+    // The count goes back first, so numberOfSamples does not wait for the jobs' spool syncs; as
+    // events, neither overtakes reports acknowledged meanwhile. The pool leaves the count member
+    // and the totals alone from here on.
+    inbound_.Post(
+        {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
     for (auto& j : pass->jobs) j.finish(j.member);
-    // Back as an event: the count frame does not overtake reports acknowledged meanwhile.
     inbound_.Post(
         {"", key + " index read", [this, key, path, pass, take = options.take_unterminated] {
            OnRead(key, path, *pass, take);
@@ -66,18 +70,24 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
   });
 }
 
-// A pass came back from the pool: the count is reported and persisted, then each job commits
-// what it got (dataset_registry.h, "What is committed when").
+// A pass's count came back from the pool, ahead of its jobs: it is reported and persisted unless
+// the Dataset is gone or moved to another index meanwhile (the count read is then stale).
+void DatasetRegistry::OnCount(const std::string& key, const std::string& path, const Pass& pass) {
+  if (ctx_.stopped) return;
+  auto it = datasets_.find(key);
+  if (it != datasets_.end() && it->second->src.local_path == path) CommitCount(*it->second, pass);
+}
+
+// The pass came back from the pool, after its count: each job commits what it got
+// (dataset_registry.h, "What is committed when"), and the next pass is read if one is due.
 void DatasetRegistry::OnRead(const std::string& key, const std::string& path, Pass& pass,
                              bool take_unterminated) {
   ctx_.metrics.index_bytes_read += pass.totals.bytes_read;
   auto it = datasets_.find(key);
   if (it != datasets_.end()) it->second->read_inflight = false;
   if (ctx_.stopped) return;
-  // The Dataset may be gone or moved to another index meanwhile: the count read is then stale,
-  // the jobs' results are not (each is for its own cursor).
+  // The jobs' results stand even when the Dataset moved meanwhile (each is for its own cursor).
   const bool current = it != datasets_.end() && it->second->src.local_path == path;
-  if (current) CommitCount(*it->second, pass);
   for (auto& j : pass.jobs) j.apply(j.member, take_unterminated);
   it = datasets_.find(key);  // the jobs' steps may have changed the registry
   if (it == datasets_.end()) return;

@@ -15,14 +15,14 @@
 // - Who owns each cursor: the count cursor is the registry's (its lc_state "dataset" record);
 //   each job's cursor is the job runner's (in the job's record, with its state), as before. The
 //   pass only computes new cursors; nobody shares a cursor object.
-// - What is committed when: on the pool, each job's samples are appended to its own spools and,
-//   when it got any, flushed (fdatasync). Back on the loop, in the pass's event: first the count
-//   record with its numberOfSamples frame (one transaction, as before), then each job's step with
-//   its new cursor and spool ends (one transaction per job, as before: the job's spool bytes and
-//   its cursor together). A kill -9 between them leaves the count ahead of a job: the job lags and
-//   catches up by the rule above; it neither loses nor counts a sample twice. A job's error (its
-//   spool is full) stops that job alone, which keeps its cursor and retries; a read error fails
-//   the members read with that call.
+// - What is committed when: the pass's count goes back to the loop as soon as the pass is read,
+//   its own event: the count record with its numberOfSamples frame (one transaction). Meanwhile,
+//   on the pool, each spool a job appended to is flushed (fdatasync); then, in the pass's second
+//   event, each job's step with its new cursor and spool ends (one transaction per job: the job's
+//   spool bytes and its cursor together). A kill -9 between them leaves the count ahead of a job:
+//   the job lags and catches up by the rule above; it neither loses nor counts a sample twice. A
+//   job's error (its spool is full) stops that job alone, which keeps its cursor and retries; a
+//   read error fails the members read with that call.
 //
 // Owns: the Datasets, the index watcher, each Dataset's poll timer, S3 sync in flight, mirror
 //   files, count record (lc_state "dataset") and pass in flight.
@@ -131,6 +131,7 @@ class DatasetRegistry {
   void OnIndexChanged(const std::string& path);
   struct Pass;
   void Read(Entry& e, bool take_unterminated);
+  void OnCount(const std::string& key, const std::string& path, const Pass& pass);
   void OnRead(const std::string& key, const std::string& path, Pass& pass, bool take_unterminated);
   void CommitCount(Entry& e, const Pass& pass);
   bool StatusMaySend(Entry& e);

@@ -1,12 +1,14 @@
 // The dataset registry (dataset_registry.h) over a real store, index files in a temporary host
 // root and the real pool: a Dataset added, changed and deleted; a read that comes back after its
-// Dataset moved; numberOfSamples coalesced on the context's (fake) clock.
+// Dataset moved; numberOfSamples coalesced on the context's (fake) clock, and sent before the jobs'
+// spools are synced.
 #include "app/cluster/datasets/dataset_registry.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,11 +54,14 @@ class DatasetRegistryTest : public ::testing::Test {
               changed.push_back(ns + "/" + name);
             },
             // One job on every Dataset: its share of each pass records the index it read, back
-            // on the loop once the count is committed (as the job runner's step would).
+            // on the loop after the count (as the job runner's step would). Its finish, on the
+            // pool where the runner syncs its spools, waits for `finish_gate` when one is set.
             [this](const DatasetSource& src) {
               std::vector<IngestShare> shares(1);
               shares[0].member.cursor = job_cursor;
-              shares[0].finish = [](dataset::PassMember&) {};
+              shares[0].finish = [gate = finish_gate](dataset::PassMember&) {
+                if (gate.valid()) gate.wait();
+              };
               shares[0].apply = [this, path = src.local_path](const dataset::PassMember& m, bool) {
                 if (m.status.ok()) job_cursor = m.cursor;
                 reads.push_back(path);
@@ -94,6 +99,7 @@ class DatasetRegistryTest : public ::testing::Test {
   std::vector<std::string> changed;
   std::vector<std::string> reads;  // the index of each pass the job took part in
   dataset::IndexCursor job_cursor;
+  std::shared_future<void> finish_gate;
 };
 
 const char* const kKey = "default/dataset/d1";
@@ -144,6 +150,29 @@ TEST_F(DatasetRegistryTest, ADeletedDatasetIsForgottenAndUnstored) {
   registry->ReadAll();  // reads nothing: it is gone
   env.RunReady();
   EXPECT_EQ(reads.size(), 1u);
+}
+
+// The count does not wait for the jobs' spools to be synced (an fdatasync each): it is committed
+// and its frame queued while a job's finish is still held on the pool.
+TEST_F(DatasetRegistryTest, TheCountIsReportedBeforeTheJobsFinishTheirPass) {
+  struct Release {  // lets the held finish go on any exit, before the fixture joins the pool
+    std::promise<void> p;
+    bool done = false;
+    void Go() {
+      if (!done) p.set_value();
+      done = true;
+    }
+    ~Release() { Go(); }
+  } release;
+  finish_gate = release.p.get_future().share();
+  Write("/data/a.txt", 3);
+  registry->Upsert(DatasetObject("d1", "/data/a.txt"), true);
+  ASSERT_TRUE(env.RunUntil([&] { return Frames(1); }));
+  EXPECT_EQ(env.OutboxFrames(), std::vector<std::string>{CountFrame("d1", 3)});
+  EXPECT_EQ(StoredSamples(kKey), 3);
+  EXPECT_TRUE(reads.empty());  // the job's share is still on the pool
+  release.Go();
+  ASSERT_TRUE(env.RunUntil([&] { return !reads.empty(); }));
 }
 
 // The read of the old index is on the pool when the Dataset moves to another: its count is

@@ -83,9 +83,11 @@ IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who,
     d.cursor = m.cursor;
     d.status = m.status;
     d.result = m.result;
-    if (d.status.ok() && d.train_added + d.eval_added > 0) {
-      Status a = train->Flush();
-      Status b = eval->Flush();
+    // Only a spool this pass appended to has bytes to sync: earlier passes synced theirs, and a
+    // failed pass's bytes are dropped (ResetSpools) before the next one.
+    if (d.status.ok()) {
+      Status a = d.train_added > 0 ? train->Flush() : Status::Ok();
+      Status b = d.eval_added > 0 ? eval->Flush() : Status::Ok();
       d.status = !a.ok() ? a : b;
     }
     d.train_end = train->size();
