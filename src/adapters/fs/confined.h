@@ -157,8 +157,19 @@ class Dir {
   // entry is unchanged and the temp file removed; if only the directory fsync failed, the error
   // says the entry was already replaced. Temp files of dead LC processes beside `name` are
   // removed first. Returns the new file's identity. `path` passed to fill names the target.
+  //
+  // Durability: with kSyncThenRename (the default) even a power loss leaves `name` the old file or
+  // the complete new one. kRenameThenSync renames first and then fsyncs the file and the directory:
+  // on ext4 the file's fsync then commits the rename too, and the directory's has nothing left to
+  // commit (one journal commit instead of two, ~0.4 ms here). A process crash still shows the old
+  // or the complete new file (the content is written before the rename); a power loss before it
+  // returns may leave `name` short. Only for a file nobody reads before the caller, having seen it
+  // return, says it is there, and that the caller writes again after a restart until then (a
+  // round's sample file: Ready is sent after it, and a restart re-issues the write).
+  enum class Order { kSyncThenRename, kRenameThenSync };
   Result<FileId> Replace(std::string_view name, int mode,
-                         const std::function<Status(int fd, const std::string& path)>& fill) const;
+                         const std::function<Status(int fd, const std::string& path)>& fill,
+                         Order order = Order::kSyncThenRename) const;
 
   // A hard link `name` in this directory to the regular file `src_name` of `src` (linkat without
   // AT_SYMLINK_FOLLOW: a link is never followed). false: `name` exists already. A filesystem

@@ -192,6 +192,32 @@ TEST_P(ConfinedTest, AFailedFillLeavesTheTargetAndNoTemp) {
   EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 2);
 }
 
+// The order that renames before it syncs (a round's sample file) keeps every other promise: a
+// link at the name is replaced, not followed; the mode, the content and the identity are the new
+// file's; no temp is left; a failed fill leaves the old file.
+TEST_P(ConfinedTest, ReplaceRenamingBeforeTheSyncKeepsTheSamePromises) {
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
+  Dir out = Out();
+  auto id = out.Replace(
+      "data.txt", 0640,
+      [](int fd, const std::string& path) { return WriteAllAt(fd, 0, "samples\n", path); },
+      Dir::Order::kRenameThenSync);
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
+  auto st = out.Lstat("data.txt");
+  ASSERT_TRUE(st.ok() && *st) << st.message();
+  EXPECT_TRUE(S_ISREG((*st)->st_mode));
+  EXPECT_EQ((*st)->st_mode & 0777, 0640u);
+  EXPECT_EQ(IdOf(**st), *id);
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
+  auto failed = out.Replace(
+      "data.txt", -1, [](int, const std::string&) { return Status::Error("disk on fire"); },
+      Dir::Order::kRenameThenSync);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
+  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 2);
+}
+
 TEST_P(ConfinedTest, ReplaceRefusesNamesThatAreNotOneComponent) {
   Dir out = Out();
   auto noop = [](int, const std::string&) { return Status::Ok(); };
