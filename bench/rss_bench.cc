@@ -134,7 +134,7 @@ Row Index(const Args& args, int64_t n) {
   index.reserve(static_cast<size_t>(n) * 44);
   for (int64_t i = 1; i <= n; ++i) (index += IndexLine(i)) += '\n';
   const double mb = static_cast<double>(index.size()) / 1e6;
-  std::printf("  index of %lld lines, %.1f MB: appending with one write(2)\n",
+  std::printf("  index of %lld lines, %.1f MB: appending with one write(2) (per 2 GiB)\n",
               static_cast<long long>(n), mb);
   std::fflush(stdout);
 

@@ -142,12 +142,21 @@ void WriteFile(const std::string& path, const std::string& content) {
 }
 
 void AppendFile(const std::string& path, const std::string& content) {
-  // One write(2): a reader never sees part of this append.
+  // One write(2): a reader never sees part of this append. Linux writes at most 0x7ffff000 bytes
+  // per call, so a larger append (rss_bench's 1e8-line index) takes as few writes as that allows.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
-  ssize_t n = ::write(fd, content.data(), content.size());
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw std::runtime_error("short write " + path);
+    }
+    done += static_cast<size_t>(n);
+  }
   ::close(fd);
-  if (n != static_cast<ssize_t>(content.size())) throw std::runtime_error("short write " + path);
 }
 
 std::string MakeTempDir(const std::string& prefix) {
