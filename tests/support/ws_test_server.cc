@@ -15,8 +15,11 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <type_traits>
+
+#include "adapters/gm/ws_wire.h"
 
 namespace sedna::testing {
 
@@ -28,34 +31,16 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-enum Opcode : uint8_t {
-  kContinuation = 0x0,
-  kText = 0x1,
-  kBinary = 0x2,
-  kClose = 0x8,
-  kPing = 0x9,
-  kPong = 0xA
-};
+using gm::kOpBinary;
+using gm::kOpClose;
+using gm::kOpContinuation;
+using gm::kOpPing;
+using gm::kOpPong;
+using gm::kOpText;
 
 // An unmasked (server-to-client) frame with FIN set.
 std::string MakeFrame(uint8_t opcode, const std::string& payload) {
-  std::string f;
-  f.reserve(payload.size() + 10);
-  f.push_back(static_cast<char>(0x80 | opcode));
-  const uint64_t n = payload.size();
-  if (n < 126) {
-    f.push_back(static_cast<char>(n));
-  } else if (n <= 0xFFFF) {
-    f.push_back(static_cast<char>(126));
-    f.push_back(static_cast<char>(n >> 8));
-    f.push_back(static_cast<char>(n & 0xFF));
-  } else {
-    f.push_back(static_cast<char>(127));
-    for (int shift = 56; shift >= 0; shift -= 8)
-      f.push_back(static_cast<char>((n >> shift) & 0xFF));
-  }
-  f += payload;
-  return f;
+  return gm::EncodeFrame(opcode, payload);
 }
 
 }  // namespace
@@ -178,30 +163,14 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
     while (open) {
       const std::size_t avail = in.size() - pos;
       if (avail < 2) break;
-      const auto* p = reinterpret_cast<const uint8_t*>(in.data() + pos);
-      const bool fin = p[0] & 0x80;
-      const uint8_t opcode = p[0] & 0x0F;
-      const bool masked = p[1] & 0x80;
-      uint64_t len = p[1] & 0x7F;
-      std::size_t header = 2;
-      if (len == 126) {
-        if (avail < 4) break;
-        len = (uint64_t{p[2]} << 8) | p[3];
-        header = 4;
-      } else if (len == 127) {
-        if (avail < 10) break;
-        len = 0;
-        for (int i = 0; i < 8; ++i) len = (len << 8) | p[2 + i];
-        header = 10;
-      }
-      if (!masked) return Close();  // RFC 6455 §5.1: client frames are masked
-      const uint8_t* mask = p + header;
-      header += 4;
-      if (avail < header || avail - header < len) break;
-      std::string payload(in.data() + pos + header, len);
-      for (std::size_t i = 0; i < payload.size(); ++i) payload[i] ^= static_cast<char>(mask[i % 4]);
-      pos += header + len;
-      OnFrame(fin, opcode, std::move(payload));
+      const auto head = gm::ParseFrameHead(std::string_view(in).substr(pos));
+      if (!head) break;
+      if (!head->masked) return Close();  // RFC 6455 §5.1: client frames are masked
+      if (avail - head->size < head->length) break;
+      std::string payload(in.data() + pos + head->size, head->length);
+      gm::Unmask(*head, payload);
+      pos += head->size + head->length;
+      OnFrame(head->fin, head->opcode, std::move(payload));
     }
     if (pos == in.size()) {
       in.clear();
@@ -214,14 +183,14 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
 
   void OnFrame(bool fin, uint8_t opcode, std::string payload) {
     switch (opcode) {
-      case kText:
-      case kBinary:
+      case kOpText:
+      case kOpBinary:
         if (in_message) return Close();
         if (fin) return srv->Deliver(payload, node);
         message = std::move(payload);
         in_message = true;
         return;
-      case kContinuation:
+      case kOpContinuation:
         if (!in_message) return Close();
         message += payload;
         if (fin) {
@@ -230,19 +199,19 @@ struct WsTestServer::Impl::Session : std::enable_shared_from_this<Session> {
           message.clear();
         }
         return;
-      case kPing: {
+      case kOpPing: {
         {
           std::lock_guard<std::mutex> lock(srv->mu);
           ++srv->pings;
         }
         srv->cv.notify_all();
-        Queue(MakeFrame(kPong, payload));
+        Queue(MakeFrame(kOpPong, payload));
         return;
       }
-      case kPong:
+      case kOpPong:
         return;
-      case kClose:
-        Queue(MakeFrame(kClose, payload.substr(0, 2)));
+      case kOpClose:
+        Queue(MakeFrame(kOpClose, payload.substr(0, 2)));
         close_after_write = true;
         return;
       default:
@@ -488,7 +457,7 @@ bool WsTestServer::SendTo(const std::string& node, const std::string& text) {
   return impl.OnServer([&impl, &node, &text] {
     auto s = impl.OfNode(node);
     if (!s) return false;
-    s->Queue(MakeFrame(kText, text));
+    s->Queue(MakeFrame(kOpText, text));
     return true;
   });
 }
@@ -525,7 +494,7 @@ bool WsTestServer::Send(const std::string& text) {
   Impl& impl = *impl_;
   return impl.OnServer([&impl, &text] {
     if (!impl.current) return false;
-    impl.current->Queue(MakeFrame(kText, text));
+    impl.current->Queue(MakeFrame(kOpText, text));
     return true;
   });
 }
@@ -542,7 +511,7 @@ void WsTestServer::CloseConnection(uint16_t code, const std::string& reason) {
   impl.OnServer([&impl, code, &reason] {
     if (!impl.current) return;
     std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
-    impl.current->Queue(MakeFrame(kClose, payload + reason));
+    impl.current->Queue(MakeFrame(kOpClose, payload + reason));
     impl.current->close_after_write = true;
   });
 }

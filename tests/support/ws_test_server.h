@@ -3,8 +3,9 @@
 // DropConnection, CloseConnection and SetUnresponsive) and the Wait* methods block on a condition
 // variable for at most their timeout.
 //
-// It speaks RFC 6455 itself (not through Beast's stream) so that it can stop reading a connection
-// entirely: pings then go unanswered while TCP stays open, like a half-open or hung peer.
+// It frames RFC 6455 with the LC's byte-level codec (adapters/gm/ws_wire.h), not through Beast's
+// stream, so that it can stop reading a connection entirely: pings then go unanswered while TCP
+// stays open, like a half-open or hung peer.
 #pragma once
 
 #include <chrono>

@@ -616,7 +616,7 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
     }
     return fail(ErrnoError("replacing " + target, e));
   }
-  const auto replaced = [&](Status s) -> Result<FileId> {
+  const auto replaced = [&](const Status& s) -> Result<FileId> {
     return s.WithMessage(s.message() + " (" + target + " was already replaced)");
   };
   if (!sync_first) {

@@ -33,54 +33,77 @@ std::string HeaderValue(const std::string& head, const std::string& name) {
   return "";
 }
 
-std::string ClientFrame(uint8_t opcode, std::string_view payload, std::string_view mask) {
+std::string EncodeFrame(uint8_t opcode, std::string_view payload, std::string_view mask) {
+  const bool masked = mask.size() == 4;
+  const uint8_t mask_bit = masked ? 0x80 : 0;
   std::string f;
+  f.reserve(payload.size() + 14);
   f.push_back(static_cast<char>(0x80 | opcode));
   const uint64_t n = payload.size();
   if (n < 126) {
-    f.push_back(static_cast<char>(0x80 | n));
+    f.push_back(static_cast<char>(mask_bit | n));
   } else if (n <= 0xFFFF) {
-    f.push_back(static_cast<char>(0x80 | 126));
+    f.push_back(static_cast<char>(mask_bit | 126));
     f.push_back(static_cast<char>(n >> 8));
     f.push_back(static_cast<char>(n & 0xFF));
   } else {
-    f.push_back(static_cast<char>(0x80 | 127));
+    f.push_back(static_cast<char>(mask_bit | 127));
     for (int shift = 56; shift >= 0; shift -= 8)
       f.push_back(static_cast<char>((n >> shift) & 0xFF));
   }
-  f += mask.substr(0, 4);
+  if (!masked) return f.append(payload);
+  f += mask;
   for (size_t i = 0; i < payload.size(); ++i) f.push_back(payload[i] ^ mask[i % 4]);
   return f;
 }
 
-std::optional<ServerFrame> TakeFrame(std::string& buf, uint64_t& skip) {
+std::optional<FrameHead> ParseFrameHead(std::string_view buf) {
   if (buf.size() < 2) return std::nullopt;
   const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
-  uint64_t len = p[1] & 0x7F;
-  size_t off = 2;
-  if (len == 126) {
+  FrameHead h;
+  h.fin = (p[0] & 0x80) != 0;
+  h.opcode = p[0] & 0x0F;
+  h.masked = (p[1] & 0x80) != 0;
+  h.length = p[1] & 0x7F;
+  h.size = 2;
+  if (h.length == 126) {
     if (buf.size() < 4) return std::nullopt;
-    len = (uint64_t{p[2]} << 8) | p[3];
-    off = 4;
-  } else if (len == 127) {
+    h.length = (uint64_t{p[2]} << 8) | p[3];
+    h.size = 4;
+  } else if (h.length == 127) {
     if (buf.size() < 10) return std::nullopt;
-    len = 0;
-    for (int i = 0; i < 8; ++i) len = (len << 8) | p[2 + i];
-    off = 10;
+    h.length = 0;
+    for (int i = 0; i < 8; ++i) h.length = (h.length << 8) | p[2 + i];
+    h.size = 10;
   }
-  if (p[1] & 0x80) off += 4;  // a masked server frame: tolerated, payload left masked
-  if (len > (1u << 20)) {
+  if (h.masked) {
+    if (buf.size() < h.size + 4) return std::nullopt;
+    for (size_t i = 0; i < 4; ++i) h.mask[i] = p[h.size + i];
+    h.size += 4;
+  }
+  return h;
+}
+
+void Unmask(const FrameHead& head, std::string& payload) {
+  if (!head.masked) return;
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] ^= static_cast<char>(head.mask[i % 4]);
+}
+
+std::optional<ServerFrame> TakeFrame(std::string& buf, uint64_t& skip) {
+  const auto h = ParseFrameHead(buf);
+  if (!h) return std::nullopt;
+  // A masked server frame is tolerated: its payload is left masked.
+  if (h->length > (1u << 20)) {
     // Too big to keep: report it as received and discard its bytes as they come.
-    ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), {}};
-    if (buf.size() < off) return std::nullopt;
-    const uint64_t have = buf.size() - off;
-    skip = len > have ? len - have : 0;
-    buf.erase(0, off + std::min<uint64_t>(len, have));
+    ServerFrame f{h->opcode, {}};
+    const uint64_t have = buf.size() - h->size;
+    skip = h->length > have ? h->length - have : 0;
+    buf.erase(0, h->size + std::min<uint64_t>(h->length, have));
     return f;
   }
-  if (buf.size() < off + len) return std::nullopt;
-  ServerFrame f{static_cast<uint8_t>(p[0] & 0x0F), buf.substr(off, len)};
-  buf.erase(0, off + len);
+  if (buf.size() - h->size < h->length) return std::nullopt;
+  ServerFrame f{h->opcode, buf.substr(h->size, h->length)};
+  buf.erase(0, h->size + h->length);
   return f;
 }
 

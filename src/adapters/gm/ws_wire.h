@@ -1,10 +1,12 @@
-// The websocket wire format (RFC 6455) for a client that handles the bytes itself: the upgrade
-// request, reading its answer, and frames. GmLink (gm_link.h) has Beast's websocket for the real
-// link; this serves `sedna-lc doctor`'s probe of the GM (app/cli/gm_diagnosis.h), which must see
-// each step's bytes to say where a connect fails. Pure: no sockets, no randomness (the caller
-// passes the key and masks).
+// The websocket wire format (RFC 6455) for code that handles the bytes itself: the upgrade
+// request, reading its answer, and frames both ways. GmLink (gm_link.h) has Beast's websocket for
+// the real link; this serves `sedna-lc doctor`'s probe of the GM (app/cli/gm_diagnosis.h), which
+// must see each step's bytes to say where a connect fails, and the tests' GM emulator
+// (tests/support/ws_test_server.h), which must be able to stop reading. Pure: no sockets, no
+// randomness (the caller passes the key and masks).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,8 +32,32 @@ std::string UpgradeRequest(const std::string& host, uint16_t port, const std::st
 // "\r\n" or "\n"), without surrounding spaces and tabs; "" when absent.
 std::string HeaderValue(const std::string& head, const std::string& name);
 
+inline constexpr uint8_t kOpContinuation = 0x0;
+
+// A frame with FIN set: masked with `mask`'s 4 bytes, as a client sends it, or unmasked, as a
+// server does, when `mask` is empty.
+std::string EncodeFrame(uint8_t opcode, std::string_view payload, std::string_view mask = {});
+
 // A masked (client-to-server) frame with FIN set; `mask` is its 4 masking bytes.
-std::string ClientFrame(uint8_t opcode, std::string_view payload, std::string_view mask);
+inline std::string ClientFrame(uint8_t opcode, std::string_view payload, std::string_view mask) {
+  return EncodeFrame(opcode, payload, mask.substr(0, 4));
+}
+
+// What a frame's first bytes say.
+struct FrameHead {
+  bool fin = false;
+  uint8_t opcode = 0;
+  bool masked = false;
+  std::array<uint8_t, 4> mask{};
+  uint64_t length = 0;  // of the payload
+  size_t size = 0;      // of the head: 2 to 14 bytes, the mask included
+};
+
+// The head of the frame at the front of `buf`; nullopt when more bytes are needed.
+std::optional<FrameHead> ParseFrameHead(std::string_view buf);
+
+// XORs `payload` (a masked frame's, from its start) with the head's mask.
+void Unmask(const FrameHead& head, std::string& payload);
 
 struct ServerFrame {
   uint8_t opcode = 0;

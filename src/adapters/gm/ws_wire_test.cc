@@ -80,6 +80,50 @@ TEST(WsWireTest, ClientFrameIsMaskedWithTheGivenMask) {
   }
 }
 
+TEST(WsWireTest, EncodeFrameWithoutAMaskIsAServerFrame) {
+  for (size_t n : {size_t{0}, size_t{125}, size_t{126}, size_t{65535}, size_t{65536}}) {
+    const std::string payload(n, 'z');
+    EXPECT_EQ(EncodeFrame(kOpText, payload), ServerBytes(kOpText, payload)) << n;
+  }
+}
+
+// A client's frame read back the way a server reads it: the head's fields, then the payload
+// unmasked; every strict prefix of the head is incomplete.
+TEST(WsWireTest, ParseFrameHeadAndUnmaskReadAClientFrame) {
+  const std::string mask("\x11\x22\x33\x44", 4);
+  for (size_t n : {size_t{5}, size_t{126}, size_t{70000}}) {
+    const std::string payload(n, 'q');
+    const std::string f = EncodeFrame(kOpBinary, payload, mask);
+    const size_t head_size = (n < 126 ? 2 : n <= 0xFFFF ? 4 : 10) + 4;
+    for (size_t k = 0; k < head_size; ++k) {
+      EXPECT_FALSE(ParseFrameHead(std::string_view(f).substr(0, k)).has_value()) << n << " " << k;
+    }
+    auto h = ParseFrameHead(f);
+    ASSERT_TRUE(h.has_value()) << n;
+    EXPECT_TRUE(h->fin);
+    EXPECT_EQ(h->opcode, kOpBinary);
+    EXPECT_TRUE(h->masked);
+    EXPECT_EQ(h->length, n);
+    EXPECT_EQ(h->size, head_size);
+    EXPECT_EQ(std::string(h->mask.begin(), h->mask.end()), mask);
+    std::string body = f.substr(h->size);
+    ASSERT_EQ(body.size(), n);
+    Unmask(*h, body);
+    EXPECT_EQ(body, payload);
+  }
+  // FIN clear (the first fragment of a message), unmasked: the head says so, Unmask is a no-op.
+  const std::string fragment("\x01\x02hi", 4);
+  auto h = ParseFrameHead(fragment);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_FALSE(h->fin);
+  EXPECT_EQ(h->opcode, kOpText);
+  EXPECT_FALSE(h->masked);
+  EXPECT_EQ(h->size, 2u);
+  std::string body = "hi";
+  Unmask(*h, body);
+  EXPECT_EQ(body, "hi");
+}
+
 TEST(WsWireTest, UpgradeRequestAndHeaderValue) {
   const std::string req = UpgradeRequest("::1", 9000, "a2V5", "node-1", "sedna-lc doctor");
   EXPECT_EQ(req,
