@@ -161,61 +161,47 @@ TEST_P(ConfinedTest, SubCreatesMissingDirectoriesBeneath) {
   EXPECT_EQ(d->path(), rootfs_ + "/out/data/train/7");
 }
 
+// Both orders (Dir::Order: a round's sample file renames before it syncs) keep these promises.
+constexpr Dir::Order kOrders[] = {Dir::Order::kSyncThenRename, Dir::Order::kRenameThenSync};
+
 TEST_P(ConfinedTest, ReplaceWritesAtomicallyAndReplacesALinkInsteadOfFollowingIt) {
-  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
-  Dir out = Out();
-  auto id = out.Replace("data.txt", 0640, [](int fd, const std::string& path) {
-    return WriteAllAt(fd, 0, "samples\n", path);
-  });
-  ASSERT_TRUE(id.ok()) << id.message();
-  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
-  auto st = out.Lstat("data.txt");
-  ASSERT_TRUE(st.ok() && *st) << st.message();
-  EXPECT_TRUE(S_ISREG((*st)->st_mode));
-  EXPECT_EQ((*st)->st_mode & 0777, 0640u);
-  EXPECT_EQ(IdOf(**st), *id);
-  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
-  // No temp file is left beside it.
-  size_t entries = 0;
-  for (const auto& e : sfs::directory_iterator(rootfs_ + "/out")) entries += e.path() != "";
-  EXPECT_EQ(entries, 2u);  // train/, data.txt
+  for (const Dir::Order order : kOrders) {
+    SCOPED_TRACE(order == Dir::Order::kSyncThenRename ? "sync, then rename" : "rename, then sync");
+    sfs::remove(rootfs_ + "/out/data.txt");
+    ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
+    Dir out = Out();
+    auto id = out.Replace(
+        "data.txt", 0640,
+        [](int fd, const std::string& path) { return WriteAllAt(fd, 0, "samples\n", path); },
+        order);
+    ASSERT_TRUE(id.ok()) << id.message();
+    EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
+    auto st = out.Lstat("data.txt");
+    ASSERT_TRUE(st.ok() && *st) << st.message();
+    EXPECT_TRUE(S_ISREG((*st)->st_mode));
+    EXPECT_EQ((*st)->st_mode & 0777, 0640u);
+    EXPECT_EQ(IdOf(**st), *id);
+    EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
+    // No temp file is left beside it.
+    size_t entries = 0;
+    for (const auto& e : sfs::directory_iterator(rootfs_ + "/out")) entries += e.path() != "";
+    EXPECT_EQ(entries, 2u);  // train/, data.txt
+  }
 }
 
 TEST_P(ConfinedTest, AFailedFillLeavesTheTargetAndNoTemp) {
   Put(rootfs_ + "/out/data.txt", "old");
   Dir out = Out();
-  auto id = out.Replace("data.txt", -1,
-                        [](int, const std::string&) { return Status::Error("disk on fire"); });
-  ASSERT_FALSE(id.ok());
-  EXPECT_EQ(id.message(), "disk on fire");
-  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "old");
-  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 2);
-}
-
-// The order that renames before it syncs (a round's sample file) keeps every other promise: a
-// link at the name is replaced, not followed; the mode, the content and the identity are the new
-// file's; no temp is left; a failed fill leaves the old file.
-TEST_P(ConfinedTest, ReplaceRenamingBeforeTheSyncKeepsTheSamePromises) {
-  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
-  Dir out = Out();
-  auto id = out.Replace(
-      "data.txt", 0640,
-      [](int fd, const std::string& path) { return WriteAllAt(fd, 0, "samples\n", path); },
-      Dir::Order::kRenameThenSync);
-  ASSERT_TRUE(id.ok()) << id.message();
-  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
-  auto st = out.Lstat("data.txt");
-  ASSERT_TRUE(st.ok() && *st) << st.message();
-  EXPECT_TRUE(S_ISREG((*st)->st_mode));
-  EXPECT_EQ((*st)->st_mode & 0777, 0640u);
-  EXPECT_EQ(IdOf(**st), *id);
-  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
-  auto failed = out.Replace(
-      "data.txt", -1, [](int, const std::string&) { return Status::Error("disk on fire"); },
-      Dir::Order::kRenameThenSync);
-  ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "samples\n");
-  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 2);
+  for (const Dir::Order order : kOrders) {
+    auto id = out.Replace(
+        "data.txt", -1, [](int, const std::string&) { return Status::Error("disk on fire"); },
+        order);
+    ASSERT_FALSE(id.ok());
+    EXPECT_EQ(id.message(), "disk on fire");
+    EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "old");
+    EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()),
+              2);
+  }
 }
 
 TEST_P(ConfinedTest, ReplaceRefusesNamesThatAreNotOneComponent) {
