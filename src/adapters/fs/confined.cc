@@ -20,22 +20,19 @@
 #include <random>
 #include <system_error>
 
+#include "adapters/fs/errno_status.h"
 #include "adapters/fs/files.h"
 
 namespace sedna::fs {
 
 namespace {
 
-constexpr size_t kCopyChunk = 128 * 1024;
+using internal::ErrnoError;
+using internal::ErrnoText;
+using internal::kCopyChunk;
 // Components looked at while opening one root, links expanded included: a bound on the work a
 // link farm can make the walk do.
 constexpr size_t kMaxRootSteps = 4096;
-
-std::string ErrnoText(int e) { return std::system_category().message(e); }
-
-Status ErrnoError(const std::string& what, int e) {
-  return Status::Errno(e, what + ": " + ErrnoText(e));
-}
 
 std::string JoinName(const std::string& dir, std::string_view rel) {
   if (rel.empty()) return dir;

@@ -1,6 +1,7 @@
 #include "adapters/fs/files.h"
 
 #include "adapters/fs/confined.h"
+#include "adapters/fs/errno_status.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -50,13 +51,9 @@ std::string Dirname(const std::string& path) {
 
 namespace {
 
-constexpr size_t kCopyChunk = 128 * 1024;
-
-std::string ErrnoText(int e) { return std::system_category().message(e); }
-
-Status ErrnoError(const std::string& what, int e) {
-  return Status::Errno(e, what + ": " + ErrnoText(e));
-}
+using internal::ErrnoError;
+using internal::ErrnoText;
+using internal::kCopyChunk;
 
 std::atomic<bool> g_hook_set{false};
 std::mutex g_hook_mu;

@@ -317,7 +317,8 @@ TEST_F(GmLinkTest, ABurstSentWithMoreArrivesWholeAndInOrder) {
     const bool more = i + 1 < kFrames;
     link_->Send(
         "burst-" + std::to_string(i) + std::string(700, 'x'),
-        [&send_from, i](bool ok) {
+        [this, &send_from, i](bool ok) {
+          ev_.Update([&] { ev_.dones.push_back(ok); });
           if (ok && i + 1 < kBurstFrames) send_from(i + 1);
         },
         more);
@@ -329,6 +330,11 @@ TEST_F(GmLinkTest, ABurstSentWithMoreArrivesWholeAndInOrder) {
   for (int i = 0; i < kFrames; ++i) {
     EXPECT_EQ(server_->WaitForFrame(kWait), "burst-" + std::to_string(i) + std::string(700, 'x'));
   }
+  // The server can read the last frame before the link has seen its write complete; a Send
+  // before that done would be refused as a second write in flight.
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == kFrames; }));
+  EXPECT_EQ(ev_.Read([&] { return std::count(ev_.dones.begin(), ev_.dones.end(), true); }),
+            kFrames);
   // A burst left open is held (the cork is applied), and still delivered: the kernel sends what it
   // holds after 200 ms. Corked, the frame cannot arrive sooner, however fast or slow the machine.
   const auto t0 = std::chrono::steady_clock::now();

@@ -1,8 +1,10 @@
 #include "adapters/log/logging.h"
 
+// First: fmt's extern declarations before spdlog's headers.
+#include "adapters/log/log.h"
+
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <mutex>
 #include <nlohmann/json.hpp>
 

@@ -30,7 +30,7 @@ struct Scalar {
   bool finite = true;  // false for .inf/.nan, which JSON cannot hold
 };
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDecimalDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Go's strconv.ParseInt(s, 0, 64), falling back to ParseUint(s, 0, 64): the decimal JSON text
 // of the value, or "" when neither accepts s.
@@ -61,7 +61,7 @@ std::string ParseGoInteger(std::string_view s) {
   if (s.empty()) return "";
   uint64_t v = 0;
   for (char c : s) {
-    int d = IsDigit(c)               ? c - '0'
+    int d = IsDecimalDigit(c)        ? c - '0'
             : (c >= 'a' && c <= 'f') ? c - 'a' + 10
             : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                                      : 99;
@@ -83,22 +83,22 @@ bool IsYamlFloat(std::string_view s) {
   size_t i = 0, n = s.size();
   if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
   size_t int_start = i;
-  while (i < n && IsDigit(s[i])) ++i;
+  while (i < n && IsDecimalDigit(s[i])) ++i;
   if (i == int_start) {
     if (i >= n || s[i] != '.') return false;
     ++i;
     size_t frac_start = i;
-    while (i < n && IsDigit(s[i])) ++i;
+    while (i < n && IsDecimalDigit(s[i])) ++i;
     if (i == frac_start) return false;
   } else if (i < n && s[i] == '.') {
     ++i;
-    while (i < n && IsDigit(s[i])) ++i;
+    while (i < n && IsDecimalDigit(s[i])) ++i;
   }
   if (i < n && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
     size_t exp_start = i;
-    while (i < n && IsDigit(s[i])) ++i;
+    while (i < n && IsDecimalDigit(s[i])) ++i;
     if (i == exp_start) return false;
   }
   return i == n;
@@ -113,14 +113,14 @@ std::optional<RawJson> YamlFloatToJson(std::string_view s) {
     s.remove_prefix(1);
   }
   size_t int_len = 0;
-  while (int_len < s.size() && IsDigit(s[int_len])) ++int_len;
+  while (int_len < s.size() && IsDecimalDigit(s[int_len])) ++int_len;
   std::string_view int_part = s.substr(0, int_len);
   while (int_part.size() > 1 && int_part[0] == '0') int_part.remove_prefix(1);
   text += int_part.empty() ? "0" : std::string(int_part);
   s.remove_prefix(int_len);
   if (!s.empty() && s[0] == '.') {
     size_t frac_len = 1;
-    while (frac_len < s.size() && IsDigit(s[frac_len])) ++frac_len;
+    while (frac_len < s.size() && IsDecimalDigit(s[frac_len])) ++frac_len;
     if (frac_len > 1) text += s.substr(0, frac_len);
     s.remove_prefix(frac_len);
   }
@@ -155,7 +155,7 @@ Scalar ResolvePlain(const std::string& in) {
     return {ScalarType::kFloat, RawJson::Null(), false};
   }
   const char c = in[0];
-  if (IsDigit(c) || c == '+' || c == '-') {
+  if (IsDecimalDigit(c) || c == '+' || c == '-') {
     std::string plain;
     std::copy_if(in.begin(), in.end(), std::back_inserter(plain), [](char x) { return x != '_'; });
     if (std::string text = ParseGoInteger(plain); !text.empty()) {

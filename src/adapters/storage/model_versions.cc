@@ -275,7 +275,7 @@ void AddWarning(std::string* to, const std::string& w) {
   *to += w;
 }
 
-bool IsMissing(const Status& s) { return s.errno_value() == ENOENT; }
+bool IsNoEntry(const Status& s) { return s.errno_value() == ENOENT; }
 
 // An S3 deploy target and its version keys.
 struct S3Target {
@@ -434,7 +434,7 @@ Result<std::vector<ModelVersion>> ListModelVersions(const Context& ctx,
   if (recs->empty()) return out;  // this LC kept none
   auto dir = fs::Dir::OpenHost(ctx.rootfs, t->dir, false);
   if (!dir.ok()) {
-    if (IsMissing(dir.status())) return out;
+    if (IsNoEntry(dir.status())) return out;
     return dir.status();
   }
   auto versions = OpenVersionDir(*dir, false);
@@ -466,7 +466,7 @@ Result<DeployResult> RestoreModelVersion(const Context& ctx, const std::string& 
   std::optional<fs::Dir> versions;
   if (!recs->empty()) {
     auto d = fs::Dir::OpenHost(ctx.rootfs, t->dir, false);
-    if (!d.ok() && !IsMissing(d.status())) return d.status();
+    if (!d.ok() && !IsNoEntry(d.status())) return d.status();
     if (d.ok()) {
       dir = std::move(*d);
       auto v = OpenVersionDir(*dir, false);

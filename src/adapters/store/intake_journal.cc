@@ -13,7 +13,7 @@ namespace sedna::store {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
+constexpr char kJournalMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
 
 // File layout: a 64-byte header, then entries from kFirst, each starting at a multiple of 8:
 //   u32 len    payload bytes; written last (a write of its own), so 0 until the rest of the entry
@@ -91,13 +91,13 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& pa
   }
   Header h;
   std::memcpy(&h, j->image_.data(), sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.identity != db_identity) {
+  if (std::memcmp(h.magic, kJournalMagic, sizeof kJournalMagic) != 0 || h.identity != db_identity) {
     // Foreign or new: invalidate the first entry before claiming the file.
     j->image_.assign(capacity, '\0');
     const uint32_t zero = 0;
     if (Status s = j->WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
     h = Header{};
-    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    std::memcpy(h.magic, kJournalMagic, sizeof kJournalMagic);
     h.identity = db_identity;
     if (Status s = j->WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h); !s.ok()) return s;
   }
@@ -137,7 +137,7 @@ Status IntakeJournal::EnsureAllocated() {
   const uint32_t zero = 0;
   if (Status s = WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
   Header h{};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  std::memcpy(h.magic, kJournalMagic, sizeof kJournalMagic);
   h.identity = identity_;
   return WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h);
 }

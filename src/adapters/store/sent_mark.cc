@@ -11,7 +11,7 @@
 namespace sedna::store {
 
 namespace {
-constexpr char kMagic[8] = {'S', 'E', 'D', 'N', 'A', 'S', 'M', '1'};
+constexpr char kMarkMagic[8] = {'S', 'E', 'D', 'N', 'A', 'S', 'M', '1'};
 constexpr size_t kFileSize = 4096;
 }  // namespace
 
@@ -41,10 +41,11 @@ Result<std::unique_ptr<SentMark>> SentMark::Open(const std::string& path, uint64
     return r;
   }
   auto* page = static_cast<Page*>(p);
-  if (std::memcmp(page->magic, kMagic, sizeof kMagic) != 0 || page->identity != db_identity) {
+  if (std::memcmp(page->magic, kMarkMagic, sizeof kMarkMagic) != 0 ||
+      page->identity != db_identity) {
     __atomic_store_n(&page->sent_through, int64_t{0}, __ATOMIC_RELEASE);
     page->identity = db_identity;
-    std::memcpy(page->magic, kMagic, sizeof kMagic);
+    std::memcpy(page->magic, kMarkMagic, sizeof kMarkMagic);
   }
   return std::unique_ptr<SentMark>(new SentMark(fd, page));
 }

@@ -1,10 +1,10 @@
 // sedna-lc: cluster mode (Sedna's environment contract) and the subcommands of commands.h.
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include "adapters/log/log.h"
 
 #include <csignal>
 #include <cstdio>

@@ -10,9 +10,9 @@
 #include "app/cluster/controller.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include "adapters/log/log.h"
 
 #include <cerrno>
 #include <cstdlib>

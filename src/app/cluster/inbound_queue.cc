@@ -1,8 +1,8 @@
 // The inbound queue (inbound_queue.h).
 #include "app/cluster/inbound_queue.h"
 
-#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 namespace sedna::app {
 

@@ -1,9 +1,9 @@
 // LocalGm and its jobs' conditions: kept by the GM's condition machine, stored, sent to the LC.
 #include "app/standalone/local_gm.h"
 
-#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 #include <cctype>
 #include <chrono>

@@ -1,9 +1,9 @@
 // LocalGm::Impl, manifests: polled for changes; what they add, change or remove is sent to the LC.
 #include "app/standalone/local_gm_impl.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <boost/asio/steady_timer.hpp>
+#include "adapters/log/log.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // LocalGm::Impl, the GM's view of a job: the generation played, model hot update and the node
 // everything runs on (docs/protocol.md §H1.3, §H1.4, §H4.1).
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include "app/standalone/local_gm_impl.h"
 

@@ -1,8 +1,8 @@
 // LocalGm::Impl, workers: train/eval/inference processes run from the job's pod templates (§P4.4).
 #include "app/standalone/local_gm_impl.h"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
+#include "adapters/log/log.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 namespace sedna::app {
 namespace {
 
-std::string Lower(std::string s) {
+std::string LowerAscii(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -74,7 +74,7 @@ void StartedWorkers::Exited(const std::string& job, const std::string& name,
 void StartedWorkers::ForgetJob(const std::string& job) { jobs_.erase(job); }
 
 Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point now) const {
-  const std::string kind = Lower(r.kind);
+  const std::string kind = LowerAscii(r.kind);
   const std::optional<core::Stage> kind_stage = StageOfKind(kind);
   const Worker* worker = nullptr;
   if (auto j = jobs_.find(core::ResourceKey(r.ns, r.owner_kind, r.owner_name)); j != jobs_.end()) {
@@ -86,7 +86,7 @@ Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point 
   if (!worker) {
     return Status::Error("name: " + Quoted(r.worker_name) +
                          " is not a worker this LC started for " + JobLabel(r) +
-                         (kind_stage ? " (stage " + Lower(core::StageName(*kind_stage)) + ")"
+                         (kind_stage ? " (stage " + LowerAscii(core::StageName(*kind_stage)) + ")"
                                      : " (kind " + Quoted(r.kind) + ")"));
   }
   const bool reload =
@@ -95,7 +95,7 @@ Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point 
     return Status::Error(
         "kind: " + Quoted(r.kind) + " is not what worker " + Quoted(r.worker_name) + " of " +
         JobLabel(r) + " reports: it was started for stage " +
-        Lower(core::StageName(worker->stage)) + " (kind " + ReportedKind(worker->stage) +
+        LowerAscii(core::StageName(worker->stage)) + " (kind " + ReportedKind(worker->stage) +
         (worker->stage == core::Stage::kDeploy ? "; deploy only with model hot update" : "") + ")");
   }
   return Status::Ok();

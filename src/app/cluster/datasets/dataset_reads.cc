@@ -1,8 +1,8 @@
 // The dataset registry, index reads (dataset_registry.h): the one pass over a host index or an S3
 // mirror, on the pool, for the count (reported as numberOfSamples, coalesced) and the jobs.
-#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 #include <chrono>
 #include <memory>

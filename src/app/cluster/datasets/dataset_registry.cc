@@ -2,11 +2,11 @@
 // Index reads and counts are in dataset_reads.cc, S3 indexes in dataset_s3.cc.
 #include "app/cluster/datasets/dataset_registry.h"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include "adapters/log/log.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,8 +1,8 @@
 // The dataset registry, S3 indexes (dataset_registry.h): one HEAD per poll (and a ranged GET of
 // the new bytes) on the pool, into a local mirror that is then read like a host index.
-#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 #include <chrono>
 #include <memory>

@@ -1,7 +1,7 @@
 // Applying kept early reports (early_release.h).
 #include "app/cluster/intake/early_release.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include "adapters/json/upstream_codec.h"
 

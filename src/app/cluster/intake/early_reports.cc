@@ -2,7 +2,7 @@
 // known yet, and its rows in lc_state.
 #include "app/cluster/intake/early_reports.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 // GM frames and the start-up reload (gm_frames.h).
 #include "app/cluster/intake/gm_frames.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include "adapters/json/envelope.h"
 #include "adapters/json/resource_codec.h"

@@ -1,7 +1,7 @@
 // The outbox pump, its acknowledgements and its bound (outbox.h).
 #include "app/cluster/intake/outbox.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include <boost/asio/post.hpp>
 

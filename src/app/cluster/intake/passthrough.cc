@@ -1,7 +1,7 @@
 // Pass-through objects (passthrough.h).
 #include "app/cluster/intake/passthrough.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include "adapters/json/envelope.h"
 #include "core/resources.h"

@@ -1,8 +1,8 @@
 // The report intake: journal and batches (report_intake.h).
 #include "app/cluster/intake/report_intake.h"
 
-#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 #include <charconv>
 

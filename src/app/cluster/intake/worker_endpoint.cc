@@ -1,7 +1,7 @@
 // The worker API (worker_endpoint.h).
 #include "app/cluster/intake/worker_endpoint.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include <chrono>
 

@@ -11,10 +11,10 @@ namespace {
 using core::MetricValue;
 using core::ModelRef;
 using core::il::SpoolRange;
-using nlohmann::json;
+using Json = nlohmann::json;
 
-json MetricsToJson(const core::Metrics& m) {
-  json j = json::object();
+Json MetricsToJson(const core::Metrics& m) {
+  Json j = Json::object();
   for (const auto& [k, v] : m) {
     switch (v.kind) {
       case MetricValue::Kind::kNumber:
@@ -31,7 +31,7 @@ json MetricsToJson(const core::Metrics& m) {
   return j;
 }
 
-core::Metrics MetricsFromJson(const json& j) {
+core::Metrics MetricsFromJson(const Json& j) {
   core::Metrics m;
   if (!j.is_object()) return m;
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -46,14 +46,14 @@ core::Metrics MetricsFromJson(const json& j) {
   return m;
 }
 
-json ModelToJson(const ModelRef& m) {
-  json j{{"format", m.format}, {"url", m.url}};
+Json ModelToJson(const ModelRef& m) {
+  Json j{{"format", m.format}, {"url", m.url}};
   if (!m.metrics.empty()) j["metrics"] = MetricsToJson(m.metrics);
   if (!m.devices.empty()) j["devices"] = m.devices;
   return j;
 }
 
-ModelRef ModelFromJson(const json& j) {
+ModelRef ModelFromJson(const Json& j) {
   ModelRef m;
   m.format = j.value("format", "");
   m.url = j.value("url", "");
@@ -66,13 +66,13 @@ ModelRef ModelFromJson(const json& j) {
   return m;
 }
 
-json ModelsToJson(const std::vector<ModelRef>& v) {
-  json a = json::array();
+Json ModelsToJson(const std::vector<ModelRef>& v) {
+  Json a = Json::array();
   for (const auto& m : v) a.push_back(ModelToJson(m));
   return a;
 }
 
-std::vector<ModelRef> ModelsFromJson(const json& j) {
+std::vector<ModelRef> ModelsFromJson(const Json& j) {
   std::vector<ModelRef> v;
   if (j.is_array()) {
     for (const auto& e : j) v.push_back(ModelFromJson(e));
@@ -80,9 +80,9 @@ std::vector<ModelRef> ModelsFromJson(const json& j) {
   return v;
 }
 
-json RangeToJson(const SpoolRange& r) { return json::array({r.begin, r.end, r.count}); }
+Json RangeToJson(const SpoolRange& r) { return Json::array({r.begin, r.end, r.count}); }
 
-SpoolRange RangeFromJson(const json& j) {
+SpoolRange RangeFromJson(const Json& j) {
   if (!j.is_array() || j.size() != 3) return {};
   return SpoolRange{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>()};
 }
@@ -110,8 +110,8 @@ bool DigestFromHex(const std::string& s, uint64_t& d) {
 // without it (written before it existed) reads as not skipping. `prefix_digest` only when known:
 // a record without it (written before digests, or unreadable) gives prefix_digest_known = false,
 // and the reader handles a rewrite by the consumed count, as before.
-json CursorToJson(const dataset::IndexCursor& c) {
-  json j{{"path", c.path},
+Json CursorToJson(const dataset::IndexCursor& c) {
+  Json j{{"path", c.path},
          {"dev", c.dev},
          {"ino", c.ino},
          {"offset", c.offset},
@@ -128,7 +128,7 @@ json CursorToJson(const dataset::IndexCursor& c) {
   return j;
 }
 
-dataset::IndexCursor CursorFromJson(const json& j) {
+dataset::IndexCursor CursorFromJson(const Json& j) {
   dataset::IndexCursor c;
   c.path = j.value("path", "");
   c.dev = j.value("dev", uint64_t{0});
@@ -165,19 +165,19 @@ core::ReportStatus StatusFrom(const std::string& text, const char* field) {
   return *s;
 }
 
-json DecisionToJson(const core::StatusReport& d) {
-  return json{{"phase", sedna::json::ReportPhaseText(d.phase, sedna::json::ReportSpelling::kIl)},
+Json DecisionToJson(const core::StatusReport& d) {
+  return Json{{"phase", sedna::json::ReportPhaseText(d.phase, sedna::json::ReportSpelling::kIl)},
               {"status", sedna::json::ReportStatusText(d.status, sedna::json::ReportSpelling::kIl)},
               {"has_input", d.has_input},
               {"input_models", ModelsToJson(d.input_models)}};
 }
 
-core::StatusReport DecisionFromJson(const json& d) {
+core::StatusReport DecisionFromJson(const Json& d) {
   core::StatusReport r;
   r.phase = PhaseFrom(d.value("phase", ""), "decision");
   r.status = StatusFrom(d.value("status", ""), "decision");
   r.has_input = d.value("has_input", false);
-  r.input_models = ModelsFromJson(d.value("input_models", json::array()));
+  r.input_models = ModelsFromJson(d.value("input_models", Json::array()));
   return r;
 }
 
@@ -185,13 +185,13 @@ core::StatusReport DecisionFromJson(const json& d) {
 
 std::string EncodeIlRecord(const IlRecord& r) {
   const auto& s = r.state;
-  json windows = json::array();
+  Json windows = Json::array();
   for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
-  json deployments = json::array();
+  Json deployments = Json::array();
   for (const auto& d : s.deployments) {
-    deployments.push_back(json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
+    deployments.push_back(Json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
   }
-  json st{{"round", s.round},
+  Json st{{"round", s.round},
           {"samples_seen", s.samples_seen},
           {"train_pending", RangeToJson(s.train_pending)},
           {"eval_open", RangeToJson(s.eval_open)},
@@ -233,20 +233,20 @@ std::string EncodeIlRecord(const IlRecord& r) {
   st["pending_round_key"] = s.pending_round_key;
   st["decided_round_key"] = s.decided_round_key;
   st["closed_round"] = s.closed_round;
-  json decided = json::array();
+  Json decided = Json::array();
   for (const auto& d : s.decided_rounds) {
     decided.push_back(
-        json{{"round", d.round}, {"report", DecisionToJson(d.report)}, {"at_ms", d.at_ms}});
+        Json{{"round", d.round}, {"report", DecisionToJson(d.report)}, {"at_ms", d.at_ms}});
   }
   st["decided_rounds"] = decided;
-  return json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+  return Json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
 }
 
 Result<IlRecord> DecodeIlRecord(const std::string& text) {
   try {
-    json j = json::parse(text);
+    Json j = Json::parse(text);
     IlRecord r;
-    const json& st = j.at("state");
+    const Json& st = j.at("state");
     auto& s = r.state;
     s.round = st.at("round").get<int64_t>();
     s.samples_seen = st.value("samples_seen", int64_t{0});
@@ -272,18 +272,18 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
                                      "\" is not \"2021\" or \"v0.7\"");
     }
     s.work_layout = layout == "v0.7" ? core::il::Layout::kV07 : core::il::Layout::k2021;
-    s.work_range = RangeFromJson(st.value("work_range", json::array()));
-    s.work_models = ModelsFromJson(st.value("work_models", json::array()));
+    s.work_range = RangeFromJson(st.value("work_range", Json::array()));
+    s.work_models = ModelsFromJson(st.value("work_models", Json::array()));
     if (st.contains("trained")) s.trained = ModelFromJson(st["trained"]);
     if (st.contains("trained_base")) s.trained_base = ModelFromJson(st["trained_base"]);
     s.eval_outstanding = st.value("eval_outstanding", false);
     s.eval_round = st.value("eval_round", int64_t{0});
-    s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
+    s.eval_models = ModelsFromJson(st.value("eval_models", Json::array()));
     if (st.contains("pending_round_id")) {
       s.pending_round_id = st.value("pending_round_id", int64_t{-1});
       s.eval_reported = st.value("eval_reported", false);
-      s.eval_report = ModelsFromJson(st.value("eval_report", json::array()));
-      s.pending_models = ModelsFromJson(st.value("pending_models", json::array()));
+      s.eval_report = ModelsFromJson(st.value("eval_report", Json::array()));
+      s.pending_models = ModelsFromJson(st.value("pending_models", Json::array()));
       s.eval_written_ms = st.value("eval_written_ms", int64_t{0});
     } else if (s.eval_outstanding) {
       // A record of the 2021-style LC: its outstanding eval is this round, still unreported.
@@ -300,7 +300,7 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     s.pending_round_key = st.value("pending_round_key", int64_t{0});
     s.decided_round_key = st.value("decided_round_key", int64_t{0});
     s.closed_round = st.value("closed_round", int64_t{0});
-    for (const auto& d : st.value("decided_rounds", json::array())) {
+    for (const auto& d : st.value("decided_rounds", Json::array())) {
       if (!d.is_object() || !d.contains("report") || !d["report"].is_object()) continue;
       s.decided_rounds.push_back(core::il::DecidedRound{d.value("round", int64_t{0}),
                                                         DecisionFromJson(d["report"]),
@@ -309,11 +309,11 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
     while (static_cast<int>(s.decided_rounds.size()) > core::il::kDecidedRoundsKept) {
       s.decided_rounds.erase(s.decided_rounds.begin());
     }
-    s.last_eval_results = ModelsFromJson(st.value("last_eval_results", json::array()));
+    s.last_eval_results = ModelsFromJson(st.value("last_eval_results", Json::array()));
     s.last_decision = st.value("last_decision", "");
     s.decisions = st.value("decisions", int64_t{0});
     s.decided_round = st.value("decided_round", int64_t{0});
-    for (const auto& d : st.value("deployments", json::array())) {
+    for (const auto& d : st.value("deployments", Json::array())) {
       s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
                                                    d.value("at", "")});
     }
@@ -335,11 +335,11 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
 
 namespace {
 
-json ReportToJson(const core::StatusReport& r) {
-  json j{{"phase", sedna::json::ReportPhaseText(r.phase, sedna::json::ReportSpelling::kLl)},
+Json ReportToJson(const core::StatusReport& r) {
+  Json j{{"phase", sedna::json::ReportPhaseText(r.phase, sedna::json::ReportSpelling::kLl)},
          {"status", sedna::json::ReportStatusText(r.status, sedna::json::ReportSpelling::kLl)}};
   if (r.has_input) {
-    j["input"] = json{{"models", ModelsToJson(r.input_models)},
+    j["input"] = Json{{"models", ModelsToJson(r.input_models)},
                       {"data_url", r.data_url},
                       {"data_index_url", r.data_index_url},
                       {"output_dir", r.output_dir}};
@@ -347,14 +347,14 @@ json ReportToJson(const core::StatusReport& r) {
   return j;
 }
 
-core::StatusReport ReportFromJson(const json& j) {
+core::StatusReport ReportFromJson(const Json& j) {
   core::StatusReport r;
   r.phase = PhaseFrom(j.at("phase").get<std::string>(), "answer");
   r.status = StatusFrom(j.at("status").get<std::string>(), "answer");
   if (j.contains("input")) {
-    const json& in = j["input"];
+    const Json& in = j["input"];
     r.has_input = true;
-    r.input_models = ModelsFromJson(in.value("models", json::array()));
+    r.input_models = ModelsFromJson(in.value("models", Json::array()));
     r.data_url = in.value("data_url", "");
     r.data_index_url = in.value("data_index_url", "");
     r.output_dir = in.value("output_dir", "");
@@ -369,7 +369,7 @@ core::StatusReport ReportFromJson(const json& j) {
 // (the trigger had not fired or its train ready was not sent), a train completed but eval ready not
 // sent, an eval completed but deploy not reported. In-flight work is dropped (the samples of a
 // train being written are still pending) and planned again on that Waiting.
-void MigrateV1(const json& st, core::ll::State& s) {
+void MigrateV1(const Json& st, core::ll::State& s) {
   using core::il::Work;
   using core::ll::Phase;
   const int phase = st.at("phase").get<int>();
@@ -382,7 +382,7 @@ void MigrateV1(const json& st, core::ll::State& s) {
     s.phase = Phase::kTrain;
     if (awaited) {
       s.worker_awaited = true;
-      s.train_range = RangeFromJson(st.value("train_range", json::array()));
+      s.train_range = RangeFromJson(st.value("train_range", Json::array()));
     } else {
       s.answered_train_waiting = -1;
     }
@@ -415,13 +415,13 @@ void MigrateV1(const json& st, core::ll::State& s) {
 
 std::string EncodeLlRecord(const LlRecord& r) {
   const auto& s = r.state;
-  json windows = json::array();
+  Json windows = Json::array();
   for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
-  json deployments = json::array();
+  Json deployments = Json::array();
   for (const auto& d : s.deployments) {
-    deployments.push_back(json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
+    deployments.push_back(Json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
   }
-  json st{{"phase", static_cast<int>(s.phase)},
+  Json st{{"phase", static_cast<int>(s.phase)},
           {"version", s.version},
           {"samples_seen", s.samples_seen},
           {"train_pending", RangeToJson(s.train_pending)},
@@ -451,14 +451,14 @@ std::string EncodeLlRecord(const LlRecord& r) {
           {"retry_after_ms", s.retry_after_ms},
           {"last_error", s.last_error}};
   if (s.answer) st["answer"] = ReportToJson(*s.answer);
-  return json{{"v", 2}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+  return Json{{"v", 2}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
 }
 
 Result<LlRecord> DecodeLlRecord(const std::string& text) {
   try {
-    json j = json::parse(text);
+    Json j = Json::parse(text);
     LlRecord r;
-    const json& st = j.at("state");
+    const Json& st = j.at("state");
     auto& s = r.state;
     const int v = j.value("v", 1);
     if (v != 1 && v != 2) return Result<LlRecord>::Error("v: unknown record version");
@@ -474,7 +474,7 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.conditions_seen = st.value("conditions_seen", int64_t{0});
     s.deploy_count = st.value("deploy_count", int64_t{0});
     s.consecutive_failures = st.value("consecutive_failures", int64_t{0});
-    for (const auto& d : st.value("deployments", json::array())) {
+    for (const auto& d : st.value("deployments", Json::array())) {
       s.deployments.push_back(core::il::Deployment{d.value("round", int64_t{0}), d.value("url", ""),
                                                    d.value("at", "")});
     }
@@ -487,11 +487,11 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     }
     s.phase = static_cast<core::ll::Phase>(phase);
     s.work = static_cast<core::il::Work>(work);
-    s.train_range = RangeFromJson(st.value("train_range", json::array()));
+    s.train_range = RangeFromJson(st.value("train_range", Json::array()));
     s.work_condition = st.value("work_condition", int64_t{-1});
-    s.work_models = ModelsFromJson(st.value("work_models", json::array()));
+    s.work_models = ModelsFromJson(st.value("work_models", Json::array()));
     s.worker_awaited = st.value("worker_awaited", false);
-    s.eval_inputs = ModelsFromJson(st.value("eval_inputs", json::array()));
+    s.eval_inputs = ModelsFromJson(st.value("eval_inputs", Json::array()));
     s.answered_train_waiting = st.value("answered_train_waiting", int64_t{-1});
     s.answered_eval_waiting = st.value("answered_eval_waiting", int64_t{-1});
     s.answered_deploy_waiting = st.value("answered_deploy_waiting", int64_t{-1});
@@ -501,9 +501,9 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
     s.answer_condition = st.value("answer_condition", int64_t{-1});
     s.answer_at_ms = st.value("answer_at_ms", int64_t{0});
     if (st.contains("answer")) s.answer = ReportFromJson(st["answer"]);
-    s.train_models = ModelsFromJson(st.value("train_models", json::array()));
+    s.train_models = ModelsFromJson(st.value("train_models", Json::array()));
     s.train_models_version = st.value("train_models_version", int64_t{0});
-    s.eval_models = ModelsFromJson(st.value("eval_models", json::array()));
+    s.eval_models = ModelsFromJson(st.value("eval_models", Json::array()));
     s.eval_models_version = st.value("eval_models_version", int64_t{0});
     if (s.work == core::il::Work::kDeploy && s.work_models.empty()) {
       return Result<LlRecord>::Error("state.work_models: empty for deploy");
@@ -518,12 +518,12 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
 }
 
 std::string EncodeDatasetRecord(const DatasetRecord& r) {
-  return json{{"v", 1}, {"cursor", CursorToJson(r.cursor)}, {"reported", r.reported}}.dump();
+  return Json{{"v", 1}, {"cursor", CursorToJson(r.cursor)}, {"reported", r.reported}}.dump();
 }
 
 Result<DatasetRecord> DecodeDatasetRecord(const std::string& text) {
   try {
-    json j = json::parse(text);
+    Json j = Json::parse(text);
     DatasetRecord r;
     r.cursor = CursorFromJson(j.at("cursor"));
     r.reported = j.value("reported", int64_t{0});

@@ -2,8 +2,8 @@
 // streamed into its train and eval spools by its Dataset's pass (dataset_registry.h), split by
 // running totals, then the cursor and the counts are committed with the step that sees them. A
 // failed ingest is retried.
-#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include "adapters/log/log.h"
 
 #include <chrono>
 

@@ -1,6 +1,6 @@
 // The job runner, worker reports (job_runner.h): a report becomes a PendingReport for its job
 // (with its forwarded frame), and the report intake's batches step the jobs through here.
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include <cctype>
 #include <memory>

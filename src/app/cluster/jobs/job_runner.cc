@@ -3,7 +3,7 @@
 // job_reports.cc, one step and its actions in job_steps.cc.
 #include "app/cluster/jobs/job_runner.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 #include <boost/asio/post.hpp>
 

@@ -2,8 +2,8 @@
 // core Step on the job's state) -> Write (its frames and record, in the caller's transaction) ->
 // Adopt -> ActOn (actions, their blocking work on the pool, the retry timer); Step does all four
 // for one event in a transaction of its own.
-#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include "adapters/log/log.h"
 
 #include <algorithm>
 #include <chrono>

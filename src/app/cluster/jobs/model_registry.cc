@@ -1,7 +1,7 @@
 // The model registry (model_registry.h).
 #include "app/cluster/jobs/model_registry.h"
 
-#include <spdlog/spdlog.h>
+#include "adapters/log/log.h"
 
 namespace sedna::app {
 

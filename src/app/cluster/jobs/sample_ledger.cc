@@ -1,7 +1,7 @@
 #include "app/cluster/jobs/sample_ledger.h"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
+#include "adapters/log/log.h"
 
 #include "core/split.h"
 

@@ -14,7 +14,7 @@
 
 namespace sedna::app {
 
-using nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -79,9 +79,9 @@ std::string ReadLogTail(const std::string& path, size_t max_bytes) {
 }
 
 std::string EncodeDashboardJson(const DashboardInput& in) {
-  json jobs = json::array();
+  Json jobs = Json::array();
   for (const JobView& v : *in.jobs) {
-    json j{{"kind", v.kind},
+    Json j{{"kind", v.kind},
            {"short", ShortKind(v.kind)},
            {"namespace", v.ns},
            {"name", v.name},
@@ -96,13 +96,13 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
            {"deployedUrl", v.deployed_url},
            {"deployedAt", v.deployed_at}};
     const JobHistory* h = in.history ? FindHistory(*in.history, v.kind, v.ns, v.name) : nullptr;
-    j["history"] = h ? JobHistoryJson(*h) : json{{"rounds", json::array()}};
-    json versions = json::array();
+    j["history"] = h ? JobHistoryJson(*h) : Json{{"rounds", Json::array()}};
+    Json versions = Json::array();
     if (h && in.files && !h->deploy_target.empty()) {
       auto it = in.files->versions.find(h->deploy_target);
       if (it != in.files->versions.end()) {
         for (const auto& mv : it->second) {
-          versions.push_back(json{{"number", mv.number},
+          versions.push_back(Json{{"number", mv.number},
                                   {"size", mv.size},
                                   {"mtime", mv.mtime},
                                   {"command", RollbackCommand(h->deploy_target, mv.number)}});
@@ -114,14 +114,14 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
     j["versions"] = versions;
     jobs.push_back(std::move(j));
   }
-  json workers = json::array();
+  Json workers = Json::array();
   for (const WorkerView& w : in.workers) {
     std::string tail;
     if (in.files) {
       auto it = in.files->log_tails.find(w.log_path);
       if (it != in.files->log_tails.end()) tail = it->second;
     }
-    workers.push_back(json{{"namespace", w.ns},
+    workers.push_back(Json{{"namespace", w.ns},
                            {"job", w.job},
                            {"stage", w.stage},
                            {"name", w.name},
@@ -132,12 +132,12 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
                            {"exitedMs", w.exited_ms},
                            {"logTail", tail}});
   }
-  return json{{"now", in.now_ms},
+  return Json{{"now", in.now_ms},
               {"gmConnected", in.gm_connected},
               {"standalone", in.standalone},
               {"jobs", jobs},
               {"workers", workers}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string RenderJobGauges(const std::vector<JobView>& jobs,

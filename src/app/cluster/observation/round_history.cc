@@ -1,8 +1,8 @@
 // The round history (round_history.h).
 #include "app/cluster/observation/round_history.h"
 
-#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include "adapters/log/log.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 namespace sedna::app {
 
-using nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -156,15 +156,15 @@ struct Recorder {
   }
 };
 
-json MetricsJson(const std::map<std::string, double>& m) {
-  json o = json::object();
+Json MetricsJson(const std::map<std::string, double>& m) {
+  Json o = Json::object();
   for (const auto& [k, v] : m) {
     if (std::isfinite(v)) o[k] = v;
   }
   return o;
 }
 
-std::map<std::string, double> MetricsFrom(const json& o) {
+std::map<std::string, double> MetricsFrom(const Json& o) {
   std::map<std::string, double> m;
   if (!o.is_object()) return m;
   for (auto it = o.begin(); it != o.end(); ++it) {
@@ -196,10 +196,10 @@ bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fa
   return changed;
 }
 
-json JobHistoryJson(const JobHistory& h) {
-  json rounds = json::array();
+Json JobHistoryJson(const JobHistory& h) {
+  Json rounds = Json::array();
   for (const RoundRecord& r : h.rounds) {
-    rounds.push_back(json{{"round", r.round},
+    rounds.push_back(Json{{"round", r.round},
                           {"samples", r.samples},
                           {"trainTrigger", r.train_trigger},
                           {"fired", r.fired},
@@ -223,7 +223,7 @@ json JobHistoryJson(const JobHistory& h) {
                           {"decidedMs", r.decided_ms},
                           {"deployedMs", r.deployed_ms}});
   }
-  return json{{"key", h.key},
+  return Json{{"key", h.key},
               {"kind", h.kind},
               {"namespace", h.ns},
               {"name", h.name},
@@ -237,11 +237,11 @@ json JobHistoryJson(const JobHistory& h) {
 }
 
 std::string EncodeJobHistory(const JobHistory& h) {
-  return JobHistoryJson(h).dump(-1, ' ', false, json::error_handler_t::replace);
+  return JobHistoryJson(h).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Result<JobHistory> DecodeJobHistory(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  Json j = Json::parse(text, nullptr, false);
   if (!j.is_object()) return Result<JobHistory>::Error("history record: not a JSON object");
   try {
     JobHistory h;
@@ -255,7 +255,7 @@ Result<JobHistory> DecodeJobHistory(const std::string& text) {
     h.deploys = j.value("deploys", int64_t{0});
     h.decisions_seen = j.value("decisionsSeen", int64_t{0});
     h.updated_ms = j.value("updatedMs", int64_t{0});
-    for (const json& e : j.value("rounds", json::array())) {
+    for (const Json& e : j.value("rounds", Json::array())) {
       RoundRecord r;
       r.round = e.value("round", int64_t{0});
       r.samples = e.value("samples", int64_t{0});
@@ -269,12 +269,12 @@ Result<JobHistory> DecodeJobHistory(const std::string& text) {
       r.train_done_ms = e.value("trainDoneMs", int64_t{0});
       r.train_status = e.value("trainStatus", "");
       r.trained_model = e.value("trainedModel", "");
-      r.train_metrics = MetricsFrom(e.value("trainMetrics", json::object()));
+      r.train_metrics = MetricsFrom(e.value("trainMetrics", Json::object()));
       r.eval_ready_ms = e.value("evalReadyMs", int64_t{0});
       r.eval_done_ms = e.value("evalDoneMs", int64_t{0});
       r.eval_status = e.value("evalStatus", "");
-      r.new_metrics = MetricsFrom(e.value("newMetrics", json::object()));
-      r.deployed_metrics = MetricsFrom(e.value("deployedMetrics", json::object()));
+      r.new_metrics = MetricsFrom(e.value("newMetrics", Json::object()));
+      r.deployed_metrics = MetricsFrom(e.value("deployedMetrics", Json::object()));
       r.decision = e.value("decision", "");
       r.decision_reason = e.value("decisionReason", "");
       r.deploy_trigger = e.value("deployTrigger", "");

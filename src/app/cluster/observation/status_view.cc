@@ -5,7 +5,7 @@
 
 namespace sedna::app {
 
-using nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -65,18 +65,18 @@ void FillLlView(const core::ll::State& s, JobView& v) {
 }
 
 std::string EncodeStatusJson(const std::vector<JobView>& jobs) {
-  json arr = json::array();
+  Json arr = Json::array();
   for (const auto& j : jobs) {
-    json ev = json::array();
+    Json ev = Json::array();
     for (const auto& m : j.last_eval) {
-      json metrics = json::object();
+      Json metrics = Json::object();
       for (const auto& [k, v] : m.metrics) {
         if (v.kind == core::MetricValue::Kind::kNumber) metrics[k] = v.number;
         if (v.kind == core::MetricValue::Kind::kList) metrics[k] = v.list;
       }
-      ev.push_back(json{{"url", m.url}, {"format", m.format}, {"metrics", metrics}});
+      ev.push_back(Json{{"url", m.url}, {"format", m.format}, {"metrics", metrics}});
     }
-    arr.push_back(json{{"kind", j.kind},
+    arr.push_back(Json{{"kind", j.kind},
                        {"namespace", j.ns},
                        {"name", j.name},
                        {"stage", j.stage},
@@ -92,12 +92,12 @@ std::string EncodeStatusJson(const std::vector<JobView>& jobs) {
                        {"deployedUrl", j.deployed_url},
                        {"deployedAt", j.deployed_at}});
   }
-  return json{{"jobs", arr}}.dump(1) + "\n";
+  return Json{{"jobs", arr}}.dump(1) + "\n";
 }
 
 Result<std::vector<JobView>> DecodeStatusJson(const std::string& text) {
   try {
-    json j = json::parse(text);
+    Json j = Json::parse(text);
     std::vector<JobView> out;
     for (const auto& e : j.at("jobs")) {
       JobView v;
@@ -113,7 +113,7 @@ Result<std::vector<JobView>> DecodeStatusJson(const std::string& text) {
       v.decisions = e.value("decisions", int64_t{0});
       v.decided_round = e.value("decidedRound", int64_t{0});
       v.last_error = e.value("lastError", "");
-      for (const auto& m : e.value("lastEval", json::array())) {
+      for (const auto& m : e.value("lastEval", Json::array())) {
         core::ModelRef r;
         r.url = m.value("url", "");
         r.format = m.value("format", "");
