@@ -2,7 +2,7 @@
 // (spdlog is MIT licensed; Debian's libspdlog-dev 1.10 ships these headers). Every target that
 // logs sees SPDLOG_COMPILED_LIB (CMakeLists.txt, sedna_spdlog), so the logger, registry, pattern
 // formatter and sinks are compiled here once instead of inline in each of the ~25 files that
-// log: header-only spdlog cost ~6.5 s of -O2 compile per file (docs/benchmarks.md, "Build
+// log: header-only spdlog cost ~6.6 s of -O2 compile per file (docs/benchmarks.md, "Build
 // time"). Debian's libspdlog.so is not used for the reason fmt_format.cc gives.
 #ifndef SPDLOG_COMPILED_LIB
 #error "SPDLOG_COMPILED_LIB must be defined (CMakeLists.txt, sedna_spdlog)"
