@@ -92,8 +92,10 @@ void DatasetRegistry::OnRead(const std::string& key, const std::string& path, Pa
   it = datasets_.find(key);  // the jobs' steps may have changed the registry
   if (it == datasets_.end()) return;
   Entry& e = *it->second;
-  if (!current) {
-    PostRead(e, false);
+  if (!current) {  // the new index is read whole: a read asked for meanwhile is this one
+    const bool take = e.read_again_take;
+    e.read_again = e.read_again_take = false;
+    PostRead(e, take);
     return;
   }
   const bool more = pass.totals.more;  // a check over holes reads less than a slice
