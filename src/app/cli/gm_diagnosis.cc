@@ -1,33 +1,25 @@
 #include "app/cli/gm_diagnosis.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
-#include <condition_variable>
 #include <cstring>
 #include <fstream>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <random>
 #include <sstream>
-#include <thread>
 
+#include "adapters/gm/probe_socket.h"
 #include "adapters/gm/ws_accept.h"
 #include "adapters/gm/ws_wire.h"
 
 namespace sedna::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = gm::ProbeClock;
 using std::chrono::milliseconds;
 
 std::string Seconds(milliseconds d) {
@@ -119,50 +111,7 @@ std::optional<std::string> HostsEntry(const std::string& path, const std::string
   return std::nullopt;
 }
 
-std::string Numeric(const sockaddr* sa, socklen_t len) {
-  char host[NI_MAXHOST] = {0};
-  if (::getnameinfo(sa, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
-  return host;
-}
-
-struct Resolved {
-  int error = 0;  // getaddrinfo's
-  std::vector<sockaddr_storage> addrs;
-  std::vector<socklen_t> lens;
-};
-
-// getaddrinfo has no timeout: it runs on its own thread, abandoned (detached) after `timeout`.
-std::optional<Resolved> Resolve(const HostPort& hp, milliseconds timeout) {
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<Resolved> result;
-  };
-  auto shared = std::make_shared<Shared>();
-  std::thread([shared, host = hp.host, port = std::to_string(hp.port)] {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    Resolved r;
-    r.error = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-    for (addrinfo* ai = res; r.error == 0 && ai && r.addrs.size() < 16; ai = ai->ai_next) {
-      sockaddr_storage ss{};
-      std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-      r.addrs.push_back(ss);
-      r.lens.push_back(ai->ai_addrlen);
-    }
-    if (res) ::freeaddrinfo(res);
-    std::lock_guard<std::mutex> lock(shared->mu);
-    shared->result = std::move(r);
-    shared->cv.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lock(shared->mu);
-  shared->cv.wait_for(lock, timeout, [&] { return shared->result.has_value(); });
-  return shared->result;
-}
-
-Check CheckDns(const GmProbeOptions& o, const HostPort& hp, Resolved& out) {
+Check CheckDns(const GmProbeOptions& o, const HostPort& hp, gm::Resolved& out) {
   in6_addr a6;
   const bool literal = ::inet_pton(AF_INET, hp.host.c_str(), &a6) == 1 ||
                        ::inet_pton(AF_INET6, hp.host.c_str(), &a6) == 1;
@@ -183,7 +132,7 @@ Check CheckDns(const GmProbeOptions& o, const HostPort& hp, Resolved& out) {
       for (const auto& s : search) resolver += " " + s;
     }
   }
-  auto r = Resolve(hp, o.timeout);
+  auto r = gm::ResolveWithin(hp.host, hp.port, o.timeout);
   const std::string fix =
       "check the host in GM_ADDRESS; `getent hosts " + hp.host +
       "` on this node must print its address. A cluster service name (gm.sedna) resolves only "
@@ -202,7 +151,7 @@ Check CheckDns(const GmProbeOptions& o, const HostPort& hp, Resolved& out) {
   }
   std::string got;
   for (size_t i = 0; i < r->addrs.size(); ++i) {
-    const std::string n = Numeric(reinterpret_cast<const sockaddr*>(&r->addrs[i]), r->lens[i]);
+    const std::string n = gm::NumericHost(r->addrs[i], r->lens[i]);
     if (got.find(n) == std::string::npos) got += (got.empty() ? "" : ", ") + n;
   }
   out = std::move(*r);
@@ -210,44 +159,6 @@ Check CheckDns(const GmProbeOptions& o, const HostPort& hp, Resolved& out) {
 }
 
 // ---------------------------------------------------------------- tcp
-
-// Waits for `events` on fd until `deadline`; false on timeout.
-bool WaitFd(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(left));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return true;  // let the read/write report the error
-  }
-}
-
-// 0 on success (fd connected), else the errno (ETIMEDOUT for our own timeout).
-int ConnectOne(const sockaddr_storage& ss, socklen_t len, milliseconds timeout, int& fd_out) {
-  const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  int err = 0;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
-    err = errno;
-    if (err == EINPROGRESS) {
-      if (!WaitFd(fd, POLLOUT, Clock::now() + timeout)) {
-        err = ETIMEDOUT;
-      } else {
-        socklen_t l = sizeof err;
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l);
-      }
-    }
-  }
-  if (err != 0) {
-    ::close(fd);
-    return err;
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fd_out = fd;
-  return 0;
-}
 
 std::string ConnectError(int err, milliseconds timeout) {
   switch (err) {
@@ -264,15 +175,15 @@ std::string ConnectError(int err, milliseconds timeout) {
   }
 }
 
-Check CheckTcp(const GmProbeOptions& o, const HostPort& hp, const Resolved& r, int& fd) {
+Check CheckTcp(const GmProbeOptions& o, const HostPort& hp, const gm::Resolved& r, int& fd) {
   std::string tried;
   int first_err = 0;
   for (size_t i = 0; i < r.addrs.size(); ++i) {
-    const std::string ip = Numeric(reinterpret_cast<const sockaddr*>(&r.addrs[i]), r.lens[i]);
+    const std::string ip = gm::NumericHost(r.addrs[i], r.lens[i]);
     const std::string where =
         (r.addrs[i].ss_family == AF_INET6 ? "[" + ip + "]" : ip) + ":" + std::to_string(hp.port);
     const auto start = Clock::now();
-    const int err = ConnectOne(r.addrs[i], r.lens[i], o.timeout, fd);
+    const int err = gm::ConnectWithin(r.addrs[i], r.lens[i], o.timeout, fd);
     if (err == 0) {
       const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
       return {"tcp", Verdict::kOk,
@@ -303,46 +214,9 @@ Check CheckTcp(const GmProbeOptions& o, const HostPort& hp, const Resolved& r, i
 
 // ---------------------------------------------------------------- websocket
 
-bool WriteAll(int fd, const std::string& data, Clock::time_point deadline) {
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!WaitFd(fd, POLLOUT, deadline)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Appends what arrives before `deadline`: >0 bytes read, 0 EOF, -1 error (errno), -2 timeout.
-ssize_t ReadSome(int fd, std::string& buf, Clock::time_point deadline) {
-  char chunk[4096];
-  for (;;) {
-    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n > 0) {
-      buf.append(chunk, static_cast<size_t>(n));
-      return n;
-    }
-    if (n == 0) return 0;
-    if (errno != EAGAIN && errno != EINTR) return -1;
-    if (!WaitFd(fd, POLLIN, deadline)) return -2;
-  }
-}
-
-std::string RandomBytes(size_t n) {
-  std::random_device rd;
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>(rd() & 0xFF));
-  return s;
-}
-
 // A client frame (ws_wire.h) with a fresh random mask.
 std::string ClientFrame(uint8_t opcode, const std::string& payload) {
-  return gm::ClientFrame(opcode, payload, RandomBytes(4));
+  return gm::ClientFrame(opcode, payload, gm::RandomBytes(4));
 }
 
 std::string Printable(std::string s, size_t max) {
@@ -355,13 +229,13 @@ std::string Printable(std::string s, size_t max) {
 
 // `rest`: bytes received after the response head (the first frames).
 Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::string& rest) {
-  const std::string key = gm::Base64(RandomBytes(16));
+  const std::string key = gm::Base64(gm::RandomBytes(16));
   const std::string req = gm::UpgradeRequest(hp.host, hp.port, key, o.node_name, "sedna-lc doctor");
   const auto deadline = Clock::now() + o.timeout;
   const std::string not_gm =
       "GM_ADDRESS reaches a server that is not the GM's websocket endpoint (or a proxy that drops "
       "the Upgrade header): point it at the GM's websocket port (Sedna's gm service, port 9000)";
-  if (!WriteAll(fd, req, deadline)) {
+  if (!gm::SendAllBy(fd, req, deadline)) {
     return Fail("websocket",
                 std::string("sending the upgrade request failed: ") + std::strerror(errno), not_gm);
   }
@@ -374,8 +248,8 @@ Check CheckUpgrade(const GmProbeOptions& o, const HostPort& hp, int fd, std::str
                       Printable(in.substr(0, in.find('\n')), 120) + "\"",
                   not_gm);
     }
-    const ssize_t n = ReadSome(fd, in, deadline);
-    if (n == -2) {
+    const ssize_t n = gm::RecvSomeBy(fd, in, deadline);
+    if (n == gm::kRecvTimeout) {
       return Fail("websocket",
                   "no complete HTTP answer to the upgrade within " + Seconds(o.timeout) +
                       (in.empty() ? "" : " (got \"" + Printable(in, 80) + "\")"),
@@ -418,7 +292,7 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
       "\" in the GM's log (kubectl -n sedna logs deploy/gm); another LC with the same NODENAME, "
       "or a GM that speaks another protocol version, can cause this";
   if (!o.first_frame.empty() &&
-      !WriteAll(fd, ClientFrame(gm::kOpText, o.first_frame), Clock::now() + o.timeout)) {
+      !gm::SendAllBy(fd, ClientFrame(gm::kOpText, o.first_frame), Clock::now() + o.timeout)) {
     return Fail("first frame",
                 std::string("writing the first frame failed: ") + std::strerror(errno), fix);
   }
@@ -446,12 +320,13 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
         }
         return Fail("first frame", why, fix);
       }
-      if (f->opcode == gm::kOpPing) WriteAll(fd, ClientFrame(gm::kOpPong, f->payload), deadline);
+      if (f->opcode == gm::kOpPing)
+        gm::SendAllBy(fd, ClientFrame(gm::kOpPong, f->payload), deadline);
       if (f->opcode == gm::kOpText || f->opcode == gm::kOpBinary) ++frames;
     }
-    const ssize_t n = ReadSome(fd, buf, deadline);
-    if (n == -2) break;
-    if (n == 0) {
+    const ssize_t n = gm::RecvSomeBy(fd, buf, deadline);
+    if (n == gm::kRecvTimeout) break;
+    if (n == gm::kRecvEof) {
       return Fail("first frame",
                   "the GM closed the TCP connection (no close frame) after the first frame", fix);
     }
@@ -461,8 +336,8 @@ Check CheckFirstFrame(const GmProbeOptions& o, int fd, std::string buf) {
           std::string("the connection failed after the first frame: ") + std::strerror(errno), fix);
     }
   }
-  WriteAll(fd, ClientFrame(gm::kOpClose, std::string("\x03\xe8", 2)),
-           Clock::now() + milliseconds(200));
+  gm::SendAllBy(fd, ClientFrame(gm::kOpClose, std::string("\x03\xe8", 2)),
+                Clock::now() + milliseconds(200));
   return {"first frame", Verdict::kOk,
           "the GM kept the connection " + Seconds(o.hold) + " after the first frame (" +
               std::to_string(frames) + " frame(s) received)",
@@ -475,7 +350,7 @@ std::vector<Check> DiagnoseGmConnect(const GmProbeOptions& o) {
   static const char* kSteps[] = {"address", "dns", "tcp", "websocket", "first frame"};
   std::vector<Check> out;
   HostPort hp;
-  Resolved resolved;
+  gm::Resolved resolved;
   int fd = -1;
   std::string rest;
   for (const char* step : kSteps) {

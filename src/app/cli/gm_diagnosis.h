@@ -2,7 +2,8 @@
 // first failed connect): the address parses, DNS resolves it, TCP connects, the websocket upgrade
 // succeeds, and the GM keeps the connection after the LC's first frame. Plain sockets and blocking
 // calls, each bounded by a timeout: call it from a thread that may block (never the event loop).
-// Depends only on checks.h and adapters/gm (ws_accept.h, ws_wire.h: the handshake and frames).
+// Depends only on checks.h and adapters/gm (probe_socket.h: the blocking socket steps; ws_accept.h,
+// ws_wire.h: the handshake and frames).
 #pragma once
 
 #include <chrono>
