@@ -206,14 +206,6 @@ void Stepper::StartEval(int64_t idx) {
   IssueWork();
 }
 
-void Stepper::OnIngested(const SamplesIngested& e) {
-  s.samples_seen = e.samples_seen;
-  s.train_pending.end = e.train_end;
-  s.train_pending.count += e.train_added;
-  s.eval_open.end = e.eval_end;
-  s.eval_open.count += e.eval_added;
-}
-
 void Stepper::OnFileWritten(const FileWritten& e) {
   if (e.work != s.work || e.round != s.work_round ||
       (e.work != Work::kWriteTrain && e.work != Work::kWriteEval)) {
@@ -384,7 +376,7 @@ ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& k
 }
 
 Output Step(const Spec& spec, const State& state, const Event& event, const Now& now) {
-  Stepper st{spec, now, state, {}};
+  Stepper st{{spec, now, state, {}, {}}};
   // Exhaustive (core/overloaded.h): an Event alternative without a handler here does not compile.
   std::visit(Overloaded{
                  // The step after the dispatch (the deploy wait, Advance) reads the new object.

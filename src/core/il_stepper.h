@@ -1,5 +1,5 @@
-// Internal to the IL job (il_job.cc, il_deploy.cc): one Step's working state and its handlers.
-// Not part of the core's interface.
+// Internal to the IL job (il_job.cc, il_deploy.cc, il_hot_update.cc): one Step's working state and
+// its handlers. Not part of the core's interface.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/il_job.h"
+#include "core/stepper_base.h"
 
 namespace sedna::core::il::internal {
 
@@ -26,21 +27,7 @@ const std::vector<ModelRef>* TrainOutputBefore(const IlJob& job, int64_t before)
 int64_t RoundBefore(const IlJob& job, const std::string& out, int64_t before,
                     bool* from_train_ready = nullptr);
 
-struct Stepper {
-  const Spec& spec;
-  const Now& now;
-  State s;
-  std::vector<Action> actions;
-  std::vector<Fact> facts;
-
-  void Info(std::string t) { actions.push_back(Log{Log::Level::kInfo, std::move(t)}); }
-  void Warn(std::string t) { actions.push_back(Log{Log::Level::kWarn, std::move(t)}); }
-  void Error(std::string t) { actions.push_back(Log{Log::Level::kError, std::move(t)}); }
-  // Records a blocking problem once: logged when it first appears or changes, not on every check.
-  void Blocked(const std::string& t) {
-    if (s.last_error != t) Warn(t);
-    s.last_error = t;
-  }
+struct Stepper : core::internal::StepperBase<Spec, State> {
   // Sends `r`, a report about train round `round` (0: not known here).
   void Report(StatusReport r, int64_t round) {
     facts.push_back(ReportSent{round, r.phase, r.status, r.data_url, r.output_dir});
@@ -57,11 +44,10 @@ struct Stepper {
   void Advance();
   void MaybeStartTrain(int64_t idx);
   void StartEval(int64_t idx);
-  void OnIngested(const SamplesIngested& e);
   void OnFileWritten(const FileWritten& e);
   void OnWorkerReport(const WorkerReport& r);
 
-  // il_deploy.cc: the deploy decision and hot update.
+  // il_deploy.cc: the deploy decision and its copies.
   void OnEvalReport(const WorkerReport& r, const std::string& who);
   void OnEvalRefused(const EvalReportRefused& e);
   void OnEvalForwardWritten(const EvalForwardWritten& e);
@@ -77,9 +63,11 @@ struct Stepper {
   void FinishDecision(StatusReport r, const std::string& by);
   void ClearPending();
   void OnCopied(const ModelCopied& e);
+  void RecordDeployment(int64_t round, const std::string& url);
+
+  // il_hot_update.cc: the model hot update.
   void MaybeHotUpdate(int64_t idx);
   void OnHotUpdateWritten(const HotUpdateWritten& e);
-  void RecordDeployment(int64_t round, const std::string& url);
 };
 
 }  // namespace sedna::core::il::internal

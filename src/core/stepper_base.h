@@ -1,0 +1,44 @@
+// Internal to the IL and LL jobs (il_stepper.h, ll_stepper.h): what one Step of either keeps while
+// it runs (its spec, the time, the state it builds) and returns (actions and facts), and the log
+// lines it adds. Not part of the core's interface.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/facts.h"
+#include "core/il_job.h"
+
+namespace sedna::core::internal {
+
+// `StateT` has `std::string last_error` and the sample accounting of il::State (samples_seen,
+// train_pending, eval_open), which both kinds keep alike.
+template <class SpecT, class StateT>
+struct StepperBase {
+  const SpecT& spec;
+  const il::Now& now;
+  StateT s;
+  std::vector<il::Action> actions;
+  std::vector<Fact> facts;
+
+  void Info(std::string t) { actions.push_back(il::Log{il::Log::Level::kInfo, std::move(t)}); }
+  void Warn(std::string t) { actions.push_back(il::Log{il::Log::Level::kWarn, std::move(t)}); }
+  void Error(std::string t) { actions.push_back(il::Log{il::Log::Level::kError, std::move(t)}); }
+  // Records a blocking problem once: logged when it first appears or changes, not on every check.
+  void Blocked(const std::string& t) {
+    if (s.last_error != t) Warn(t);
+    s.last_error = t;
+  }
+
+  // New samples in the job's spools: they join the pending train set and the open eval window.
+  void OnIngested(const il::SamplesIngested& e) {
+    s.samples_seen = e.samples_seen;
+    s.train_pending.end = e.train_end;
+    s.train_pending.count += e.train_added;
+    s.eval_open.end = e.eval_end;
+    s.eval_open.count += e.eval_added;
+  }
+};
+
+}  // namespace sedna::core::internal
