@@ -57,6 +57,19 @@ uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
   return Crc32(Crc32(0, s, 8), payload, len);
 }
 
+// Reads `n` bytes at `pos`: how many it got (fewer at the end of the file), or -1 (errno).
+ssize_t ReadFull(int fd, size_t pos, char* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, buf + got, n - got, static_cast<off_t>(pos + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return static_cast<ssize_t>(got);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& path,
@@ -81,25 +94,20 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& pa
   if (int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(capacity)); rc != 0) {
     return fail("cannot allocate", rc);
   }
-  j->image_.assign(capacity, '\0');
-  for (size_t got = 0; got < capacity;) {
-    const ssize_t n = ::pread(fd, j->image_.data() + got, capacity - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("cannot read", errno);
-    if (n == 0) break;  // cut short meanwhile: the rest reads as zeros
-    got += static_cast<size_t>(n);
-  }
-  Header h;
-  std::memcpy(&h, j->image_.data(), sizeof h);
-  if (std::memcmp(h.magic, kJournalMagic, sizeof kJournalMagic) != 0 || h.identity != db_identity) {
+  Header h{};
+  const ssize_t got = ReadFull(fd, 0, reinterpret_cast<char*>(&h), sizeof h);
+  if (got < 0) return fail("cannot read", errno);
+  if (got != static_cast<ssize_t>(sizeof h) ||
+      std::memcmp(h.magic, kJournalMagic, sizeof kJournalMagic) != 0 || h.identity != db_identity) {
     // Foreign or new: invalidate the first entry before claiming the file.
-    j->image_.assign(capacity, '\0');
     const uint32_t zero = 0;
     if (Status s = j->WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
     h = Header{};
     std::memcpy(h.magic, kJournalMagic, sizeof kJournalMagic);
     h.identity = db_identity;
     if (Status s = j->WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h); !s.ok()) return s;
+  } else if (Status s = j->Scan(); !s.ok()) {
+    return s;
   }
   return j;
 }
@@ -142,37 +150,53 @@ Status IntakeJournal::EnsureAllocated() {
   return WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h);
 }
 
-std::vector<IntakeEntry> IntakeJournal::Recover(uint64_t applied) {
-  std::vector<IntakeEntry> out;
-  uint64_t last_seq = 0;
+Status IntakeJournal::ReadError() const {
+  const int e = errno;
+  return Status::Errno(e, "intake journal " + path_ + ": cannot read: " + std::strerror(e));
+}
+
+Status IntakeJournal::Scan() {
   size_t pos = kFirst;
-  size_t end_of_pending = kFirst;
-  const std::string image = std::move(image_);
-  image_ = std::string();
-  const char* base = image.data();
-  const size_t size = std::min(image.size(), capacity_);
-  while (pos + kEntryHeader <= size) {
+  uint64_t last_seq = 0;
+  std::string payload;
+  while (pos + kEntryHeader <= capacity_) {
+    char head[kEntryHeader];
+    ssize_t n = ReadFull(fd_, pos, head, sizeof head);
+    if (n < 0) return ReadError();
+    if (n != static_cast<ssize_t>(sizeof head)) break;  // cut short: the rest reads as zeros
     uint32_t len, crc;
     uint64_t seq;
-    std::memcpy(&len, base + pos, 4);
-    if (len < 4 || len > size - pos - kEntryHeader) break;
-    std::memcpy(&crc, base + pos + 4, 4);
-    std::memcpy(&seq, base + pos + 8, 8);
-    const char* payload = base + pos + kEntryHeader;
-    if (EntryCrc(seq, payload, len) != crc) break;
+    std::memcpy(&len, head, 4);
+    if (len < 4 || len > capacity_ - pos - kEntryHeader) break;
+    std::memcpy(&crc, head + 4, 4);
+    std::memcpy(&seq, head + 8, 8);
+    payload.resize(len);
+    n = ReadFull(fd_, pos + kEntryHeader, payload.data(), len);
+    if (n < 0) return ReadError();
+    if (n != static_cast<ssize_t>(len)) break;
+    if (EntryCrc(seq, payload.data(), len) != crc) break;
     if (last_seq != 0 && seq != last_seq + 1) break;  // left from before a Reset
     uint32_t wlen;
-    std::memcpy(&wlen, payload, 4);
+    std::memcpy(&wlen, payload.data(), 4);
     if (wlen > len - 4) break;
     last_seq = seq;
     pos += Align8(kEntryHeader + len);
-    if (seq > applied) {
-      out.push_back(
-          {seq, std::string(payload + 4, wlen), std::string(payload + 4 + wlen, len - 4 - wlen)});
-      end_of_pending = pos;
-    }
+    found_.push_back({{seq, payload.substr(4, wlen), payload.substr(4 + wlen)}, pos});
   }
-  next_seq_ = std::max(applied, last_seq) + 1;
+  found_last_seq_ = last_seq;
+  return Status::Ok();
+}
+
+std::vector<IntakeEntry> IntakeJournal::Recover(uint64_t applied) {
+  std::vector<IntakeEntry> out;
+  size_t end_of_pending = kFirst;
+  for (auto& f : found_) {
+    if (f.entry.seq <= applied) continue;
+    out.push_back(std::move(f.entry));
+    end_of_pending = f.end;
+  }
+  found_ = {};
+  next_seq_ = std::max(applied, found_last_seq_) + 1;
   pos_ = out.empty() ? kFirst : end_of_pending;
   if (pos_ == kFirst) Reset();
   return out;

@@ -48,7 +48,8 @@ class IntakeJournal {
   static constexpr size_t kDefaultCapacity = 2 << 20;
 
   // Opens or creates `path` (a regular file), with its blocks allocated up front (a full disk
-  // fails here rather than on a later append), and reads it for Recover. A new, malformed or
+  // fails here rather than on a later append), and reads its chain of entries for Recover, one
+  // entry at a time (memory: the entries found, not the file). A new, malformed or
   // foreign (other `db_identity`) file starts empty. Errors name the path.
   static Result<std::unique_ptr<IntakeJournal>> Open(const std::string& path, uint64_t db_identity,
                                                      size_t capacity = kDefaultCapacity);
@@ -91,13 +92,22 @@ class IntakeJournal {
   Status WriteAt(size_t pos, const char* data, size_t n);
   // The file is at least capacity_ long again (re-allocated and re-claimed if it was cut).
   Status EnsureAllocated();
+  // Reads the chain of valid entries from the start into found_ (Open, for a file of ours).
+  Status Scan();
+  Status ReadError() const;  // from errno
+
+  struct Found {
+    IntakeEntry entry;
+    size_t end;  // offset just past it
+  };
 
   std::string path_;
   int fd_;
   uint64_t identity_ = 0;
   size_t capacity_;
-  std::string image_;  // the file as Open read it, until Recover parses it
-  size_t pos_ = 0;     // offset of the next entry (set by Recover / Reset)
+  std::vector<Found> found_;     // the chain Open read, until Recover takes it
+  uint64_t found_last_seq_ = 0;  // its last sequence number, 0 for none
+  size_t pos_ = 0;               // offset of the next entry (set by Recover / Reset)
   uint64_t next_seq_ = 1;
 };
 
