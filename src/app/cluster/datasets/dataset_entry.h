@@ -20,7 +20,6 @@ namespace sedna::app {
 struct DatasetRegistry::Entry {
   DatasetSource src;
   core::Dataset ds;
-  json::Decoded<core::Dataset> decoded;
   DatasetRecord record;
   s3::S3Url s3_url;
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only ([P:B23])

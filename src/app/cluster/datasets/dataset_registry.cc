@@ -150,7 +150,6 @@ void DatasetRegistry::Upsert(json::Decoded<core::Dataset> d, bool persist) {
     });
     if (!s.ok()) spdlog::error("{}: persisting: {}", who, s.message());
   }
-  e.decoded = std::move(d);  // `ds` refers into `d`: use e.ds below
   if (fresh) {
     if (e.src.s3) {
       spdlog::info("{}: polling {} every {} s (mirrored in {})", who, e.ds.spec.url, PollSeconds(e),

@@ -26,8 +26,9 @@ class DecodedRunner : public KindRunner {
   const std::string& output_dir() const final { return d_.object.spec.output_dir; }
   const std::vector<core::JobCondition>& conditions() const final { return d_.object.conditions; }
   const std::optional<std::string>& credential_json() const final { return d_.credential_json; }
-  StoredObject stored() const final {
-    return {d_.type_meta_json, d_.object_meta_json, d_.spec_json, d_.status_json};
+  StoredObject TakeStored() final {
+    return {std::exchange(d_.type_meta_json, {}), std::exchange(d_.object_meta_json, {}),
+            std::exchange(d_.spec_json, {}), std::exchange(d_.status_json, {})};
   }
 
   int64_t samples_seen() const final { return s_.samples_seen; }

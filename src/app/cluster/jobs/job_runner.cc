@@ -157,8 +157,8 @@ void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
     spdlog::info("{}: loaded ({})", who, e.runner->TriggersText(train));
   }
   if (persist) e.seen_epoch = ctx_.gm_epoch;
+  const StoredObject o = e.runner->TakeStored();  // not kept: 2-3 KB a job
   if (persist) {
-    const StoredObject o = e.runner->stored();
     Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
       if (Status st = tx.UpsertResource({key, o.type_meta, o.object_meta, o.spec}); !st.ok()) {
         return st;

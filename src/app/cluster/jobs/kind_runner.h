@@ -81,7 +81,9 @@ class KindRunner {
   virtual const std::string& output_dir() const = 0;
   virtual const std::vector<core::JobCondition>& conditions() const = 0;
   virtual const std::optional<std::string>& credential_json() const = 0;
-  virtual StoredObject stored() const = 0;
+  // The object's parts as stored, moved out of the runner, which keeps only the decoded fields:
+  // taken once per object that arrives (TakeObject), to persist it.
+  virtual StoredObject TakeStored() = 0;
   // The output subdirectories made before any Ready is sent (§P4.5).
   virtual std::vector<std::string> output_subdirs() const = 0;
   // Whether the Model CR `ns`/`name` is one the job's step reads.
