@@ -5,9 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
+
+#include "adapters/store/crc32.h"
 
 namespace sedna::store {
 
@@ -31,25 +32,6 @@ constexpr size_t kFirst = sizeof(Header);
 constexpr size_t kEntryHeader = 16;
 
 constexpr size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
-
-constexpr std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-constexpr std::array<uint32_t, 256> kCrcTable = MakeCrcTable();
-
-uint32_t Crc32(uint32_t crc, const char* p, size_t n) {
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i) {
-    crc = kCrcTable[(crc ^ static_cast<unsigned char>(p[i])) & 0xFF] ^ (crc >> 8);
-  }
-  return ~crc;
-}
 
 uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
   char s[8];
