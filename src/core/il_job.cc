@@ -291,14 +291,7 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
     }
     return;
   }
-  if (!r.results_error.empty()) {
-    Error(who + ": rejected: " + r.results_error);
-    return;
-  }
-  if (r.results.empty()) {
-    Error(who + ": rejected: results: empty");
-    return;
-  }
+  if (!ResultsUsable(r, who, false)) return;
   facts.push_back(StageReported{round, stage, true, r.results[0].url, ObservedMetrics(r)});
   if (kind == "train") {
     s.trained = r.results[0];

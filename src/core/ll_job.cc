@@ -93,20 +93,7 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
     return;
   }
   if (status != "completed") return;
-  if (!r.results_error.empty()) {
-    Error(who + ": rejected: " + r.results_error);
-    return;
-  }
-  if (r.results.empty()) {
-    Error(who + ": rejected: results: empty");
-    return;
-  }
-  for (size_t i = 0; i < r.results.size(); ++i) {
-    if (r.results[i].url.empty()) {
-      Error(who + ": rejected: results[" + std::to_string(i) + "].url: empty");
-      return;
-    }
-  }
+  if (!ResultsUsable(r, who, true)) return;
   // Recorded only: the next step waits for the GM's Waiting.
   facts.push_back(StageReported{s.version, stage, true, r.results[0].url, ObservedMetrics(r)});
   if (phase == Phase::kTrain) {

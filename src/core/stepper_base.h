@@ -3,12 +3,14 @@
 // lines it adds. Not part of the core's interface.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/facts.h"
 #include "core/il_job.h"
+#include "core/report.h"
 
 namespace sedna::core::internal {
 
@@ -29,6 +31,22 @@ struct StepperBase {
   void Blocked(const std::string& t) {
     if (s.last_error != t) Warn(t);
     s.last_error = t;
+  }
+
+  // Whether a completed report's results can be used: not when they did not decode, are empty or
+  // (with `every_url`) one names no url; each of those is logged as the report's rejection.
+  bool ResultsUsable(const WorkerReport& r, const std::string& who, bool every_url) {
+    std::string why;
+    if (!r.results_error.empty()) {
+      why = r.results_error;
+    } else if (r.results.empty()) {
+      why = "results: empty";
+    }
+    for (size_t i = 0; every_url && why.empty() && i < r.results.size(); ++i) {
+      if (r.results[i].url.empty()) why = "results[" + std::to_string(i) + "].url: empty";
+    }
+    if (!why.empty()) Error(who + ": rejected: " + why);
+    return why.empty();
   }
 
   // New samples in the job's spools: they join the pending train set and the open eval window.

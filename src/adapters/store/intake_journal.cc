@@ -17,9 +17,8 @@ namespace {
 constexpr char kJournalMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
 
 // File layout: a 64-byte header, then entries from kFirst, each starting at a multiple of 8:
-//   u32 len    payload bytes; written last (a write of its own), so 0 until the rest of the entry
-//              is in place
-//   u32 crc    CRC-32 of seq and payload
+//   u32 len    payload bytes (0: no entry here, the end of the chain)
+//   u32 crc    CRC-32 of seq and payload: an entry a kill cut short (one write per entry) fails it
 //   u64 seq
 //   payload    u32 worker length, worker name, request body
 struct Header {
@@ -194,9 +193,10 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
                                        " bytes in use, entry " + std::to_string(need) + ")");
   }
   if (Status s = EnsureAllocated(); !s.ok()) return s;
-  // One write puts the entry in place with a zero length, and zeroes the slot after it (the slot
-  // after the newest entry never holds a stale length, so no kill can leave an old entry chained
-  // after it); a second one stores the length: the entry exists once that 4-byte write is done.
+  // One write puts the entry in place and zeroes the length of the slot after it (the slot after
+  // the newest entry never holds a stale length, so no kill can leave an old entry chained after
+  // it). A kill can cut a write short between pages: what it left of the entry fails the CRC, so
+  // the entry exists once the whole write is done.
   const bool clear_next = pos_ + need + kEntryHeader <= capacity_;
   std::string e(need + (clear_next ? 4 : 0), '\0');
   const uint64_t seq = next_seq_;
@@ -206,11 +206,17 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
   std::memcpy(payload + 4, worker.data(), worker.size());
   std::memcpy(payload + 4 + worker.size(), body.data(), body.size());
   const uint32_t crc = EntryCrc(seq, payload, len);
+  const uint32_t len32 = static_cast<uint32_t>(len);
+  std::memcpy(e.data(), &len32, 4);
   std::memcpy(e.data() + 4, &crc, 4);
   std::memcpy(e.data() + 8, &seq, 8);
-  if (Status s = WriteAt(pos_, e.data(), e.size()); !s.ok()) return s;
-  const uint32_t len32 = static_cast<uint32_t>(len);
-  if (Status s = WriteAt(pos_, reinterpret_cast<const char*>(&len32), 4); !s.ok()) return s;
+  if (Status s = WriteAt(pos_, e.data(), e.size()); !s.ok()) {
+    // Part of it may be in place: zero its length again, so that it cannot count as an entry
+    // (a retry writes the same sequence number here).
+    const uint32_t zero = 0;
+    (void)WriteAt(pos_, reinterpret_cast<const char*>(&zero), 4);
+    return s;
+  }
   pos_ += need;
   next_seq_++;
   return seq;

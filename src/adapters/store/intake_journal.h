@@ -1,6 +1,6 @@
 // The intake journal: worker reports the LC has acknowledged (HTTP 200) and not yet committed to
 // SQLite. A file beside the database (`<db>-intake`) written with pwrite, so accepting a report
-// costs two small writes into the page cache instead of a SQLite commit; the reports are then
+// costs one small write into the page cache instead of a SQLite commit; the reports are then
 // committed in batches (docs/durability.md, "Worker reports"). The file is never mapped: a volume
 // that fails or turns read-only, or a file truncated under the journal, is an error from Append,
 // never a SIGBUS.

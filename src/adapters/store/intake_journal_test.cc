@@ -149,11 +149,27 @@ TEST_F(IntakeJournalTest, AnEntryWithoutItsLengthIsIncomplete) {
   ASSERT_TRUE(j->Append("w", "first").ok());
   ASSERT_TRUE(j->Append("w", "second").ok());
   j.reset();
-  // A kill inside Append leaves the entry's length 0 (it is stored last).
+  // A kill before Append's write leaves the slot's length 0 (the Append before zeroed it).
   for (int i = 0; i < 4; ++i) PokeByte(64 + 32 + i, 0);
   auto k = Open();
   EXPECT_THAT(k->Recover(0), ElementsAre(E(1, "w", "first")));
   EXPECT_EQ(*k->Append("w", "again"), 2u);  // the unfinished number is handed out again
+}
+
+TEST_F(IntakeJournalTest, AnEntryAKillCutShortFailsItsCrc) {
+  // One write per entry: a kill between two of its pages leaves the length and the first page in
+  // place and the rest as it was (here the zeros of a fresh file).
+  auto j = Open(kDb, 16384);
+  j->Recover(0);
+  ASSERT_TRUE(j->Append("w", "first").ok());
+  const std::string body(6000, 'b');
+  ASSERT_TRUE(j->Append("w", body).ok());
+  j.reset();
+  const size_t second = 64 + 32;  // its header; the body from second + 16 + 4 + 1
+  for (size_t at = 4096; at < second + 16 + 4 + 1 + body.size(); ++at) PokeByte(at, 0);
+  auto k = Open(kDb, 16384);
+  EXPECT_THAT(k->Recover(0), ElementsAre(E(1, "w", "first")));
+  EXPECT_EQ(*k->Append("w", "again"), 2u);
 }
 
 TEST_F(IntakeJournalTest, AJournalOfAnotherDatabaseReadsEmpty) {
