@@ -6,7 +6,7 @@
 #   bench/run_all.sh                      # build/release (cmake --preset release), full runs
 #   QUICK=1 bench/run_all.sh              # shorter runs (50 trials, 1e6 lines only, 5 s wrk)
 #   BUILD_DIR=build/h-bench bench/run_all.sh   # your own build dir (same flags as the preset)
-#   LATENCY_ARGS=... RSS_ARGS=... POST_ARGS=... RESTART_ARGS=... STORE_ARGS=... S3_ARGS=...
+#   LATENCY_ARGS=... RSS_ARGS=... POST_ARGS=... RESTART_ARGS=... STORE_ARGS=... JOURNAL_ARGS=... S3_ARGS=...
 #                                         extra flags for each bench (see each source)
 #
 # Output of every bench goes to $OUT_DIR (default: a new /tmp/sedna-bench-run.XXXXXX).
@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DIR=${BUILD_DIR:-build/release}
-TARGETS=(sedna-lc latency_bench rss_bench worker_post_bench restart_bench store_bench s3_bench)
+TARGETS=(sedna-lc latency_bench rss_bench worker_post_bench restart_bench store_bench journal_bench
+  s3_bench)
 if [[ "$BUILD_DIR" == build/release ]]; then
   cmake --preset release >/dev/null
   cmake --build --preset release -j2 --target "${TARGETS[@]}"
@@ -79,6 +80,8 @@ run restart "$BUILD_DIR/bench/restart_bench" --lc="$LC" $RESTART_DEFAULT ${RESTA
 # shellcheck disable=SC2086
 run store "$BUILD_DIR/bench/store_bench" $STORE_DEFAULT ${STORE_ARGS:-}
 # shellcheck disable=SC2086
+run journal "$BUILD_DIR/bench/journal_bench" ${JOURNAL_ARGS:-}
+# shellcheck disable=SC2086
 run s3 "$BUILD_DIR/bench/s3_bench" --lc="$LC" $S3_DEFAULT ${S3_ARGS:-}
 
 echo
@@ -91,5 +94,5 @@ targets: Train Ready p50 <= 20 ms, p99 <= 100 ms | idle RSS <= 6 MB (0 jobs), <=
          unchanged S3 index poll: 1 HEAD, 0 bytes | LC memory while uploading a 1 GiB model: flat
 EOF
 grep -h '^RESULT' "$OUT_DIR"/latency.txt "$OUT_DIR"/rss.txt "$OUT_DIR"/worker_post.txt \
-  "$OUT_DIR"/restart.txt "$OUT_DIR"/store.txt "$OUT_DIR"/s3.txt | sed 's/^RESULT /  /'
+  "$OUT_DIR"/restart.txt "$OUT_DIR"/store.txt "$OUT_DIR"/journal.txt "$OUT_DIR"/s3.txt | sed 's/^RESULT /  /'
 echo "full output: $OUT_DIR"
