@@ -172,34 +172,38 @@ std::string FormatGoFloat(double v) {
 // RawJson tree
 
 namespace {
-// Nesting of ~Node calls on this thread, to bound the recursion of the fast path.
-thread_local unsigned node_destruction_depth = 0;
+// Nesting of ~Doc calls on this thread, to bound the recursion of the fast path.
+thread_local unsigned doc_destruction_depth = 0;
 constexpr unsigned kMaxRecursiveDestructionDepth = 64;
 }  // namespace
 
-RawJson::Node::~Node() {
-  if (values.empty()) return;
-  if (node_destruction_depth < kMaxRecursiveDestructionDepth) {
-    // Shallow trees (every real message): children die by plain recursion, at most 64 deep.
-    ++node_destruction_depth;
-    values.clear();
-    --node_destruction_depth;
+RawJson::Doc::~Doc() {
+  if (kids.empty()) return;
+  if (doc_destruction_depth < kMaxRecursiveDestructionDepth) {
+    // Shallow trees (every real message; a parsed document owns no other): children die by plain
+    // recursion, at most 64 deep.
+    ++doc_destruction_depth;
+    kids.clear();
+    --doc_destruction_depth;
     return;
   }
-  // Deeper: subtrees owned only by this node are flattened onto an explicit stack before their
-  // nodes die childless, so depth costs no recursion.
+  // Deeper: documents owned only through this one are taken onto an explicit stack before they
+  // die childless, so depth costs no recursion. (A borrowed child, use_count 0, is a node of the
+  // document it is in: nothing to take.)
   std::vector<std::shared_ptr<Node>> stack;
-  auto take_children = [&stack](Node& n) {
-    for (auto& v : n.values) {
-      if (v.node_ && !v.node_->values.empty()) stack.push_back(std::move(v.node_));
+  auto take_children = [&stack](Doc& d) {
+    for (auto& v : d.kids) {
+      if (v.node_ && v.node_.use_count() == 1 && !v.node_->doc->kids.empty()) {
+        stack.push_back(std::move(v.node_));
+      }
     }
-    n.values.clear();
+    d.kids.clear();
   };
   take_children(*this);
   while (!stack.empty()) {
     std::shared_ptr<Node> n = std::move(stack.back());
     stack.pop_back();
-    if (n.use_count() == 1) take_children(*n);
+    if (n.use_count() == 1) take_children(*n->doc);
   }
 }
 
@@ -259,6 +263,14 @@ long long LeadingExponent(std::string_view s) {
   return lead + exp;
 }
 
+std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t) {
+  auto doc = std::make_shared<RawJson::Doc>();
+  RawJson::Node* n = &doc->single;
+  n->type = t;
+  n->doc = doc.get();
+  return {std::move(doc), n};
+}
+
 }  // namespace internal
 
 namespace {
@@ -266,7 +278,7 @@ namespace {
 using Node = RawJson::Node;
 using internal::IsJsonNumber;
 using internal::LeadingExponent;
-using internal::NewNode;
+using internal::NewSingle;
 
 const std::string& EmptyString() {
   static const std::string kEmpty;
@@ -284,8 +296,9 @@ enum class DumpMode { kSorted, kInOrder, kFloat64 };
 // bytewise, only the last of equal keys kept (Go map semantics).
 void AppendSortedMembers(const Node& n, std::vector<uint32_t>& order) {
   const size_t base = order.size();
-  const size_t count = n.keys.size();
-  const auto less = [&n](uint32_t a, uint32_t b) { return n.keys[a] < n.keys[b]; };
+  const size_t count = n.count;
+  const std::string* keys = &n.key(0);
+  const auto less = [keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; };
   for (size_t i = 0; i < count; ++i) order.push_back(static_cast<uint32_t>(i));
   auto first = order.begin() + static_cast<std::ptrdiff_t>(base);
   if (count <= 16) {
@@ -305,7 +318,7 @@ void AppendSortedMembers(const Node& n, std::vector<uint32_t>& order) {
   // Keep the last of each run of equal keys.
   size_t out = base;
   for (size_t k = base; k < order.size(); ++k) {
-    if (k + 1 < order.size() && n.keys[order[k + 1]] == n.keys[order[k]]) continue;
+    if (k + 1 < order.size() && keys[order[k + 1]] == keys[order[k]]) continue;
     order[out++] = order[k];
   }
   order.resize(out);
@@ -327,7 +340,7 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
   }
   // Writes a scalar, or the opening bracket of a container and pushes its frame.
   auto visit = [&](const RawJson& v) -> Status {
-    const Node* n = RawJsonAccess::node(v).get();
+    const Node* n = RawJsonAccess::node(v);
     if (n == nullptr) {
       out += "null";
       return Status::Ok();
@@ -352,20 +365,20 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
         AppendGoString(out, n->text);
         break;
       case RawJson::Type::kArray:
-        if (n->values.empty()) {
+        if (n->count == 0) {
           out += "[]";
           break;
         }
         out += '[';
-        stack.push_back(Frame{n, 0, 0, n->values.size(), false});
+        stack.push_back(Frame{n, 0, 0, n->count, false});
         break;
       case RawJson::Type::kObject: {
-        if (n->values.empty()) {
+        if (n->count == 0) {
           out += "{}";
           break;
         }
         out += '{';
-        Frame f{n, order.size(), 0, n->values.size(), false};
+        Frame f{n, order.size(), 0, n->count, false};
         if (mode != DumpMode::kInOrder) {
           AppendSortedMembers(*n, order);
           f.count = order.size() - f.order_begin;
@@ -391,10 +404,10 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
     ++f.pos;
     const Node* n = f.node;  // `f` may dangle after visit() pushes
     if (n->type == RawJson::Type::kObject) {
-      AppendGoString(out, n->keys[i]);
+      AppendGoString(out, n->key(i));
       out += ':';
     }
-    if (Status s = visit(n->values[i]); !s.ok()) return s;
+    if (Status s = visit(n->child(i)); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -403,57 +416,72 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
 
 RawJson::RawJson() = default;
 
+RawJson::RawJson(const RawJson& other) : node_(other.Shared()) {}
+
+RawJson& RawJson::operator=(const RawJson& other) {
+  if (this != &other) node_ = other.Shared();
+  return *this;
+}
+
+std::shared_ptr<RawJson::Node> RawJson::Shared() const {
+  if (node_ == nullptr || node_.use_count() != 0) return node_;
+  // A child handle borrowed inside its document: share the document.
+  return std::shared_ptr<Node>(node_->doc->shared_from_this(), node_.get());
+}
+
 RawJson RawJson::Null() { return RawJson(); }
 
 RawJson RawJson::Bool(bool v) {
-  auto n = NewNode(Type::kBool);
+  auto [doc, n] = NewSingle(Type::kBool);
   n->boolean = v;
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::String(std::string v) {
-  auto n = NewNode(Type::kString);
+  auto [doc, n] = NewSingle(Type::kString);
   n->text = std::move(v);
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Number(double v) {
   if (!std::isfinite(v)) return RawJson();
-  auto n = NewNode(Type::kNumber);
+  auto [doc, n] = NewSingle(Type::kNumber);
   n->text = FormatGoFloat(v);
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Integer(int64_t v) {
-  auto n = NewNode(Type::kNumber);
+  auto [doc, n] = NewSingle(Type::kNumber);
   n->text = std::to_string(v);
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 Result<RawJson> RawJson::NumberText(std::string_view text) {
   if (!IsJsonNumber(text)) {
     return Result<RawJson>::Error("invalid JSON number \"" + std::string(text) + "\"");
   }
-  auto n = NewNode(Type::kNumber);
+  auto [doc, n] = NewSingle(Type::kNumber);
   n->text = std::string(text);
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Array(std::vector<RawJson> elements) {
-  auto n = NewNode(Type::kArray);
-  n->values = std::move(elements);
-  return RawJson(std::move(n));
+  auto [doc, n] = NewSingle(Type::kArray);
+  n->count = static_cast<uint32_t>(elements.size());
+  doc->kids = std::move(elements);
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Object(std::vector<std::pair<std::string, RawJson>> members) {
-  auto n = NewNode(Type::kObject);
-  n->keys.reserve(members.size());
-  n->values.reserve(members.size());
+  auto [doc, n] = NewSingle(Type::kObject);
+  n->count = static_cast<uint32_t>(members.size());
+  doc->keys.reserve(members.size());
+  doc->kids.reserve(members.size());
   for (auto& m : members) {
-    n->keys.push_back(std::move(m.first));
-    n->values.push_back(std::move(m.second));
+    doc->keys.push_back(std::move(m.first));
+    doc->kids.push_back(std::move(m.second));
   }
-  return RawJson(std::move(n));
+  return RawJsonAccess::Own(doc, n);
 }
 
 RawJson::Type RawJson::type() const { return node_ ? node_->type : Type::kNull; }
@@ -515,22 +543,22 @@ Result<int64_t> RawJson::AsInt64() const {
   return v;
 }
 
-size_t RawJson::size() const { return (is_array() || is_object()) ? node_->values.size() : 0; }
+size_t RawJson::size() const { return (is_array() || is_object()) ? node_->count : 0; }
 
 const RawJson& RawJson::operator[](size_t i) const {
   if (i >= size()) return NullValue();
-  return node_->values[i];
+  return node_->child(i);
 }
 
 const std::string& RawJson::key(size_t i) const {
-  if (!is_object() || i >= node_->keys.size()) return EmptyString();
-  return node_->keys[i];
+  if (!is_object() || i >= node_->count) return EmptyString();
+  return node_->key(i);
 }
 
 const RawJson* RawJson::Find(std::string_view key) const {
   if (!is_object()) return nullptr;
-  for (size_t i = node_->keys.size(); i-- > 0;) {
-    if (node_->keys[i] == key) return &node_->values[i];
+  for (size_t i = node_->count; i-- > 0;) {
+    if (node_->key(i) == key) return &node_->child(i);
   }
   return nullptr;
 }

@@ -34,8 +34,10 @@ std::string FormatGoFloat(double v);
 
 // An immutable JSON value. Numbers keep their source text (so `0.70` stays `0.70`), object
 // members keep their source order and duplicates. Copies share the tree (cheap, thread-safe to
-// read concurrently). Destruction (past 64 levels) and dumping are iterative, so depth is bounded
-// only by memory and by Parse's kMaxDepth.
+// read concurrently); a copy of a value inside a parsed document shares that whole document. A
+// parse stores the document's values in a few blocks, not one allocation per value. Destruction
+// (past 64 levels) and dumping are iterative, so depth is bounded only by memory and by Parse's
+// kMaxDepth.
 class RawJson {
  public:
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -43,6 +45,10 @@ class RawJson {
   static constexpr size_t kMaxDepth = 10000;
 
   RawJson();  // null
+  RawJson(const RawJson& other);
+  RawJson& operator=(const RawJson& other);
+  RawJson(RawJson&& other) noexcept = default;
+  RawJson& operator=(RawJson&& other) noexcept = default;
 
   // Strict RFC 8259 JSON (one value, surrounding whitespace allowed). Accepts \uXXXX escapes
   // including surrogate pairs; rejects invalid UTF-8, lone surrogates, numbers that overflow a
@@ -112,9 +118,12 @@ class RawJson {
   Result<std::string> DumpAsFloat64() const;
 
   struct Node;  // implementation detail
+  struct Doc;   // implementation detail
 
  private:
   explicit RawJson(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+  // node_, owning its document (a child handle inside a document does not).
+  std::shared_ptr<Node> Shared() const;
   friend class RawJsonAccess;
   std::shared_ptr<Node> node_;  // nullptr means null
 };

@@ -1,7 +1,16 @@
-// Internal to sedna_json: the RawJson tree node and helpers shared by go_json.cc (tree, dump),
+// Internal to sedna_json: the RawJson tree's storage and helpers shared by go_json.cc (tree, dump),
 // json_parser.cc (RawJson::Parse) and the codecs. Not part of the module's API.
+//
+// A tree is one or more documents (Doc). A parsed document holds all its values in one block:
+// its nodes, the children of all its containers (each container's contiguous) and its object
+// keys, so a parse allocates a handful of blocks whatever the number of values. A child handle
+// inside a document points into the same document without owning it (a shared_ptr with no control
+// block): copying such a handle out (RawJson's copy) takes a share of the document instead, so a
+// copy of a child keeps its whole document alive. Built values (RawJson::Array, ...) are documents
+// of one node whose children are owning handles to other documents.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,34 +25,49 @@ namespace sedna::json {
 struct RawJson::Node {
   Type type = Type::kNull;
   bool boolean = false;
-  std::string text;               // string value or number text
-  std::vector<RawJson> values;    // array elements / object member values
-  std::vector<std::string> keys;  // object member keys, parallel to values
+  uint32_t first = 0;      // containers: the first child in doc->kids
+  uint32_t count = 0;      // containers: the number of children
+  uint32_t key_first = 0;  // objects: the first key in doc->keys (parallel to the children)
+  std::string text;        // string value or number text
+  Doc* doc = nullptr;      // the document this node is in
 
-  Node() = default;
-  explicit Node(Type t) : type(t) {}
-  Node(Type t, std::string_view s) : type(t), text(s) {}
-  Node(const Node&) = delete;
-  Node& operator=(const Node&) = delete;
-  // Releases descendants with recursion at most 64 deep (see go_json.cc).
-  ~Node();
+  const RawJson& child(size_t i) const;
+  const std::string& key(size_t i) const;
 };
+
+struct RawJson::Doc : std::enable_shared_from_this<RawJson::Doc> {
+  std::vector<Node> nodes;        // a parsed document's values, children before their container
+  Node single;                    // a built value's node (nodes is then empty)
+  std::vector<RawJson> kids;      // the containers' children, each container's contiguous
+  std::vector<std::string> keys;  // the objects' member keys, each object's contiguous
+
+  Doc() = default;
+  Doc(const Doc&) = delete;
+  Doc& operator=(const Doc&) = delete;
+  // Releases documents owned through `kids` with recursion at most 64 deep (see go_json.cc).
+  ~Doc();
+};
+
+inline const RawJson& RawJson::Node::child(size_t i) const { return doc->kids[first + i]; }
+inline const std::string& RawJson::Node::key(size_t i) const { return doc->keys[key_first + i]; }
 
 class RawJsonAccess {
  public:
-  static const std::shared_ptr<RawJson::Node>& node(const RawJson& j) { return j.node_; }
-  static RawJson Make(std::shared_ptr<RawJson::Node> n) { return RawJson(std::move(n)); }
+  static const RawJson::Node* node(const RawJson& j) { return j.node_.get(); }
+  // An owning handle to `n`, a node of the document `doc` owns.
+  static RawJson Own(const std::shared_ptr<RawJson::Doc>& doc, RawJson::Node* n) {
+    return RawJson(std::shared_ptr<RawJson::Node>(doc, n));
+  }
+  // A handle to `n` that does not own its document: only for a child stored in that document.
+  static RawJson Borrow(RawJson::Node* n) {
+    return RawJson(std::shared_ptr<RawJson::Node>(std::shared_ptr<RawJson::Node>(), n));
+  }
 };
 
 namespace internal {
 
-inline std::shared_ptr<RawJson::Node> NewNode(RawJson::Type t) {
-  return std::make_shared<RawJson::Node>(t);
-}
-// A string or number node.
-inline std::shared_ptr<RawJson::Node> NewNode(RawJson::Type t, std::string_view text) {
-  return std::make_shared<RawJson::Node>(t, text);
-}
+// A built document of one node of type `t` (and text), returned as an owning handle's node.
+std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t);
 
 // True when `s` matches the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
 bool IsJsonNumber(std::string_view s);

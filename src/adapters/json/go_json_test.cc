@@ -207,6 +207,31 @@ TEST(RawJson, CopiesShareAndOutliveTheOriginal) {
   EXPECT_EQ(inner.Dump(), R"([{"metrics":{"loss":0.8113},"url":"/x"}])");
 }
 
+// A parsed document's children are handles into it that do not own it: every way a child leaves
+// the tree (copy, copy-assignment, into a built value, a copy of that copy) keeps the document.
+TEST(RawJson, ChildrenCopiedOutKeepTheirDocument) {
+  RawJson metrics, assigned, built, url;
+  {
+    auto j = RawJson::Parse(R"({"a":[{"url":"/m","metrics":{"p":[0.5,0.25]}}],"b":null})");
+    ASSERT_TRUE(j.ok());
+    const RawJson& element = (*j->Find("a"))[0];
+    RawJson copy = element;  // copy construction from a borrowed handle
+    metrics = *copy.Find("metrics");
+    assigned = (*j)[0];  // copy assignment
+    built = RawJson::Array({element, *j->Find("b"), RawJson::Integer(7)});
+    url = *element.Find("url");
+  }
+  EXPECT_EQ(metrics.Dump(), R"({"p":[0.5,0.25]})");
+  EXPECT_EQ(assigned.Dump(), R"([{"metrics":{"p":[0.5,0.25]},"url":"/m"}])");
+  EXPECT_EQ(built.Dump(), R"([{"metrics":{"p":[0.5,0.25]},"url":"/m"},null,7])");
+  EXPECT_EQ(url.string_value(), "/m");
+  RawJson again = metrics;  // an owning handle copies as before
+  metrics = RawJson();
+  EXPECT_EQ(again[0].size(), 2u);
+  EXPECT_EQ(again.key(0), "p");
+  EXPECT_EQ(*again[0][1].AsDouble(), 0.25);
+}
+
 TEST(RawJson, AcceptsSurroundingWhitespace) {
   auto j = RawJson::Parse(" \t\r\n{ \"a\" : [ 1 , 2 ] } \n");
   ASSERT_TRUE(j.ok()) << j.message();

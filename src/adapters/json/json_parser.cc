@@ -35,7 +35,9 @@ namespace sedna::json {
 namespace {
 
 using Node = RawJson::Node;
-using internal::NewNode;
+
+// A null value among the finished values (a null has no node).
+constexpr uint32_t kNullValue = UINT32_MAX;
 
 enum class Tok : uint8_t {
   kUninitialized,  // only as "nothing expected" in messages
@@ -195,29 +197,48 @@ struct Frame {
   size_t keys_begin;    // an object's member keys in `keys`
 };
 
-// The parser's stacks, kept per thread so that a parse allocates only the tree itself.
+// The parser's stacks and the document being built, kept per thread so that a parse allocates
+// only the finished document (its blocks at their exact sizes).
 struct Scratch {
-  // Capacity kept between parses; a larger document's stacks are freed after it.
+  // Capacity kept between parses; a larger document's vectors are freed after it.
   static constexpr size_t kKeep = 256;
 
   std::vector<Frame> stack;
-  std::vector<RawJson> values;
-  std::vector<std::string> keys;
+  std::vector<uint32_t> values;   // finished values not yet in a container: node or kNullValue
+  std::vector<std::string> keys;  // keys of the open objects' members
+  // The document: its nodes (children before their container), the containers' children (node
+  // or kNullValue, each container's contiguous) and the closed objects' keys.
+  std::vector<Node> nodes;
+  std::vector<uint32_t> kids;
+  std::vector<std::string> doc_keys;
   bool in_use = false;
 
   Scratch() {
     stack.reserve(16);
     values.reserve(64);
     keys.reserve(32);
+    nodes.reserve(64);
+    kids.reserve(64);
+    doc_keys.reserve(32);
   }
-  // Empties the stacks (releasing what a failed parse left), trimming oversized ones.
+  // Empties the vectors (releasing what a failed parse left), trimming oversized ones.
   void Reset() {
     stack.clear();
     values.clear();
     keys.clear();
-    if (stack.capacity() > kKeep) std::vector<Frame>().swap(stack);
-    if (values.capacity() > kKeep) std::vector<RawJson>().swap(values);
-    if (keys.capacity() > kKeep) std::vector<std::string>().swap(keys);
+    nodes.clear();
+    kids.clear();
+    doc_keys.clear();
+    Trim(stack);
+    Trim(values);
+    Trim(keys);
+    Trim(nodes);
+    Trim(kids);
+    Trim(doc_keys);
+  }
+  template <typename T>
+  static void Trim(std::vector<T>& v) {
+    if (v.capacity() > kKeep) std::vector<T>().swap(v);
   }
 };
 
@@ -230,7 +251,10 @@ class Parser {
         end_(text.data() + text.size()),
         stack_(scratch.stack),
         values_(scratch.values),
-        keys_(scratch.keys) {}
+        keys_(scratch.keys),
+        nodes_(scratch.nodes),
+        kids_(scratch.kids),
+        doc_keys_(scratch.doc_keys) {}
 
   Result<RawJson> Run();
   size_t values_seen() const { return values_seen_; }
@@ -261,9 +285,16 @@ class Parser {
 
   // ---- tree
 
-  void Emit(std::shared_ptr<Node> n) { values_.push_back(RawJsonAccess::Make(std::move(n))); }
-  void EmitEmpty(RawJson::Type t) { Emit(NewNode(t)); }
+  // A finished value: a new node of type `t` (returned to fill in).
+  Node& Emit(RawJson::Type t) {
+    values_.push_back(static_cast<uint32_t>(nodes_.size()));
+    Node& n = nodes_.emplace_back();
+    n.type = t;
+    return n;
+  }
   void CloseContainer();
+  // The finished document, its root the one value left.
+  RawJson Finish();
   bool NumberFitsFloat64() const;
 
   // ---- errors
@@ -294,8 +325,11 @@ class Parser {
 
   // Reused across parses on a thread (see Scratch), empty between parses.
   std::vector<Frame>& stack_;       // open containers, outermost first
-  std::vector<RawJson>& values_;    // finished values not yet in a container node
+  std::vector<uint32_t>& values_;   // finished values not yet in a container node
   std::vector<std::string>& keys_;  // keys of the open objects' members
+  std::vector<Node>& nodes_;        // the document (Scratch)
+  std::vector<uint32_t>& kids_;
+  std::vector<std::string>& doc_keys_;
 };
 
 Tok Parser::Next() {
@@ -536,16 +570,40 @@ bool Parser::NumberFitsFloat64() const {
 void Parser::CloseContainer() {
   const Frame f = stack_.back();
   stack_.pop_back();
-  auto n = NewNode(f.is_array ? RawJson::Type::kArray : RawJson::Type::kObject);
   const auto vb = values_.begin() + static_cast<std::ptrdiff_t>(f.values_begin);
-  n->values.assign(std::make_move_iterator(vb), std::make_move_iterator(values_.end()));
+  const auto first = static_cast<uint32_t>(kids_.size());
+  const auto count = static_cast<uint32_t>(values_.end() - vb);
+  const auto key_first = static_cast<uint32_t>(doc_keys_.size());
+  kids_.insert(kids_.end(), vb, values_.end());
   values_.erase(vb, values_.end());
   if (!f.is_array) {
     const auto kb = keys_.begin() + static_cast<std::ptrdiff_t>(f.keys_begin);
-    n->keys.assign(std::make_move_iterator(kb), std::make_move_iterator(keys_.end()));
+    doc_keys_.insert(doc_keys_.end(), std::make_move_iterator(kb),
+                     std::make_move_iterator(keys_.end()));
     keys_.erase(kb, keys_.end());
   }
-  Emit(std::move(n));
+  Node& n = Emit(f.is_array ? RawJson::Type::kArray : RawJson::Type::kObject);
+  n.first = first;
+  n.count = count;
+  n.key_first = key_first;
+}
+
+RawJson Parser::Finish() {
+  const uint32_t root = values_.back();
+  if (root == kNullValue) return RawJson();
+  auto doc = std::make_shared<RawJson::Doc>();
+  doc->nodes.reserve(nodes_.size());
+  for (Node& n : nodes_) {
+    Node& d = doc->nodes.emplace_back(std::move(n));
+    d.doc = doc.get();
+  }
+  doc->kids.reserve(kids_.size());
+  for (uint32_t k : kids_) {
+    doc->kids.push_back(k == kNullValue ? RawJson() : RawJsonAccess::Borrow(&doc->nodes[k]));
+  }
+  doc->keys.reserve(doc_keys_.size());
+  for (std::string& k : doc_keys_) doc->keys.push_back(std::move(k));
+  return RawJsonAccess::Own(doc, &doc->nodes[root]);
 }
 
 // Mirrors nlohmann's parser::sax_parse(strict) with the depth limit RawJson adds.
@@ -580,7 +638,7 @@ Result<RawJson> Parser::Run() {
         const bool is_array = tok == Tok::kBeginArray;
         tok = Next();
         if (tok == (is_array ? Tok::kEndArray : Tok::kEndObject)) {
-          EmitEmpty(is_array ? RawJson::Type::kArray : RawJson::Type::kObject);
+          Emit(is_array ? RawJson::Type::kArray : RawJson::Type::kObject);
           break;
         }
         if (!is_array) {
@@ -596,7 +654,7 @@ Result<RawJson> Parser::Run() {
         continue;  // `tok` starts the first element
       }
       case Tok::kString: {
-        Emit(NewNode(RawJson::Type::kString, string_));
+        Emit(RawJson::Type::kString).text = string_;
         break;
       }
       case Tok::kNumber: {
@@ -604,18 +662,15 @@ Result<RawJson> Parser::Run() {
           return Result<RawJson>::Error("invalid JSON: number overflow parsing '" +
                                         std::string(number_) + "'");
         }
-        Emit(NewNode(RawJson::Type::kNumber, number_));
+        Emit(RawJson::Type::kNumber).text = number_;
         break;
       }
       case Tok::kTrue:
-      case Tok::kFalse: {
-        auto n = NewNode(RawJson::Type::kBool);
-        n->boolean = tok == Tok::kTrue;
-        Emit(std::move(n));
+      case Tok::kFalse:
+        Emit(RawJson::Type::kBool).boolean = tok == Tok::kTrue;
         break;
-      }
       case Tok::kNull:
-        values_.emplace_back();
+        values_.push_back(kNullValue);
         break;
       case Tok::kError:
         return SyntaxError(tok, Tok::kUninitialized, "value");
@@ -629,7 +684,7 @@ Result<RawJson> Parser::Run() {
       if (stack_.empty()) {
         tok = Next();
         if (tok != Tok::kEnd) return SyntaxError(tok, Tok::kEnd, "value");
-        return std::move(values_.back());
+        return Finish();
       }
       const bool is_array = stack_.back().is_array;
       tok = Next();
