@@ -196,31 +196,61 @@ bool IsInformationalReport(std::string_view kind, std::string_view status) {
   return !(stage && done);
 }
 
+namespace {
+
+// Whether the forwarded content `text` (all of it, or its first bytes when `cut`) is informational
+// (IsInformationalFrame); nullopt when `decisive` is false and the answer depends on bytes past
+// `text`.
+std::optional<bool> ClassifyContent(std::string_view text, bool cut, bool decisive) {
+  // {"phase":<string>,"status":<string>,"output":{ : both encoders start so; only the forward
+  // has an object there (EncodeStatusReport has "input" or "output":null).
+  constexpr std::string_view kPhase = "{\"phase\":", kStatus = ",\"status\":",
+                             kOutput = ",\"output\":{";
+  // `lit` at `pos`: true, false, or nullopt when `text` ends inside a match.
+  const auto literal_at = [&](size_t pos, std::string_view lit) -> std::optional<bool> {
+    const std::string_view have = text.substr(std::min(pos, text.size()), lit.size());
+    if (have == lit) return true;
+    if (!decisive && have.size() < lit.size() && lit.substr(0, have.size()) == have) {
+      return std::nullopt;
+    }
+    return false;
+  };
+  const std::optional<bool> unknown;
+  size_t pos = 0;
+  auto m = literal_at(pos, kPhase);
+  if (!m || !*m) return m;
+  pos += kPhase.size();
+  auto phase = RawStringAt(text, &pos);
+  if (!phase) return decisive ? std::optional<bool>(cut) : unknown;  // longer than the prefix
+  m = literal_at(pos, kStatus);
+  if (!m || !*m) return m;
+  pos += kStatus.size();
+  auto status = RawStringAt(text, &pos);
+  if (!status) return decisive ? std::optional<bool>(cut) : unknown;
+  m = literal_at(pos, kOutput);
+  if (!m || !*m) return m;
+  return IsInformationalReport(*phase, *status);
+}
+
+}  // namespace
+
 bool IsInformationalFrame(std::string_view frame) {
   constexpr std::string_view kContentKey = "\"content\":\"";
   constexpr size_t kPrefixChars = 684;  // 513 bytes of content
+  constexpr size_t kQuickChars = 128;   // 96 bytes: a train or eval report's phase and status
   const size_t at = frame.find(kContentKey);
   if (at == std::string_view::npos) return false;
   std::string_view b64 = frame.substr(at + kContentKey.size());
   b64 = b64.substr(0, std::min(b64.size(), b64.find('"')));
+  if (b64.size() > kQuickChars) {
+    if (auto quick = Base64Decode(b64.substr(0, kQuickChars)); quick.ok()) {
+      if (auto v = ClassifyContent(*quick, /*cut=*/true, /*decisive=*/false)) return *v;
+    }
+  }
   const bool cut = b64.size() > kPrefixChars;
   auto content = Base64Decode(b64.substr(0, std::min(b64.size(), kPrefixChars)));
   if (!content.ok()) return false;
-  // {"phase":<string>,"status":<string>,"output":{ : both encoders start so; only the forward
-  // has an object there (EncodeStatusReport has "input" or "output":null).
-  const std::string_view text = *content;
-  constexpr std::string_view kPhase = "{\"phase\":", kStatus = ",\"status\":",
-                             kOutput = ",\"output\":{";
-  if (text.substr(0, kPhase.size()) != kPhase) return false;
-  size_t pos = kPhase.size();
-  auto phase = RawStringAt(text, &pos);
-  if (!phase) return cut;  // a phase longer than the prefix: a forward, of no stage
-  if (text.substr(pos, kStatus.size()) != kStatus) return false;
-  pos += kStatus.size();
-  auto status = RawStringAt(text, &pos);
-  if (!status) return cut;
-  if (text.substr(pos, kOutput.size()) != kOutput) return false;
-  return IsInformationalReport(*phase, *status);
+  return *ClassifyContent(*content, cut, /*decisive=*/true);
 }
 
 std::string ReportPhaseText(core::ReportPhase p, ReportSpelling spelling) {

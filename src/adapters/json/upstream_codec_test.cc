@@ -565,6 +565,20 @@ TEST(UpstreamCodec, InformationalFramesAreForwardedReportsThatOnlyInform) {
       IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("train\\", "completed")))));
   EXPECT_TRUE(
       IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("<train>", "completed")))));
+  // Names ending on every byte around the first 96 decoded bytes (read first, then the 513 when
+  // those do not decide), and names past the 513: the same answers. (Where the name ends a few
+  // bytes short of 513, ",\"output\":{" is cut and the frame counts against the bound.)
+  for (size_t n = 1; n < 600; n += n < 440 || n >= 520 ? 1 : 80) {
+    const std::string name(n, 'e');
+    ASSERT_TRUE(IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message(name, "failed")))))
+        << n;
+    ASSERT_TRUE(IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message("eval", name)))))
+        << n;
+    StatusReport own;
+    own.has_input = true;
+    own.data_url = name;
+    ASSERT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(own, ReportSpelling::kLl)))) << n;
+  }
 
   // The LC's own frames: condition answers (output null) and Dataset counts are not.
   StatusReport ready;
