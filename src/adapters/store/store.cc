@@ -62,6 +62,7 @@ enum StmtId {
   kStatesLoad,
   kOutboxPeek,
   kOutboxDeleteThrough,
+  kOutboxDeleteCounted,
   kStmtCount,
 };
 
@@ -86,7 +87,12 @@ constexpr std::array<const char*, kStmtCount> kSql = {
     "SELECT key, value FROM lc_state WHERE scope = ?1 ORDER BY key",
     "SELECT id, frame FROM lc_outbox WHERE id > ?2 ORDER BY id LIMIT ?1",
     "DELETE FROM lc_outbox WHERE id <= ?1 RETURNING length(CAST(frame AS BLOB))",
+    "DELETE FROM lc_outbox WHERE id <= ?1",
 };
+
+// The outbox's entry count and bytes, read from the table.
+constexpr const char* kOutboxStatsSql =
+    "SELECT count(*) || ' ' || coalesce(sum(length(CAST(frame AS BLOB))), 0) FROM lc_outbox";
 
 // `clock`'s now in UTC, formatted as mattn/go-sqlite3 writes GORM's time.Time values
 // ("2006-01-02 15:04:05.999999999-07:00": fraction without trailing zeros, omitted when zero).
@@ -100,17 +106,26 @@ std::string GormNow(const core::Clock* clock) {
     ns += 1000000000;
     --secs;
   }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  std::string out(buf, n);
+  // The date and time of day change once a second; every row written in it shares them.
+  thread_local std::time_t cached_secs = -1;
+  thread_local std::string cached_text;
+  if (secs != cached_secs || cached_text.empty()) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[64];
+    cached_text.assign(buf, std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm));
+    cached_secs = secs;
+  }
+  std::string out;
+  out.reserve(cached_text.size() + 16);
+  out = cached_text;
   if (ns != 0) {
-    char frac[16];
-    std::snprintf(frac, sizeof frac, ".%09ld", ns);
-    std::string f(frac);
-    while (f.back() == '0') f.pop_back();
-    out += f;
+    char frac[10];
+    frac[0] = '.';
+    for (int i = 9; i >= 1; --i, ns /= 10) frac[i] = static_cast<char>('0' + ns % 10);
+    int len = 10;
+    while (frac[len - 1] == '0') --len;
+    out.append(frac, static_cast<size_t>(len));
   }
   out += "+00:00";
   return out;
@@ -153,6 +168,11 @@ struct Store::Impl {
   uint64_t identity = 0;           // see Store::identity(); set with the sent mark
   std::unique_ptr<SentMark> sent;  // acked_through, surviving a crash (null when read-only)
   OutboxStats acked;               // acknowledged (OutboxAck) since the last delete
+  // Every entry not deleted up to acked_through was acknowledged by this process, so `acked` is
+  // what deleting them removes (true once Open has deleted what a previous run sent, counting it
+  // with RETURNING).
+  bool acks_counted = false;
+  bool recount = false;  // a delete removed other than `acked` says: read the stats again
   // The outbox tail this process committed, so that OutboxPeek of what was just committed needs
   // no SELECT: every committed entry with an id above tail_floor is in tail, in id order.
   std::deque<OutboxEntry> tail;
@@ -196,9 +216,24 @@ struct Store::Impl {
     return s;
   }
 
-  // Deletes the entries with id <= `through` inside the open transaction; adds what it removed to
-  // `removed`.
+  // Deletes the entries with id <= `through` (acked_through) inside the open transaction; adds
+  // what it removed to `removed`.
   Status DeleteThrough(int64_t through, OutboxStats& removed) {
+    if (acks_counted) {
+      // What it removes is known (`acked`): a plain DELETE, no row read back.
+      auto s = Stmt(kOutboxDeleteCounted);
+      if (!s) return s.status();
+      StmtReset reset(*s);
+      sqlite3_bind_int64(*s, 1, through);
+      if (int rc = sqlite3_step(*s); rc != SQLITE_DONE) {
+        return Err("delete written outbox entries", rc);
+      }
+      const int64_t n = sqlite3_changes64(db);
+      if (n != acked.count) recount = true;  // not expected; the stats are read again
+      removed.count += acked.count;
+      removed.bytes += acked.bytes;
+      return Status::Ok();
+    }
     auto s = Stmt(kOutboxDeleteThrough);
     if (!s) return s.status();
     StmtReset reset(*s);
@@ -209,6 +244,18 @@ struct Store::Impl {
       removed.bytes += sqlite3_column_int64(*s, 0);
     }
     if (rc != SQLITE_DONE) return Err("delete written outbox entries", rc);
+    return Status::Ok();
+  }
+
+  // Reads the outbox's count and bytes from the table.
+  Status LoadStats() {
+    auto text = QueryText(kOutboxStatsSql, "read outbox");
+    if (!text) return text.status();
+    if (text->has_value()) {
+      long long count = 0, bytes = 0;
+      std::sscanf((*text)->c_str(), "%lld %lld", &count, &bytes);
+      stats = OutboxStats{count, bytes};
+    }
     return Status::Ok();
   }
 
@@ -441,18 +488,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   }
   if (Status s = im.Migrate(options.read_only); !s.ok()) return s;
 
-  auto stats_sql =
-      "SELECT count(*) || ' ' || coalesce(sum(length(CAST(frame AS BLOB))), 0) FROM lc_outbox";
-  auto stats = im.QueryText(stats_sql, "read outbox");
-  if (!stats) return stats.status();
-  if (stats->has_value()) {
-    long long count = 0, bytes = 0;
-    std::sscanf((*stats)->c_str(), "%lld %lld", &count, &bytes);
-    im.stats = OutboxStats{count, bytes};
-  }
+  if (Status s = im.LoadStats(); !s.ok()) return s;
   if (!options.read_only) {
     if (Status s = im.OpenSentMark(); !s.ok()) return s;
     if (Status s = store->OutboxFlushAcks(); !s.ok()) return s;
+    im.acks_counted = true;  // nothing a previous run sent is left
   }
   if (options.outbox_informational && im.stats.count > 0) {
     if (Status s = im.LoadInformational(options.outbox_informational); !s.ok()) return s;
@@ -549,6 +589,8 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   if (trim) {
     im.deleted_through = std::max(im.deleted_through, ack);
     im.acked = OutboxStats{};
+    im.acks_counted = true;
+    if (im.recount && im.LoadStats().ok()) im.recount = false;
   }
   return s;
 }

@@ -421,6 +421,37 @@ TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {
   EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "8");
 }
 
+// A delete takes the acknowledged entries' count and bytes from the acknowledgements; should the
+// table disagree (an entry removed behind the store's back), the stats are read from the table.
+TEST(StoreTest, OutboxStatsFollowTheTableWhenADeleteRemovesOtherThanAcknowledged) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (const char* f : {"aa", "bbb", "cccc", "ddddd"}) {
+                   auto id = tx.OutboxAppend(f);
+                   if (!id.ok()) return id.status();
+                   ids.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  s->OutboxAck(ids[0], 2);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 12}));
+  {
+    RawDb raw(t.path() / "db.sqlite");
+    raw.Exec("DELETE FROM lc_outbox WHERE id = " + std::to_string(ids[1]));
+    raw.Exec("UPDATE lc_outbox SET frame = 'dd' WHERE id = " + std::to_string(ids[3]));
+  }
+  s->OutboxAck(ids[1], 3);  // the delete removes nothing: the stats are read from the table
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{2, 6})) << "the table holds cccc and dd";
+  s->OutboxAck(ids[2], 4);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{1, 2}));
+}
+
 // The sent mark is a store to a shared mapping: a process that dies right after OutboxAck (no
 // destructor, no commit) has still recorded it; the restarted store neither re-sends nor counts
 // those entries.
@@ -1027,6 +1058,20 @@ TEST(Store, WritesItsTimesFromTheOptionsClock) {
   EXPECT_EQ(raw.One("SELECT updated_at FROM lc_state WHERE scope='il'"),
             "2026-01-01 00:00:00+00:00");
   EXPECT_EQ(raw.One("SELECT created_at FROM lc_outbox"), "2026-01-01 00:00:00+00:00");
+
+  // Within a second and across one, and a clock set back: each row its own time, to the ns.
+  const int64_t start_ns = clock::FakeClock::kStartUnixMs * 1000000;
+  for (auto [ns, want] : std::vector<std::pair<int64_t, std::string>>{
+           {1750000000, "2026-01-01 00:00:01.75+00:00"},
+           {1750000001, "2026-01-01 00:00:01.750000001+00:00"},
+           {2000000000, "2026-01-01 00:00:02+00:00"},
+           {0, "2026-01-01 00:00:00+00:00"},
+           {int64_t{86400} * 1000000000 + 123456789, "2026-01-02 00:00:00.123456789+00:00"}}) {
+    fake.SetNow(core::Clock::WallTime(std::chrono::duration_cast<core::Clock::WallTime::duration>(
+        std::chrono::nanoseconds(start_ns + ns))));
+    ASSERT_TRUE(s->Transact([&](Store::Tx& tx) { return tx.UpsertResource(a); }).ok());
+    EXPECT_EQ(raw.One("SELECT updated_at FROM resources"), want);
+  }
 }
 
 }  // namespace
