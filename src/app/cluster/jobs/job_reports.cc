@@ -13,7 +13,7 @@
 
 namespace sedna::app {
 
-Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::WorkerMessage& m) {
+Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessage& m) {
   const auto& rep = m.report;
   auto it = jobs_.find(core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name));
   if (it == jobs_.end()) return std::optional<PendingReport>();
@@ -32,8 +32,9 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(const json::Worker
   }
   spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
                rep.kind, rep.status);
-  return std::optional<PendingReport>(PendingReport{
-      0, e.key, e.incarnation, rep, JobFrame(e, json::EncodeForwardedWorkerMessage(m))});
+  std::string frame = JobFrame(e, json::EncodeForwardedWorkerMessage(m));
+  return std::optional<PendingReport>(
+      PendingReport{0, e.key, e.incarnation, std::move(m.report), std::move(frame)});
 }
 
 // Sedna names train and eval pods' workers "train-worker-xxxxx" and "eval-worker-xxxxx"
@@ -92,7 +93,8 @@ PendingReport JobRunner::RecoverReport(const std::string& worker, const std::str
     return {};
   }
   JobEntry& e = *it->second;
-  return {0, e.key, e.incarnation, rep, JobFrame(e, json::EncodeForwardedWorkerMessage(*m))};
+  std::string frame = JobFrame(e, json::EncodeForwardedWorkerMessage(*m));
+  return {0, e.key, e.incarnation, std::move(m->report), std::move(frame)};
 }
 
 Result<std::function<void()>> JobRunner::CommitReports(

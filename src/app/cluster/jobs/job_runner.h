@@ -100,7 +100,8 @@ class JobRunner {
   // (core ScopeOfReport: the round's output directory, or the models this LC sent). RecoverReport:
   // the same for a journal entry at start-up (job_key empty when gone, `why` says why).
   // CommitReports and StepReport are the intake's ReportIntake::CommitBatch and StepAlone.
-  Result<std::optional<PendingReport>> PrepareReport(const json::WorkerMessage& m);
+  // PrepareReport moves m.report into the PendingReport it returns (m is left as it was otherwise).
+  Result<std::optional<PendingReport>> PrepareReport(json::WorkerMessage& m);
   PendingReport RecoverReport(const std::string& worker, const std::string& body, std::string* why);
   Result<std::function<void()>> CommitReports(const std::vector<PendingReport>& reports,
                                               const std::function<Status(store::Store::Tx&)>& also);
