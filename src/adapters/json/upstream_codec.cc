@@ -150,9 +150,7 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
     ref->devices = std::move(list);
   }
   if (const RawJson* metrics = Member(r, "metrics"); metrics != nullptr) {
-    if (metrics->is_object()) {
-      ref->metrics = internal::DecodeMetrics(*metrics);
-    } else if (!metrics->is_null() && problem.empty()) {
+    if (!metrics->is_object() && !metrics->is_null() && problem.empty()) {
       // The GM decodes metrics as a map; anything else would make it drop the condition.
       problem = Join(path(), "metrics") + ": expected an object, got " + metrics->type_name();
     }
@@ -325,7 +323,7 @@ std::string EncodeDatasetStatus(int64_t number_of_samples) {
   return "{\"numberOfSamples\":" + std::to_string(number_of_samples) + "}";
 }
 
-Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
+Result<WorkerMessage> DecodeWorkerMessage(std::string_view body, ReportMetrics metrics) {
   auto parsed = RawJson::Parse(body, kMaxWorkerBodyValues);
   if (!parsed.ok()) return parsed.status();
   const RawJson& root = *parsed;
@@ -353,21 +351,28 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body) {
   if (results != nullptr) {
     msg.results = *results;
     r.results.resize(results->size());
-    r.observed_metrics.resize(results->size());
     for (size_t i = 0; i < results->size(); ++i) {
       // Go decodes results into []map[string]interface{}: an element that is neither an object
       // nor null fails the decode (400); what is inside an object is free-form.
       const RawJson& el = (*results)[i];
       if (!el.is_object() && !el.is_null()) return TypeError(Index("results", i), "an object", el);
       std::string problem = ReadResult(el, i, &r.results[i]);
-      if (const RawJson* m = el.is_object() ? Member(el, "metrics") : nullptr;
-          m != nullptr && m->is_object()) {
-        AddObservedMetric(*m, "", 0, r.observed_metrics[i]);
-      }
       if (r.results_error.empty()) r.results_error = std::move(problem);
     }
   }
+  if (metrics == ReportMetrics::kDecode) DecodeReportMetrics(msg.results, r);
   return msg;
+}
+
+void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report) {
+  report.observed_metrics.assign(report.results.size(), {});
+  for (size_t i = 0; i < report.results.size() && i < results.size(); ++i) {
+    const RawJson& el = results[i];
+    const RawJson* m = el.is_object() ? Member(el, "metrics") : nullptr;
+    if (m == nullptr || !m->is_object()) continue;
+    report.results[i].metrics = internal::DecodeMetrics(*m);
+    AddObservedMetric(*m, "", 0, report.observed_metrics[i]);
+  }
 }
 
 std::string WorkerNameIn(std::string_view body) {

@@ -60,8 +60,16 @@ struct WorkerMessage {
 // ("invalid JSON: more than 32768 values"): each costs ~150 bytes parsed, so a 1 MiB body of `0,`
 // would otherwise take ~75 MB. report.observed_metrics has one entry per result: its `metrics`
 // as core::MetricNumbers (nested objects flattened, lists as means, bounded).
+// With ReportMetrics::kDeferred the metrics are left for DecodeReportMetrics (results[i].metrics
+// and observed_metrics empty; results_error still says when a `metrics` is not an object): the
+// worker API answers from the rest, and the batch that commits the report decodes them.
 inline constexpr size_t kMaxWorkerBodyValues = size_t{1} << 15;
-Result<WorkerMessage> DecodeWorkerMessage(std::string_view body);
+enum class ReportMetrics { kDecode, kDeferred };
+Result<WorkerMessage> DecodeWorkerMessage(std::string_view body,
+                                          ReportMetrics metrics = ReportMetrics::kDecode);
+// Fills report.results[i].metrics and report.observed_metrics from `results` (the message's
+// `results` array), as DecodeWorkerMessage does with ReportMetrics::kDecode.
+void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report);
 
 // The body's `name` when it is a JSON object whose (last) `name` member is a string, else "": what
 // Go's decoder leaves in MessageContent.Name after a type error elsewhere in the body (it fills

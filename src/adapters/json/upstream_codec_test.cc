@@ -182,6 +182,35 @@ TEST(UpstreamCodec, DecodesMetricKindsOfWorkerBodies) {
   EXPECT_EQ(lle->report.results[0].metrics.at("precision_score"), MetricValue::Number(0.62));
 }
 
+// The worker API decodes without the metrics (ReportMetrics::kDeferred) and the batch adds them:
+// together, the report DecodeWorkerMessage makes at once. Only the metric values wait: a
+// `metrics` of the wrong type is still a results error.
+TEST(UpstreamCodec, DeferredMetricsDecodeToTheSameReport) {
+  for (const char* file : {"worker_il_train.json", "worker_il_eval.json", "worker_ll_train.json",
+                           "worker_ll_eval.json"}) {
+    SCOPED_TRACE(file);
+    const std::string body = ReadTestdata(file);
+    auto full = DecodeWorkerMessage(body);
+    auto head = DecodeWorkerMessage(body, ReportMetrics::kDeferred);
+    ASSERT_TRUE(full.ok() && head.ok());
+    ASSERT_EQ(head->report.results.size(), full->report.results.size());
+    for (const core::ModelRef& r : head->report.results) EXPECT_TRUE(r.metrics.empty());
+    EXPECT_TRUE(head->report.observed_metrics.empty());
+    EXPECT_FALSE(full->report.results.front().metrics.empty());
+    core::WorkerReport r = head->report;
+    DecodeReportMetrics(head->results, r);
+    EXPECT_EQ(r.results, full->report.results);
+    EXPECT_EQ(r.observed_metrics, full->report.observed_metrics);
+    EXPECT_EQ(EncodeForwardedWorkerMessage(*head), EncodeForwardedWorkerMessage(*full));
+  }
+  auto bad = DecodeWorkerMessage(
+      R"({"name":"eval-worker-x","kind":"eval","status":"completed","results":[)"
+      R"({"format":"pkl","url":"u","metrics":[0.5]}]})",
+      ReportMetrics::kDeferred);
+  ASSERT_TRUE(bad.ok()) << bad.message();
+  EXPECT_EQ(bad->report.results_error, "results[0].metrics: expected an object, got array");
+}
+
 // The observers' numbers (core::MetricNumbers): LL's per-task objects flattened, a list as its
 // mean, a hostile report bounded.
 TEST(UpstreamCodec, ObservedMetricsFlattenWithinBounds) {

@@ -19,7 +19,7 @@ EarlyReports::Apply ApplyEarlyReports(JobRunner& jobs, ReportIntake& intake, Inb
     }
     std::vector<PendingReport> ready;
     for (const EarlyReport& r : kept) {
-      auto m = json::DecodeWorkerMessage(r.body);
+      auto m = json::DecodeWorkerMessage(r.body, json::ReportMetrics::kDeferred);
       if (!m.ok()) {  // it was decoded when it was kept: only another build could cause this
         spdlog::warn("{}: kept report of worker {} unreadable: {}; dropped", owner, r.worker,
                      m.message());

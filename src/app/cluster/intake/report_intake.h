@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/json/upstream_codec.h"
 #include "adapters/store/intake_journal.h"
 #include "app/cluster/context.h"
 #include "app/cluster/inbound_queue.h"
@@ -34,13 +35,13 @@
 
 namespace sedna::app {
 
-// A worker report for a job, with the frame forwarded upstream for it (§P3.5).
+// A worker report for a job. Its metrics (json::ReportMetrics::kDeferred) and the frame forwarded
+// upstream for it (§P3.5) are made by the batch that commits it, not before the worker's answer.
 struct PendingReport {
   uint64_t seq = 0;  // its intake-journal entry
   std::string job_key;
   uint64_t incarnation = 0;  // a job deleted and created again under its name is another job
-  core::WorkerReport report;
-  std::string frame;
+  json::WorkerMessage message;
 };
 
 class ReportIntake {

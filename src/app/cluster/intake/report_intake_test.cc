@@ -21,9 +21,9 @@ PendingReport Report(const std::string& body) {
   PendingReport p;
   p.job_key = "default/incrementallearningjob/j";
   p.incarnation = 1;
-  p.report.kind = "train";
-  p.report.status = "completed";
-  p.frame = body;  // stands for the forwarded frame: names the report in the log below
+  p.message.report.kind = "train";
+  p.message.report.status = "completed";
+  p.message.report.worker_name = body;  // names the report in the log below
   return p;
 }
 
@@ -51,14 +51,15 @@ class ReportIntakeTest : public ::testing::Test {
           ++attempts;
           if (fail) return Status::Error("database is locked");
           std::string batch = "batch:";
-          for (const auto& r : reports) batch += (r.job_key.empty() ? "-" : r.frame) + ",";
+          for (const auto& r : reports)
+            batch += (r.job_key.empty() ? "-" : r.message.report.worker_name) + ",";
           Status s = env.store().Transact([&](store::Store::Tx& tx) { return also(tx); });
           if (!s.ok()) return s;
           log.push_back(batch);
           return std::function<void()>([this] { log.push_back("actions"); });
         },
         [this](PendingReport r) {
-          log.push_back("alone:" + r.frame);
+          log.push_back("alone:" + r.message.report.worker_name);
           return true;
         });
   }

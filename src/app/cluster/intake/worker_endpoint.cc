@@ -79,7 +79,8 @@ uint16_t WorkerEndpoint::port() const { return server_ ? server_->port() : 0; }
 http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
                                                    std::string_view body) {
   ctx_.metrics.worker_posts++;
-  auto m = json::DecodeWorkerMessage(body);
+  // The metrics are decoded by the batch that commits the report (report_intake.h).
+  auto m = json::DecodeWorkerMessage(body, json::ReportMetrics::kDeferred);
   const std::string body_name = m.ok() ? m->report.worker_name : json::WorkerNameIn(body);
   if (!m.ok() || body_name != path_name) {
     std::string msg = "worker name(name=" + std::string(path_name) +

@@ -32,9 +32,7 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessag
   }
   spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
                rep.kind, rep.status);
-  std::string frame = JobFrame(e, json::EncodeForwardedWorkerMessage(m));
-  return std::optional<PendingReport>(
-      PendingReport{0, e.key, e.incarnation, std::move(m.report), std::move(frame)});
+  return std::optional<PendingReport>(PendingReport{0, e.key, e.incarnation, std::move(m)});
 }
 
 // Sedna names train and eval pods' workers "train-worker-xxxxx" and "eval-worker-xxxxx"
@@ -81,7 +79,7 @@ Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) co
 
 PendingReport JobRunner::RecoverReport(const std::string& worker, const std::string& body,
                                        std::string* why) {
-  auto m = json::DecodeWorkerMessage(body);
+  auto m = json::DecodeWorkerMessage(body, json::ReportMetrics::kDeferred);
   if (!m.ok()) {
     *why = m.message();
     return {};
@@ -93,8 +91,7 @@ PendingReport JobRunner::RecoverReport(const std::string& worker, const std::str
     return {};
   }
   JobEntry& e = *it->second;
-  std::string frame = JobFrame(e, json::EncodeForwardedWorkerMessage(*m));
-  return {0, e.key, e.incarnation, std::move(m->report), std::move(frame)};
+  return {0, e.key, e.incarnation, std::move(*m)};
 }
 
 Result<std::function<void()>> JobRunner::CommitReports(
@@ -120,7 +117,10 @@ Result<std::function<void()>> JobRunner::CommitReports(
     bool seen = false;
     for (const Saved& s : saved) seen |= s.e == &e;
     if (!seen) saved.push_back({&e, e.runner->Snapshot()});
-    steps->push_back(Plan(e, core::il::WorkerReported{r.report}, {r.frame}, nullptr));
+    core::WorkerReport report = r.message.report;
+    json::DecodeReportMetrics(r.message.results, report);
+    steps->push_back(Plan(e, core::il::WorkerReported{std::move(report)},
+                          {ForwardedFrame(e, r.message)}, nullptr));
     Adopt(steps->back());  // the next report of this job steps from here
   }
   Status s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
@@ -143,7 +143,13 @@ Result<std::function<void()>> JobRunner::CommitReports(
 bool JobRunner::StepReport(PendingReport r) {
   JobEntry* e = Find(r.job_key, r.incarnation);
   if (!e) return true;  // deleted since it was prepared: nothing to step
-  return Step(*e, core::il::WorkerReported{std::move(r.report)}, {std::move(r.frame)});
+  std::string frame = ForwardedFrame(*e, r.message);
+  json::DecodeReportMetrics(r.message.results, r.message.report);
+  return Step(*e, core::il::WorkerReported{std::move(r.message.report)}, {std::move(frame)});
+}
+
+std::string JobRunner::ForwardedFrame(const JobEntry& e, const json::WorkerMessage& m) const {
+  return JobFrame(e, json::EncodeForwardedWorkerMessage(m));
 }
 
 }  // namespace sedna::app

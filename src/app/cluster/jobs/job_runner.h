@@ -152,6 +152,8 @@ class JobRunner {
   void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
                       const core::il::WriteHotUpdate& h);
   std::string JobFrame(const JobEntry& e, const std::string& content) const;
+  // The frame a worker report is forwarded upstream in (§P3.5).
+  std::string ForwardedFrame(const JobEntry& e, const json::WorkerMessage& m) const;
   // job_reports.cc: the checks of PrepareReport.
   Status CheckReport(const JobEntry& e, const core::WorkerReport& r) const;
 
