@@ -289,7 +289,7 @@ int64_t ProcSmapsKb(pid_t pid, const std::string& field) {
   return ProcFieldKb("/proc/" + std::to_string(pid) + "/smaps_rollup", field);
 }
 
-double ProcCpuSeconds(pid_t pid) {
+ProcCpu ProcCpuSplit(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   // Fields after "(comm)": state is field 3; utime 14, stime 15.
@@ -300,8 +300,13 @@ double ProcCpuSeconds(pid_t pid) {
   std::string tok;
   while (in >> tok) fields.push_back(tok);
   // fields[0] is field 3 (state), so field k is fields[k - 3].
-  const double ticks = std::stod(fields.at(14 - 3)) + std::stod(fields.at(15 - 3));
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {std::stod(fields.at(14 - 3)) / hz, std::stod(fields.at(15 - 3)) / hz};
+}
+
+double ProcCpuSeconds(pid_t pid) {
+  const ProcCpu c = ProcCpuSplit(pid);
+  return c.user + c.system;
 }
 
 std::string LoadAvg() {

@@ -142,6 +142,12 @@ int64_t ProcStatusKb(pid_t pid, const std::string& field);
 // From /proc/<pid>/smaps_rollup, in kB ("Pss"); -1 when absent.
 int64_t ProcSmapsKb(pid_t pid, const std::string& field);
 // utime + stime of /proc/<pid>/stat, in seconds.
+// utime and stime of a process (all its threads), in seconds.
+struct ProcCpu {
+  double user = 0;
+  double system = 0;
+};
+ProcCpu ProcCpuSplit(pid_t pid);
 double ProcCpuSeconds(pid_t pid);
 
 // "/proc/loadavg" first three fields plus nproc, e.g. "load 0.52 0.61 0.70 on 2 CPUs": the

@@ -165,11 +165,13 @@ int main(int argc, char** argv) try {
                                 : "http://127.0.0.1:" + std::to_string(c.worker_port()) +
                                       "/sedna/workers/" + worker + "/info";
     std::printf("- %s\n", k.label);
-    const double cpu0 = ProcCpuSeconds(c.pid());
+    const ProcCpu split0 = ProcCpuSplit(c.pid());
+    const double cpu0 = split0.user + split0.system;
     const int64_t frames0 = c.frames_seen();
     if (stalled) c.gm().server().SetUnresponsive(true);
     WrkResult r = RunWrk(wrk, script, url, duration);
-    const double cpu1 = ProcCpuSeconds(c.pid());
+    const ProcCpu split1 = ProcCpuSplit(c.pid());
+    const double cpu1 = split1.user + split1.system;
     if (stalled) c.gm().server().SetUnresponsive(false);
     std::printf("  %s\n", LoadAvg().c_str());
     auto m = c.Metrics();
@@ -177,11 +179,12 @@ int main(int argc, char** argv) try {
     std::printf("  %.0f req/s  [%s]  latency %s%s\n", r.rps, r.latency_line.c_str(),
                 r.percentiles.c_str(), r.non2xx.empty() ? "" : (", NOT OK: " + r.non2xx).c_str());
     const double us_per_req = r.requests > 0 ? (cpu1 - cpu0) * 1e6 / r.requests : 0;
+    const double user_us = r.requests > 0 ? (split1.user - split0.user) * 1e6 / r.requests : 0;
     std::printf(
-        "  LC CPU during the run: %.2f s of %d s = %.1f us per request (one-core ceiling "
-        "%.0f req/s); frames at the GM during the run: %lld\n",
-        cpu1 - cpu0, duration, us_per_req, us_per_req > 0 ? 1e6 / us_per_req : 0.0,
-        static_cast<long long>(c.frames_seen() - frames0));
+        "  LC CPU during the run: %.2f s of %d s = %.1f us per request (user %.1f, kernel %.1f; "
+        "one-core ceiling %.0f req/s); frames at the GM during the run: %lld\n",
+        cpu1 - cpu0, duration, us_per_req, user_us, us_per_req - user_us,
+        us_per_req > 0 ? 1e6 / us_per_req : 0.0, static_cast<long long>(c.frames_seen() - frames0));
     cpu_us.push_back(us_per_req);
     {
       const auto t0 = Clock::now();
