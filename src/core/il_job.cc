@@ -157,8 +157,8 @@ void Stepper::MaybeStartTrain(int64_t idx) {
   }
   Metrics stats{
       {"num_of_samples", MetricValue::Number(static_cast<double>(s.train_pending.count))}};
+  if (!TriggerFires(*spec.train_trigger, stats, now.minute_of_day)) return;
   TriggerDecision d = EvaluateTrigger(*spec.train_trigger, stats, now.minute_of_day);
-  if (!d.fired) return;
   std::optional<ModelRef> base = BaseModel();
   if (!base) {
     Blocked("train trigger fired but Model " + spec.job->meta.ns + "/" +

@@ -139,8 +139,8 @@ void Stepper::MaybeStartTrain(int64_t idx) {
   if (!DatasetReady()) return;
   Metrics stats{
       {"num_of_samples", MetricValue::Number(static_cast<double>(s.train_pending.count))}};
+  if (!TriggerFires(*spec.train_trigger, stats, now.minute_of_day)) return;
   TriggerDecision d = EvaluateTrigger(*spec.train_trigger, stats, now.minute_of_day);
-  if (!d.fired) return;
   if (s.worker_awaited) {
     // A new round began without the GM asking for the open stage's next step.
     Warn(Waiting(idx, Stage::kTrain) + " ends the " + PhaseName(s.phase) + " of version " + V() +

@@ -280,17 +280,18 @@ Result<Trigger> CompileTrigger(const TriggerSpec& spec) {
 }
 
 Result<double> ResolveMetric(const MetricRef& ref, const Metrics& stats) {
-  const std::string label = "metric " + Quote(FormatMetricRef(ref));
+  // Built only for an error: a trigger is resolved at every step of a waiting job.
+  const auto label = [&ref] { return "metric " + Quote(FormatMetricRef(ref)); };
   const auto it = stats.find(ref.name);
   if (it == stats.end()) {
-    return Result<double>::Error(label + ": not reported (" + ReportedNames(stats) + ")");
+    return Result<double>::Error(label() + ": not reported (" + ReportedNames(stats) + ")");
   }
   const MetricValue& mv = it->second;
   double value = 0;
   switch (mv.kind) {
     case MetricValue::Kind::kNumber:
       if (ref.index) {
-        return Result<double>::Error(label + ": " + Quote(ref.name) +
+        return Result<double>::Error(label() + ": " + Quote(ref.name) +
                                      " is a number, not a list, so it cannot be indexed");
       }
       value = mv.number;
@@ -298,23 +299,29 @@ Result<double> ResolveMetric(const MetricRef& ref, const Metrics& stats) {
     case MetricValue::Kind::kList:
       if (ref.index) {
         if (*ref.index >= mv.list.size()) {
-          return Result<double>::Error(label + ": index " + std::to_string(*ref.index) +
+          return Result<double>::Error(label() + ": index " + std::to_string(*ref.index) +
                                        " out of range (list has " +
                                        Plural(mv.list.size(), "value", "values") + ")");
         }
         value = mv.list[*ref.index];
       } else {
         if (mv.list.empty()) {
-          return Result<double>::Error(label + ": empty list has no mean");
+          return Result<double>::Error(label() + ": empty list has no mean");
         }
         value = Mean(mv.list);
       }
       break;
     case MetricValue::Kind::kOther:
-      return Result<double>::Error(label + ": not a number or a list of numbers");
+      return Result<double>::Error(label() + ": not a number or a list of numbers");
   }
-  if (std::isnan(value)) return Result<double>::Error(label + ": value is NaN");
+  if (std::isnan(value)) return Result<double>::Error(label() + ": value is NaN");
   return value;
+}
+
+bool TriggerFires(const Trigger& t, const Metrics& stats, int minute_of_day) {
+  const auto value = ResolveMetric(t.metric, stats);
+  if (!value || !CompareValues(t.op, *value, t.threshold)) return false;
+  return !t.window || InTimeWindow(*t.window, minute_of_day);
 }
 
 TriggerDecision EvaluateTrigger(const Trigger& t, const Metrics& stats, int minute_of_day) {

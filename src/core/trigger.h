@@ -59,6 +59,8 @@ struct TriggerDecision {
 // Fires iff the condition holds and, when a window is set, minute_of_day lies inside it.
 // minute_of_day: local time of day in minutes, [0, 1439], supplied by the caller.
 TriggerDecision EvaluateTrigger(const Trigger& t, const Metrics& stats, int minute_of_day);
+// EvaluateTrigger(...).fired without its reason: for the steppers' check at every step.
+bool TriggerFires(const Trigger& t, const Metrics& stats, int minute_of_day);
 
 // The value a condition compares: a number is itself; a list with an index is that element; a
 // bare list is its mean. A missing metric, an index on a number, an index out of range, an empty

@@ -41,6 +41,13 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
   return info.param.name;
 }
 
+// EvaluateTrigger, and TriggerFires (the steppers' check without the reason) agreeing with it.
+TriggerDecision Evaluate(const Trigger& t, const Metrics& stats, int minute_of_day) {
+  TriggerDecision d = EvaluateTrigger(t, stats, minute_of_day);
+  EXPECT_EQ(TriggerFires(t, stats, minute_of_day), d.fired) << d.reason;
+  return d;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Operators (§P6.2 table) with the 1e-6 equality tolerance.
 
@@ -57,7 +64,7 @@ class CompareTest : public ::testing::TestWithParam<CompareRow> {};
 TEST_P(CompareTest, EvaluatesLikeSedna) {
   const CompareRow& r = GetParam();
   const Trigger t = MustCompile(Spec("m", r.op, r.threshold));
-  const TriggerDecision d = EvaluateTrigger(t, {{"m", MetricValue::Number(r.value)}}, 0);
+  const TriggerDecision d = Evaluate(t, {{"m", MetricValue::Number(r.value)}}, 0);
   EXPECT_EQ(d.fired, r.fired) << d.reason;
   EXPECT_FALSE(d.reason.empty());
 }
@@ -152,7 +159,7 @@ TEST_P(VerifiedCaseTest, PrecisionDelta) {
   const VerifiedRow& r = GetParam();
   const Metrics stats = {{"precision_delta", MetricValue::List({0.2, 0.05})}};
   const Trigger t = MustCompile(Spec(r.metric, r.op, 0.1));
-  const TriggerDecision d = EvaluateTrigger(t, stats, 0);
+  const TriggerDecision d = Evaluate(t, stats, 0);
   EXPECT_EQ(d.fired, r.fired) << d.reason;
   EXPECT_THAT(d.reason, HasSubstr(r.value_in_reason));
 }
@@ -379,7 +386,7 @@ class WindowTest : public ::testing::TestWithParam<WindowRow> {};
 TEST_P(WindowTest, InclusiveAtMinuteGranularity) {
   const WindowRow& r = GetParam();
   const Trigger t = MustCompile(SpecWithTimer("m", ">", 0, r.start, r.end));
-  const TriggerDecision d = EvaluateTrigger(t, {{"m", MetricValue::Number(1)}}, r.now);
+  const TriggerDecision d = Evaluate(t, {{"m", MetricValue::Number(1)}}, r.now);
   EXPECT_EQ(d.fired, r.inside) << d.reason;
   EXPECT_THAT(d.reason, HasSubstr(r.inside ? " within " : " outside "));
 }
@@ -424,7 +431,7 @@ TEST(TriggerTimer, UnpaddedTimerAccepted) {
   };
   for (const Row& r : rows) {
     SCOPED_TRACE(r.name);
-    EXPECT_EQ(EvaluateTrigger(t, {{"m", MetricValue::Number(1)}}, r.now).fired, r.inside);
+    EXPECT_EQ(Evaluate(t, {{"m", MetricValue::Number(1)}}, r.now).fired, r.inside);
   }
   const auto two = CompileTrigger(SpecWithTimer("m", ">", 0, "2:00", "4:30"));
   ASSERT_TRUE(two.ok()) << two.message();
@@ -436,8 +443,7 @@ TEST(TriggerTimer, UnpaddedTimerAccepted) {
 TEST(TriggerReasonTest, NumbersHaveAtMostTwelveSignificantDigits) {
   const Trigger t = MustCompile(Spec("precision_delta", ">", 0.01));
   const double delta = 0.81 - 0.77656;  // 0.03344000000000005 in binary
-  const TriggerDecision d =
-      EvaluateTrigger(t, {{"precision_delta", MetricValue::Number(delta)}}, 0);
+  const TriggerDecision d = Evaluate(t, {{"precision_delta", MetricValue::Number(delta)}}, 0);
   EXPECT_TRUE(d.fired);
   EXPECT_THAT(d.reason, HasSubstr("= 0.03344 > 0.01")) << d.reason;
   EXPECT_THAT(d.reason, ::testing::Not(HasSubstr("0000000"))) << d.reason;
@@ -458,7 +464,7 @@ class DecisionTest : public ::testing::TestWithParam<DecisionRow> {};
 TEST_P(DecisionTest, ConditionAndWindow) {
   const DecisionRow& r = GetParam();
   const Trigger t = MustCompile(SpecWithTimer("num_of_samples", ">", 500, "02:00", "24:00"));
-  const TriggerDecision d = EvaluateTrigger(t, r.stats, r.now);
+  const TriggerDecision d = Evaluate(t, r.stats, r.now);
   EXPECT_EQ(d.fired, r.fired) << d.reason;
   for (const std::string& part : r.reason_parts) EXPECT_THAT(d.reason, HasSubstr(part));
 }
@@ -500,7 +506,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(TriggerEvaluate, NoWindowReasonHasNoTime) {
   const Trigger t = MustCompile(Spec("num_of_samples", ">=", 10));
-  const TriggerDecision d = EvaluateTrigger(t, {{"num_of_samples", MetricValue::Number(10)}}, 0);
+  const TriggerDecision d = Evaluate(t, {{"num_of_samples", MetricValue::Number(10)}}, 0);
   EXPECT_TRUE(d.fired);
   EXPECT_EQ(d.reason, "fired: num_of_samples = 10 >= 10");
 }
@@ -591,12 +597,10 @@ TEST(DeployStats, Section6_4Example) {
   EXPECT_EQ(ds.stats.count("recall"), 0u);
 
   // precision_delta[0] fires; the bare list compares its mean 0.1025 (never fired in Go).
-  EXPECT_TRUE(
-      EvaluateTrigger(MustCompile(Spec("precision_delta[0]", ">", 0.1)), ds.stats, 0).fired);
-  EXPECT_FALSE(
-      EvaluateTrigger(MustCompile(Spec("precision_delta[1]", ">", 0.1)), ds.stats, 0).fired);
+  EXPECT_TRUE(Evaluate(MustCompile(Spec("precision_delta[0]", ">", 0.1)), ds.stats, 0).fired);
+  EXPECT_FALSE(Evaluate(MustCompile(Spec("precision_delta[1]", ">", 0.1)), ds.stats, 0).fired);
   const TriggerDecision mean =
-      EvaluateTrigger(MustCompile(Spec("precision_delta", ">", 0.1)), ds.stats, 0);
+      Evaluate(MustCompile(Spec("precision_delta", ">", 0.1)), ds.stats, 0);
   EXPECT_TRUE(mean.fired) << mean.reason;
   EXPECT_THAT(mean.reason, HasSubstr("mean of 4 values"));
 }
@@ -644,7 +648,7 @@ TEST(DeployStats, B9_DeployedMetricShorterNoCrash) {
     EXPECT_THAT(ds.notes[0], HasSubstr(r.note_part));
     // A trigger on the missing delta is an error-valued "not fired", never a crash.
     const TriggerDecision d =
-        EvaluateTrigger(MustCompile(Spec("precision_delta[0]", ">", 0.1)), ds.stats, 0);
+        Evaluate(MustCompile(Spec("precision_delta[0]", ">", 0.1)), ds.stats, 0);
     EXPECT_FALSE(d.fired);
     EXPECT_THAT(d.reason, HasSubstr("not reported"));
   }
