@@ -58,18 +58,18 @@ class IlRunner final : public DecodedRunner<core::IlJob, core::il::State> {
   }
 
   KindStep Plan(const KindWorld& w, const core::il::Event& ev, const core::il::Now& now) override {
-    core::il::Output out = core::il::Step(Spec(w), s_, ev, now);
+    const core::il::Spec spec = Spec(w);
+    core::il::Output out = core::il::Step(spec, s_, ev, now);
     const bool forward_recorded =
         !s_.eval_reported && out.state.eval_reported && out.state.eval_written_ms == 0;
+    const int64_t next_wake_ms = core::il::NextWakeMs(spec, out.state);
     KindStep k = KeepPlanned(std::move(out));
     k.forward_recorded = forward_recorded;
+    k.next_wake_ms = next_wake_ms;
     return k;
   }
   std::string EncodePlanned(const dataset::IndexCursor& c) const override {
     return EncodeIlRecord({next_, c});
-  }
-  int64_t NextWakeMs(const KindWorld& w) const override {
-    return core::il::NextWakeMs(Spec(w), s_);
   }
   core::ReportScope ScopeOfReport(const KindWorld& w, const std::string& kind) const override {
     return core::il::ScopeOfReport(Spec(w), s_, kind);

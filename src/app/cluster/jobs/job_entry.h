@@ -73,6 +73,7 @@ struct PlannedStep {
   std::string record;
   std::optional<dataset::IndexCursor> new_cursor;
   int64_t now_ms = 0;
+  int64_t next_wake_ms = 0;  // KindStep::next_wake_ms
   // The step recorded a forwarded eval report: once its frame (the last one) is written
   // upstream, the job gets EvalForwardWritten (the deploy wait starts there, §H3.2).
   bool watch_forward = false;

@@ -146,7 +146,8 @@ class JobRunner {
   Status Write(store::Store::Tx& tx, const PlannedStep& p);
   void Adopt(PlannedStep& p);
   void ActOn(PlannedStep& p);
-  void ScheduleRetry(JobEntry& e, int64_t now_ms);
+  // Arms the job's retry timer for `at` (its planned state's wake time; 0 or past: none).
+  void ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at);
   void RunAction(JobEntry& e, const core::il::Action& a);
   void WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w);
   void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,

@@ -111,6 +111,7 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
   p.now_ms = now.unix_ms;
   KindStep k = e.runner->Plan(World(e), ev, now);
   p.watch_forward = k.forward_recorded && !pre_frames.empty();
+  p.next_wake_ms = k.next_wake_ms;
   p.actions = std::move(k.actions);
   p.facts = std::move(k.facts);
   p.frames = std::move(pre_frames);
@@ -153,7 +154,7 @@ void JobRunner::ActOn(PlannedStep& p) {
     });
   }
   if (!p.frames.empty()) outbox_.PostPump();
-  ScheduleRetry(*p.e, p.now_ms);
+  ScheduleRetry(*p.e, p.now_ms, p.next_wake_ms);
 }
 
 // Steps the job; commits the new state and `pre_frames` in one transaction; then runs the
@@ -178,8 +179,7 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
 
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
 // checkPeriodSeconds.
-void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms) {
-  const int64_t at = e.runner->NextWakeMs(World(e));
+void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at) {
   if (at <= now_ms || at == e.retry_scheduled_at) return;
   e.retry_scheduled_at = at;
   if (!e.retry_timer) e.retry_timer = std::make_unique<asio::steady_timer>(ctx_.io);

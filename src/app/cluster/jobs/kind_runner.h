@@ -57,6 +57,8 @@ struct KindStep {
   bool state_changed = false;
   // IL: the step recorded a forwarded eval report whose write starts the deploy wait.
   bool forward_recorded = false;
+  // When the job needs a Tick in its planned state even if nothing happens (0: none).
+  int64_t next_wake_ms = 0;
 };
 
 // The objects' parts as stored (the resource row and the "status" record).
@@ -118,8 +120,6 @@ class KindRunner {
   // The record of the planned state with `cursor`.
   virtual std::string EncodePlanned(const dataset::IndexCursor& cursor) const = 0;
   virtual void Adopt() = 0;
-  // When the job needs a Tick even if nothing happens (0: none).
-  virtual int64_t NextWakeMs(const KindWorld& w) const = 0;
   // What a completed report of `kind` may name now (core ScopeOfReport).
   virtual core::ReportScope ScopeOfReport(const KindWorld& w, const std::string& kind) const = 0;
   // Whether a refused report of `kind` (lower case) must still end the round (IL's outstanding

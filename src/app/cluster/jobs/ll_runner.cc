@@ -52,12 +52,13 @@ class LlRunner final : public DecodedRunner<core::LlJob, core::ll::State> {
   }
 
   KindStep Plan(const KindWorld& w, const core::il::Event& ev, const core::il::Now& now) override {
-    return KeepPlanned(core::ll::Step(Spec(w), s_, ev, now));
+    KindStep k = KeepPlanned(core::ll::Step(Spec(w), s_, ev, now));
+    k.next_wake_ms = next_.retry_after_ms;
+    return k;
   }
   std::string EncodePlanned(const dataset::IndexCursor& c) const override {
     return EncodeLlRecord({next_, c});
   }
-  int64_t NextWakeMs(const KindWorld&) const override { return s_.retry_after_ms; }
   core::ReportScope ScopeOfReport(const KindWorld& w, const std::string& kind) const override {
     return core::ll::ScopeOfReport(Spec(w), s_, kind);
   }
