@@ -264,6 +264,39 @@ long long LeadingExponent(std::string_view s) {
   return lead + exp;
 }
 
+// Clinger's fast path for the short decimals worker metrics are made of ("0.77", "-12.5", "3"): a
+// number of at most 15 significant digits and no exponent is an integer mantissa below 2^53 (exact
+// in a double) over 10^k with k <= 22 (exact too), so one IEEE division rounds it correctly, to
+// the double strtod and from_chars give. nullopt for anything else (the general path).
+std::optional<double> FastDecimal(std::string_view s) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = 0;
+  const bool negative = !s.empty() && s[0] == '-';
+  if (negative) i = 1;
+  uint64_t mantissa = 0;
+  int digits = 0;    // significant digits taken into the mantissa
+  int fraction = 0;  // digits after the point
+  bool point = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.') {
+      if (point) return std::nullopt;
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;  // an exponent: the general path
+    if (point) ++fraction;
+    if (mantissa == 0 && c == '0') continue;  // leading zeros are not significant
+    if (++digits > 15) return std::nullopt;
+    mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (fraction > 22) return std::nullopt;
+  const double v = static_cast<double>(mantissa) / kPow10[fraction];
+  return negative ? -v : v;
+}
+
 std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t) {
   auto doc = std::make_shared<RawJson::Doc>();
   RawJson::Node* n = &doc->single;
@@ -515,48 +548,12 @@ const std::string& RawJson::number_text() const {
   return is_number() ? node_->text : EmptyString();
 }
 
-namespace {
-
-// Clinger's fast path for the short decimals worker metrics are made of ("0.77", "-12.5", "3"): a
-// number of at most 15 significant digits and no exponent is an integer mantissa below 2^53 (exact
-// in a double) over 10^k with k <= 22 (exact too), so one IEEE division rounds it correctly, to
-// the double strtod and from_chars give. nullopt for anything else (the general path).
-std::optional<double> FastDecimal(std::string_view s) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  size_t i = 0;
-  const bool negative = !s.empty() && s[0] == '-';
-  if (negative) i = 1;
-  uint64_t mantissa = 0;
-  int digits = 0;    // significant digits taken into the mantissa
-  int fraction = 0;  // digits after the point
-  bool point = false;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '.') {
-      if (point) return std::nullopt;
-      point = true;
-      continue;
-    }
-    if (c < '0' || c > '9') return std::nullopt;  // an exponent: the general path
-    if (point) ++fraction;
-    if (mantissa == 0 && c == '0') continue;  // leading zeros are not significant
-    if (++digits > 15) return std::nullopt;
-    mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (fraction > 22) return std::nullopt;
-  const double v = static_cast<double>(mantissa) / kPow10[fraction];
-  return negative ? -v : v;
-}
-
-}  // namespace
-
 Result<double> RawJson::AsDouble() const {
   if (!is_number())
     return Result<double>::Error(std::string("expected a number, got ") + type_name());
+  if (node_->has_double) return node_->number;
   const std::string& s = node_->text;
-  if (std::optional<double> fast = FastDecimal(s)) return *fast;
+  if (std::optional<double> fast = internal::FastDecimal(s)) return *fast;
   double v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);
   if (res.ec == std::errc() && res.ptr == s.data() + s.size()) return v;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,8 @@ namespace sedna::json {
 struct RawJson::Node {
   Type type = Type::kNull;
   bool boolean = false;
+  bool has_double = false;  // numbers: `number` is the text's float64 (AsDouble), found at parse
+  double number = 0;
   uint32_t first = 0;      // containers: the first child in doc->kids
   uint32_t count = 0;      // containers: the number of children
   uint32_t key_first = 0;  // objects: the first key in doc->keys (parallel to the children)
@@ -68,6 +71,10 @@ namespace internal {
 
 // A built document of one node of type `t` (and text), returned as an owning handle's node.
 std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t);
+
+// The float64 of a short decimal number text (at most 15 significant digits, no exponent, at
+// most 22 after the point), exactly strtod's; nullopt for any other text (take the general path).
+std::optional<double> FastDecimal(std::string_view s);
 
 // True when `s` matches the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
 bool IsJsonNumber(std::string_view s);

@@ -662,7 +662,12 @@ Result<RawJson> Parser::Run() {
           return Result<RawJson>::Error("invalid JSON: number overflow parsing '" +
                                         std::string(number_) + "'");
         }
-        Emit(RawJson::Type::kNumber).text = number_;
+        Node& n = Emit(RawJson::Type::kNumber);
+        n.text = number_;
+        if (std::optional<double> d = internal::FastDecimal(number_)) {
+          n.has_double = true;
+          n.number = *d;
+        }
         break;
       }
       case Tok::kTrue:
