@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace sedna::json {
 namespace {
@@ -27,6 +28,20 @@ std::string DescribeByte(unsigned char c) {
   return buf;
 }
 
+// The two characters of every 12-bit value: a 3-byte group is two lookups.
+struct PairTable {
+  char pairs[4096][2];
+};
+constexpr PairTable MakePairs() {
+  PairTable t{};
+  for (int v = 0; v < 4096; ++v) {
+    t.pairs[v][0] = kAlphabet[v >> 6];
+    t.pairs[v][1] = kAlphabet[v & 63];
+  }
+  return t;
+}
+constexpr PairTable kPairs = MakePairs();
+
 }  // namespace
 
 void Base64Append(std::string& out, std::string_view bytes) {
@@ -37,10 +52,8 @@ void Base64Append(std::string& out, std::string_view bytes) {
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     const uint32_t v = (uint32_t{s[i]} << 16) | (uint32_t{s[i + 1]} << 8) | s[i + 2];
-    d[0] = kAlphabet[(v >> 18) & 63];
-    d[1] = kAlphabet[(v >> 12) & 63];
-    d[2] = kAlphabet[(v >> 6) & 63];
-    d[3] = kAlphabet[v & 63];
+    std::memcpy(d, kPairs.pairs[v >> 12], 2);
+    std::memcpy(d + 2, kPairs.pairs[v & 4095], 2);
     d += 4;
   }
   const size_t rest = bytes.size() - i;

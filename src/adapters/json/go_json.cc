@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <system_error>
@@ -50,6 +51,18 @@ std::pair<int32_t, int> DecodeRune(std::string_view s, size_t i) {
   return {-1, 1};
 }
 
+// True when none of the 8 bytes of `w` needs a closer look: none is below 0x20, at or above 0x80,
+// '"', '\\', '<', '>' or '&'. (The classic "has a zero byte" bit trick, once per byte to avoid.)
+inline bool IsPlainGoWord(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  const auto has_zero_byte = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  return ((w & kHighs) | below_space | has_zero_byte(w ^ (kOnes * '"')) |
+          has_zero_byte(w ^ (kOnes * '\\')) | has_zero_byte(w ^ (kOnes * '<')) |
+          has_zero_byte(w ^ (kOnes * '>')) | has_zero_byte(w ^ (kOnes * '&'))) == 0;
+}
+
 }  // namespace
 
 void AppendGoString(std::string& out, std::string_view s) {
@@ -58,6 +71,14 @@ void AppendGoString(std::string& out, std::string_view s) {
   size_t start = 0;  // first byte not yet copied
   size_t i = 0;
   while (i < s.size()) {
+    // Runs of plain ASCII (most of every string) eight bytes at a time.
+    while (s.size() - i >= 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if (!IsPlainGoWord(w)) break;
+      i += 8;
+    }
+    if (i == s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {

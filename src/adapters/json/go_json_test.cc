@@ -49,6 +49,20 @@ TEST(GoString, EscapesLikeGoJsonMarshal) {
     EXPECT_EQ(out, "prefix:" + c.out);
     EXPECT_EQ(GoString(c.in), c.out);
   }
+  // Plain runs are taken eight bytes at a time: each case at every offset of such runs, and
+  // twice in one string.
+  const std::string pad = "abcdefghijklmnopq";
+  for (const auto& c : kCases) {
+    const std::string inner = c.out.substr(1, c.out.size() - 2);
+    for (size_t left = 0; left <= 16; ++left) {
+      for (size_t right : {size_t{0}, size_t{3}, size_t{9}}) {
+        const std::string in = pad.substr(0, left) + c.in + pad.substr(0, right) + c.in;
+        EXPECT_EQ(GoString(in),
+                  "\"" + pad.substr(0, left) + inner + pad.substr(0, right) + inner + "\"")
+            << left << " " << right << " " << c.out;
+      }
+    }
+  }
 }
 
 // ---- FormatGoFloat --------------------------------------------------------------------------
