@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
+#include <string_view>
 #include <variant>
 
 #include "adapters/fs/files.h"
@@ -34,13 +36,28 @@ core::il::Now MakeNow(const core::Clock& clock) {
   core::il::Now n;
   n.unix_ms = core::UnixMs(clock);
   std::time_t t = static_cast<std::time_t>(n.unix_ms / 1000);
-  std::tm lt{}, ut{};
-  localtime_r(&t, &lt);
-  gmtime_r(&t, &ut);
-  n.minute_of_day = lt.tm_hour * 60 + lt.tm_min;
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
-  n.rfc3339 = buf;
+  // Both readings change once a second (and with TZ): a batch of steps converts once.
+  struct Cached {
+    std::time_t secs = 0;
+    std::string tz;
+    bool valid = false;
+    int minute_of_day = 0;
+    std::string rfc3339;
+  };
+  thread_local Cached c;
+  const char* tz = std::getenv("TZ");
+  // Unset TZ (the system's zone) is not TZ="" (UTC): a key no TZ value can have.
+  const std::string_view tz_now = tz ? std::string_view(tz) : std::string_view("\0unset", 6);
+  if (!c.valid || c.secs != t || c.tz != tz_now) {
+    std::tm lt{}, ut{};
+    localtime_r(&t, &lt);
+    gmtime_r(&t, &ut);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &ut);
+    c = Cached{t, std::string(tz_now), true, lt.tm_hour * 60 + lt.tm_min, buf};
+  }
+  n.minute_of_day = c.minute_of_day;
+  n.rfc3339 = c.rfc3339;
   return n;
 }
 
