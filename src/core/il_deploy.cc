@@ -329,7 +329,8 @@ void Stepper::Decide(int64_t round_id, int64_t key, const std::string& by) {
   TriggerDecision d = EvaluateTrigger(*spec.deploy_trigger, ds.stats, now.minute_of_day);
   // The deploy model: the CR (synced with (Deploy, Waiting) on a G2 GM), else the Eval Ready's
   // baseline when that was the deploy model (no initialEvalModel).
-  std::optional<ModelRef> deploy = spec.deploy_model;
+  std::optional<ModelRef> deploy;
+  if (spec.deploy_model) deploy = *spec.deploy_model;
   if (!deploy && job.spec.initial_eval_model_name.empty() && round_models.size() >= 2) {
     deploy = round_models[1];
   }

@@ -69,9 +69,9 @@ class IlDeployTest : public ::testing::Test {
     s.job = &job;
     s.train_trigger = &train;
     s.deploy_trigger = &deploy;
-    s.initial_model = kInitial;
-    s.deploy_model = deploy_model;
-    s.initial_eval_model = initial_eval_model;
+    s.initial_model = &kInitial;
+    s.deploy_model = deploy_model ? &*deploy_model : nullptr;
+    s.initial_eval_model = initial_eval_model ? &*initial_eval_model : nullptr;
     s.dataset_known = true;
     s.deploy_wait_ms = deploy_wait_ms;
     s.conditions_fresh = fresh;

@@ -71,8 +71,10 @@ std::optional<ModelRef> Stepper::TrainedModel(const ModelRef& reference, const c
 // The model a new model is evaluated against: the initialEvalModel CR if the job names one, else
 // the deploy Model CR (§H4.2). Unset while the named CR is not known.
 std::optional<ModelRef> Stepper::EvalModel() const {
-  if (!spec.job->spec.initial_eval_model_name.empty()) return spec.initial_eval_model;
-  return spec.deploy_model;
+  const ModelRef* m =
+      spec.job->spec.initial_eval_model_name.empty() ? spec.deploy_model : spec.initial_eval_model;
+  if (m == nullptr) return std::nullopt;
+  return *m;
 }
 
 void Stepper::IssueWork() {

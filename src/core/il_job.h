@@ -148,10 +148,12 @@ struct Spec {
   const IlJob* job = nullptr;              // metadata, spec and the latest conditions
   const Trigger* train_trigger = nullptr;  // compiled when the job was loaded
   const Trigger* deploy_trigger = nullptr;
-  std::optional<ModelRef> initial_model;  // the Model CR spec.initialModel.name, when known
-  std::optional<ModelRef> deploy_model;   // the Model CR spec.deploySpec.model.name, when known
-  // The Model CR evalSpec.initialEvalModel.name, when the job names one and it is known (§H4.2).
-  std::optional<ModelRef> initial_eval_model;
+  // The Models the job names, as the caller keeps them (null while not known): they live at least
+  // as long as the Spec, like the job and the triggers.
+  const ModelRef* initial_model = nullptr;  // the Model CR spec.initialModel.name
+  const ModelRef* deploy_model = nullptr;   // the Model CR spec.deploySpec.model.name
+  // The Model CR evalSpec.initialEvalModel.name, when the job names one (§H4.2).
+  const ModelRef* initial_eval_model = nullptr;
   bool dataset_known = false;
   bool csv = false;  // the dataset's format is csv ([P:B19]: IL writes data.csv)
   // The dataset's index is on S3: txt sample files get a dataIndex.txt beside them (§P7.4) and

@@ -62,8 +62,8 @@ class IlJobTest : public ::testing::Test {
     s.job = &job;
     s.train_trigger = &train;
     s.deploy_trigger = &deploy;
-    s.initial_model = initial;
-    s.deploy_model = kDeploy;
+    s.initial_model = &initial;
+    s.deploy_model = &kDeploy;
     s.dataset_known = true;
     s.dataset_s3 = dataset_s3;
     s.g1_rules = g1_rules;
@@ -184,7 +184,7 @@ TEST_F(IlJobTest, TrainWaiting_WriteFails_RetriesAfterBackoff) {
 
 TEST_F(IlJobTest, TrainWaiting_InitialModelUnknown_BlockedOnceThenFires) {
   Spec s = MakeSpec();
-  s.initial_model.reset();
+  s.initial_model = nullptr;
   SamplesIngested e{626, 501, 5010, 125, 1250};
   Output o = Step(s, state, e, now);
   EXPECT_TRUE(All<WriteSamples>(o).empty());
@@ -525,7 +525,7 @@ TEST_F(IlEvalTest, B6_NoTrainedModelAtAll_ReportsEvalFailedInsteadOfNull) {
 
 TEST_F(IlEvalTest, EvalWaiting_DeployModelUnknown_Waits) {
   Spec s = MakeSpec();
-  s.deploy_model.reset();
+  s.deploy_model = nullptr;
   Output o = Step(s, state, JobChanged{}, now);
   EXPECT_TRUE(All<WriteSamples>(o).empty());
   EXPECT_TRUE(All<SendReport>(o).empty());
@@ -649,8 +649,10 @@ TEST_P(IlConditionTable, Row) {
   spec.job = &job;
   spec.train_trigger = &*train;
   spec.deploy_trigger = &*deploy;
-  spec.initial_model = ModelRef{"ckpt", "/models/init", {}};
-  spec.deploy_model = ModelRef{"pb", "/models/deploy.pb", {}};
+  const ModelRef initial_model{"ckpt", "/models/init", {}};
+  const ModelRef deploy_model{"pb", "/models/deploy.pb", {}};
+  spec.initial_model = &initial_model;
+  spec.deploy_model = &deploy_model;
   spec.dataset_known = true;
   State state;
   state.round = 2;

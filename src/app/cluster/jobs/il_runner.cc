@@ -95,7 +95,7 @@ class IlRunner final : public DecodedRunner<core::IlJob, core::il::State> {
     spec.csv = w.dataset && w.dataset->format == dataset::IndexFormat::kCsv;
     spec.dataset_s3 = w.dataset && w.dataset->s3;
     spec.initial_eval_model = sp.initial_eval_model_name.empty()
-                                  ? std::nullopt
+                                  ? nullptr
                                   : w.models->RefFor(ns, sp.initial_eval_model_name);
     // A 2021 GM (g1, or auto once this connection's evidence says G1): the 2021 retrain rule,
     // and the decision follows the eval report after --deploy-report-delay (0: at once, i.e. as

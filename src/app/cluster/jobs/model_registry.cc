@@ -15,7 +15,8 @@ void ModelRegistry::Upsert(json::Decoded<core::Model> d, bool persist) {
     if (!s.ok()) spdlog::error("Model {}: persisting: {}", key, s.message());
   }
   const std::string ns = m.meta.ns, name = m.meta.name;
-  models_[key] = std::move(d);
+  core::ModelRef ref{m.spec.format, m.spec.url, {}, m.spec.device_soc_versions};
+  models_[key] = Entry{std::move(d), std::move(ref)};
   changed_(ns, name);
 }
 
@@ -24,12 +25,9 @@ void ModelRegistry::Delete(const std::string& key) {
   (void)ctx_.store->Transact([&](store::Store::Tx& tx) { return tx.DeleteResource(key); });
 }
 
-std::optional<core::ModelRef> ModelRegistry::RefFor(const std::string& ns,
-                                                    const std::string& name) const {
+const core::ModelRef* ModelRegistry::RefFor(const std::string& ns, const std::string& name) const {
   auto it = models_.find(core::ResourceKey(ns, core::kKindModel, name));
-  if (it == models_.end()) return std::nullopt;
-  const core::ModelSpec& spec = it->second.object.spec;
-  return core::ModelRef{spec.format, spec.url, {}, spec.device_soc_versions};
+  return it == models_.end() ? nullptr : &it->second.ref;
 }
 
 }  // namespace sedna::app

@@ -26,13 +26,17 @@ class ModelRegistry {
   void Upsert(json::Decoded<core::Model> d, bool persist);
   void Delete(const std::string& key);
   // The Model <ns>/<name> as a job refers to it ({format, url, devices = device_soc_versions}), or
-  // nullopt.
-  std::optional<core::ModelRef> RefFor(const std::string& ns, const std::string& name) const;
+  // null. Valid until the next Upsert or Delete (a job's Spec is built for one step).
+  const core::ModelRef* RefFor(const std::string& ns, const std::string& name) const;
 
  private:
+  struct Entry {
+    json::Decoded<core::Model> model;
+    core::ModelRef ref;  // RefFor's answer, made once per Upsert
+  };
   Context& ctx_;
   Changed changed_;
-  std::map<std::string, json::Decoded<core::Model>> models_;
+  std::map<std::string, Entry> models_;
 };
 
 }  // namespace sedna::app
