@@ -17,9 +17,12 @@
 // --gm-stalled: once the job is loaded the emulator stops reading its socket, so at most one
 // frame is in flight and the outbox only grows: the known-job figure then excludes the cost of
 // sending and deleting each frame (the emulator resumes reading afterwards to drain it).
+// --pipeline=N: wrk writes N requests at a time on the connection (HTTP/1.1 pipelining), so both
+// ends' wakeups are shared by N requests and the LC's own work per request shows.
+// The LC's CPU per request is printed whole and split into user and kernel time (/proc stat).
 //
 //   worker_post_bench [--duration=10] [--log-level=info] [--wrk=wrk] [--gm-stalled]
-//                     [--tmp-root=/tmp] [--lc=<sedna-lc>]
+//                     [--pipeline=1] [--tmp-root=/tmp] [--lc=<sedna-lc>]
 #include <cstdio>
 #include <regex>
 
