@@ -212,6 +212,9 @@ struct Scratch {
   std::vector<uint32_t> kids;
   std::vector<std::string> doc_keys;
   bool in_use = false;
+  // What the last document needed: the next parse's nodes and keys start at that (they are handed
+  // to the document when it fits them, Finish).
+  size_t node_hint = 64, key_hint = 32;
 
   Scratch() {
     stack.reserve(16);
@@ -235,6 +238,8 @@ struct Scratch {
     Trim(nodes);
     Trim(kids);
     Trim(doc_keys);
+    if (nodes.capacity() == 0) nodes.reserve(std::min(node_hint, kKeep));
+    if (doc_keys.capacity() == 0) doc_keys.reserve(std::min(key_hint, kKeep));
   }
   template <typename T>
   static void Trim(std::vector<T>& v) {
@@ -254,7 +259,9 @@ class Parser {
         keys_(scratch.keys),
         nodes_(scratch.nodes),
         kids_(scratch.kids),
-        doc_keys_(scratch.doc_keys) {}
+        doc_keys_(scratch.doc_keys),
+        node_hint_(scratch.node_hint),
+        key_hint_(scratch.key_hint) {}
 
   Result<RawJson> Run();
   size_t values_seen() const { return values_seen_; }
@@ -295,6 +302,10 @@ class Parser {
   void CloseContainer();
   // The finished document, its root the one value left.
   RawJson Finish();
+  // Makes `from`'s elements `to`'s: the block itself when it is not much larger than they need
+  // (nothing moved one by one; `from` is left without a block), else one of their size.
+  template <typename T>
+  static void Hand(std::vector<T>& from, std::vector<T>& to);
   bool NumberFitsFloat64() const;
 
   // ---- errors
@@ -330,6 +341,8 @@ class Parser {
   std::vector<Node>& nodes_;        // the document (Scratch)
   std::vector<uint32_t>& kids_;
   std::vector<std::string>& doc_keys_;
+  size_t& node_hint_;
+  size_t& key_hint_;
 };
 
 Tok Parser::Next() {
@@ -591,19 +604,28 @@ void Parser::CloseContainer() {
 RawJson Parser::Finish() {
   const uint32_t root = values_.back();
   if (root == kNullValue) return RawJson();
+  node_hint_ = std::max<size_t>(nodes_.size(), 16);
+  key_hint_ = std::max<size_t>(doc_keys_.size(), 16);
   auto doc = std::make_shared<RawJson::Doc>();
-  doc->nodes.reserve(nodes_.size());
-  for (Node& n : nodes_) {
-    Node& d = doc->nodes.emplace_back(std::move(n));
-    d.doc = doc.get();
-  }
+  Hand(nodes_, doc->nodes);
+  for (Node& n : doc->nodes) n.doc = doc.get();
   doc->kids.reserve(kids_.size());
   for (uint32_t k : kids_) {
     doc->kids.push_back(k == kNullValue ? RawJson() : RawJsonAccess::Borrow(&doc->nodes[k]));
   }
-  doc->keys.reserve(doc_keys_.size());
-  for (std::string& k : doc_keys_) doc->keys.push_back(std::move(k));
+  Hand(doc_keys_, doc->keys);
   return RawJsonAccess::Own(doc, &doc->nodes[root]);
+}
+
+template <typename T>
+void Parser::Hand(std::vector<T>& from, std::vector<T>& to) {
+  if (from.capacity() <= 2 * from.size() + 16) {
+    to = std::move(from);
+    from = std::vector<T>();
+    return;
+  }
+  to.reserve(from.size());
+  for (T& x : from) to.push_back(std::move(x));
 }
 
 // Mirrors nlohmann's parser::sax_parse(strict) with the depth limit RawJson adds.
