@@ -52,15 +52,11 @@ std::pair<int32_t, int> DecodeRune(std::string_view s, size_t i) {
 }
 
 // True when none of the 8 bytes of `w` needs a closer look: none is below 0x20, at or above 0x80,
-// '"', '\\', '<', '>' or '&'. (The classic "has a zero byte" bit trick, once per byte to avoid.)
+// '"', '\\', '<', '>' or '&'.
 inline bool IsPlainGoWord(uint64_t w) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHighs = 0x8080808080808080ull;
-  const auto has_zero_byte = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
-  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
-  return ((w & kHighs) | below_space | has_zero_byte(w ^ (kOnes * '"')) |
-          has_zero_byte(w ^ (kOnes * '\\')) | has_zero_byte(w ^ (kOnes * '<')) |
-          has_zero_byte(w ^ (kOnes * '>')) | has_zero_byte(w ^ (kOnes * '&'))) == 0;
+  using namespace internal;
+  return (AnyHighByte(w) | AnyByteBelow(w, 0x20) | AnyByteIs(w, '"') | AnyByteIs(w, '\\') |
+          AnyByteIs(w, '<') | AnyByteIs(w, '>') | AnyByteIs(w, '&')) == 0;
 }
 
 }  // namespace

@@ -69,6 +69,18 @@ class RawJsonAccess {
 
 namespace internal {
 
+// Word-at-a-time tests on the 8 bytes of `w` (the classic bit tricks, exact for "some byte"):
+// nonzero when some byte is >= 0x80, below `n` (n <= 0x80), or equal to `c`.
+inline constexpr uint64_t kByteOnes = 0x0101010101010101ull;
+inline constexpr uint64_t kByteHighs = 0x8080808080808080ull;
+inline uint64_t AnyHighByte(uint64_t w) { return w & kByteHighs; }
+inline uint64_t AnyByteBelow(uint64_t w, unsigned char n) {
+  return (w - kByteOnes * n) & ~w & kByteHighs;
+}
+inline uint64_t AnyByteIs(uint64_t w, unsigned char c) {
+  return AnyByteBelow(w ^ (kByteOnes * c), 1);
+}
+
 // A built document of one node of type `t` (and text), returned as an owning handle's node.
 std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t);
 

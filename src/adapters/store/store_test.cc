@@ -97,6 +97,21 @@ Status PutAndAppend(Store& s, const std::string& key, const std::string& value) 
   });
 }
 
+// Appends `frames` in one transaction; their outbox ids.
+std::vector<int64_t> AppendAll(Store& s, std::initializer_list<const char*> frames) {
+  std::vector<int64_t> ids;
+  Status st = s.Transact([&](Store::Tx& tx) -> Status {
+    for (const char* f : frames) {
+      auto id = tx.OutboxAppend(f);
+      if (!id.ok()) return id.status();
+      ids.push_back(*id);
+    }
+    return Status::Ok();
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+  return ids;
+}
+
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -352,15 +367,8 @@ TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
   ASSERT_TRUE(s);
-  std::vector<int64_t> ids;
-  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
-                 for (const char* f : {"aa", "bbb", "cccc"}) {
-                   auto id = tx.OutboxAppend(f);
-                   if (!id.ok()) return id.status();
-                   ids.push_back(*id);
-                 }
-                 return Status::Ok();
-               }).ok());
+  const std::vector<int64_t> ids = AppendAll(*s, {"aa", "bbb", "cccc"});
+  ASSERT_EQ(ids.size(), 3u);
   EXPECT_EQ(s->OutboxAckedThrough(), 0);
   s->OutboxAck(ids[0], 2);
   s->OutboxAck(ids[1], 3);
@@ -427,15 +435,8 @@ TEST(StoreTest, OutboxStatsFollowTheTableWhenADeleteRemovesOtherThanAcknowledged
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
   ASSERT_TRUE(s);
-  std::vector<int64_t> ids;
-  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
-                 for (const char* f : {"aa", "bbb", "cccc", "ddddd"}) {
-                   auto id = tx.OutboxAppend(f);
-                   if (!id.ok()) return id.status();
-                   ids.push_back(*id);
-                 }
-                 return Status::Ok();
-               }).ok());
+  const std::vector<int64_t> ids = AppendAll(*s, {"aa", "bbb", "cccc", "ddddd"});
+  ASSERT_EQ(ids.size(), 4u);
   s->OutboxAck(ids[0], 2);
   ASSERT_TRUE(s->OutboxFlushAcks().ok());
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 12}));
