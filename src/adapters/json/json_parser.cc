@@ -194,7 +194,8 @@ struct Frame {
 };
 
 // The parser's stacks and the document being built, kept per thread so that a parse allocates
-// only the finished document (its blocks at their exact sizes).
+// only the finished document's blocks (the nodes and keys are built in blocks the document then
+// takes when they are at most about twice what it needs, Parser::Hand).
 struct Scratch {
   // Capacity kept between parses; a larger document's vectors are freed after it.
   static constexpr size_t kKeep = 256;

@@ -415,23 +415,37 @@ TEST_F(StorageTest, SwappingTheModelSourceWithALinkNeverCopiesTheLinksTarget) {
       return ::syscall(SYS_renameat2, AT_FDCWD, real.c_str(), AT_FDCWD, alt.c_str(),
                        RENAME_EXCHANGE) == 0;
     };
+    // The swapper exchanges the names in bursts of an even number (so each burst leaves the model
+    // under its name), and after each burst waits for a copy to succeed: copies race the bursts,
+    // and every burst is followed by at least one copy that must be the model.
+    constexpr int kBursts = 20, kExchangesPerBurst = 64, kMaxAttempts = 100000;
+    std::atomic<int> copied{0};
+    std::atomic<bool> swapping{true};
     std::thread swapper([&] {
-      while (!stop) exchange();
+      for (int burst = 0; burst < kBursts && !stop; ++burst) {
+        for (int i = 0; i < kExchangesPerBurst; ++i) exchange();
+        const int before = copied.load();
+        while (copied.load() == before && !stop) std::this_thread::yield();
+      }
+      swapping = false;
     });
-    int copied = 0, leaked = 0;
-    for (int i = 0; i < 300; ++i) {
+    int leaked = 0, attempts = 0;
+    for (; swapping && attempts < kMaxAttempts; ++attempts) {
       Status s = CopyModel(ctx_, "/out/train/1/model.pb", "/models/deploy/model.pb");
       if (!s.ok()) continue;
-      ++copied;
       leaked += ReadFile(ctx_.rootfs + "/models/deploy/model.pb") != "MODEL";
+      ++copied;
     }
     stop = true;
     swapper.join();
-    EXPECT_EQ(leaked, 0) << "copies of the link's target, of " << copied;
+    EXPECT_EQ(leaked, 0) << "copies of the link's target, of " << copied.load();
+    EXPECT_GE(copied.load(), kBursts) << "copies that succeeded in " << attempts << " attempts";
     if (stdfs::is_symlink(real)) {
       ASSERT_TRUE(exchange());  // as it was, for the next resolver
     }
-    EXPECT_GT(copied, 0);
+    // Settled again, the copy is the model.
+    ASSERT_TRUE(CopyModel(ctx_, "/out/train/1/model.pb", "/models/deploy/model.pb").ok());
+    EXPECT_EQ(ReadFile(ctx_.rootfs + "/models/deploy/model.pb"), "MODEL");
   });
 }
 

@@ -589,7 +589,6 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   if (trim) {
     im.deleted_through = std::max(im.deleted_through, ack);
     im.acked = OutboxStats{};
-    im.acks_counted = true;
     if (im.recount && im.LoadStats().ok()) im.recount = false;
   }
   return s;
