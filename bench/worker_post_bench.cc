@@ -19,10 +19,16 @@
 // sending and deleting each frame (the emulator resumes reading afterwards to drain it).
 // --pipeline=N: wrk writes N requests at a time on the connection (HTTP/1.1 pipelining), so both
 // ends' wakeups are shared by N requests and the LC's own work per request shows.
+// --cpu=N: the bench, the emulator, the LC and wrk all run on CPU N (sched_setaffinity, inherited):
+// each wakeup is then a switch on one CPU instead of an inter-processor interrupt to an idle vCPU,
+// which on this VM costs the LC ~20 us of kernel time per request (docs/benchmarks.md, "Two
+// regimes"), so the LC's own work per request shows.
 // The LC's CPU per request is printed whole and split into user and kernel time (/proc stat).
 //
 //   worker_post_bench [--duration=10] [--log-level=info] [--wrk=wrk] [--gm-stalled]
-//                     [--pipeline=1] [--tmp-root=/tmp] [--lc=<sedna-lc>]
+//                     [--pipeline=1] [--cpu=N] [--tmp-root=/tmp] [--lc=<sedna-lc>]
+#include <sched.h>
+
 #include <cstdio>
 #include <regex>
 
@@ -125,13 +131,25 @@ int main(int argc, char** argv) try {
   o.log_level = args.Get("log-level", "info");
   const bool stalled = args.Has("gm-stalled");
   const int pipeline = static_cast<int>(args.GetInt("pipeline", 1));
+  std::string pinned = "not pinned";
+  if (args.Has("cpu")) {
+    const int cpu = static_cast<int>(args.GetInt("cpu", 0));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (cpu < 0 || cpu >= CPU_SETSIZE) throw std::runtime_error("--cpu: out of range");
+    CPU_SET(cpu, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+      throw std::runtime_error("--cpu=" + std::to_string(cpu) + ": sched_setaffinity failed");
+    }
+    pinned = "all on CPU " + std::to_string(cpu);
+  }
   o.decode_frames = false;  // count only: keep the emulator's thread cheap
   o.tmp_prefix = "sedna-bench-post-";
   o.tmp_root = TmpRoot(args);
   Cluster c(o);
-  std::printf("worker_post_bench: sedna-lc %s (log level %s, GM %s), pid %d; %s\n",
+  std::printf("worker_post_bench: sedna-lc %s (log level %s, GM %s, %s), pid %d; %s\n",
               o.lc_binary.c_str(), o.log_level.c_str(), stalled ? "stalled" : "connected",
-              static_cast<int>(c.pid()), LoadAvg().c_str());
+              pinned.c_str(), static_cast<int>(c.pid()), LoadAvg().c_str());
   std::fflush(stdout);
 
   const std::string job = "post-job";

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -470,6 +471,35 @@ TEST_F(IlBadInputTest, WorkerBodyWithATypeErrorGets400NamingTheBodysWorker) {
   }
   ExpectLog({"w-type", "results[0]: expected an object, got number"});
   ExpectGoodJobDispatches();
+}
+
+// A worker repeating a report is answered every time, and what the LC writes about the job's
+// reports stays within the job's budget (JobEntry::kReportLogBurst lines at once, then
+// kReportLogPerSecond a second), with a warning that counts the lines left out.
+TEST_F(IlBadInputTest, AWorkerRepeatingAReportIsAnsweredAndLoggedWithinTheJobsBudget) {
+  const std::string body = R"({"name": "w-repeat", "namespace": "default", "ownerName": ")" +
+                           std::string(kJobName) +
+                           R"(", "ownerKind": "incrementallearningjob", "kind": "inference", )"
+                           R"("status": "running"})";
+  const auto t0 = std::chrono::steady_clock::now();
+  int posts = 0;
+  for (; posts < 300; ++posts) ASSERT_EQ(Post("w-repeat", body).status, 200) << posts;
+  // The warning comes with the next line the budget allows (a tenth of a second on): its reply
+  // is the event awaited, bounded.
+  bool counted = false;
+  while (!counted && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    ASSERT_EQ(Post("w-repeat", body).status, 200) << posts;
+    ++posts;
+    counted = !FindLog({"log lines about worker reports suppressed", kJobName}).empty();
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(counted) << posts << " reports in " << elapsed << " s";
+  // The report's own line and the step's ("not train or eval; forwarded only") share the budget.
+  const size_t lines = FindLog({"w-repeat"}).size();
+  EXPECT_GE(lines, 50u);
+  EXPECT_LE(static_cast<double>(lines), 50 + 10 * elapsed + 1) << elapsed << " s";
+  EXPECT_LT(lines, 2u * posts);
 }
 
 TEST_F(IlBadInputTest, WorkerNameMismatchGets400) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "adapters/dataset/index_reader.h"
+#include "adapters/log/log_budget.h"
 #include "adapters/s3/s3_client.h"
 #include "app/cluster/jobs/job_runner.h"
 #include "app/cluster/jobs/kind_runner.h"
@@ -45,6 +46,16 @@ struct JobEntry {
   // Context::gm_epoch when the job object last came from the GM (~0: only reloaded from the
   // store since start): its conditions are current only on the same epoch.
   uint64_t seen_epoch = ~uint64_t{0};
+  // The lines that worker reports make the LC write about this job (a report's own line, a
+  // refusal) and the Log actions of all its steps share this budget (log_budget.h): far above
+  // what a round says, it bounds what a worker repeating a report can make the LC write.
+  LogBudget report_log{kReportLogBurst, kReportLogPerSecond};
+  static constexpr int kReportLogBurst = 50;
+  static constexpr double kReportLogPerSecond = 10;
+
+  // True when a line of report_log's may be written now; the first one after suppressed lines is
+  // preceded by a warning that counts them (job_reports.cc).
+  bool AllowReportLog();
 
   JobKind kind() const { return runner->kind(); }
   const core::ObjectMeta& meta() const { return runner->meta(); }

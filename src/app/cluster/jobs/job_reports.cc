@@ -3,6 +3,7 @@
 #include "adapters/log/log.h"
 
 #include <cctype>
+#include <chrono>
 #include <memory>
 
 #include "adapters/fs/confined.h"
@@ -13,14 +14,30 @@
 
 namespace sedna::app {
 
+bool JobEntry::AllowReportLog() {
+  const auto now = LogBudget::Clock::now();
+  if (!report_log.Allow(now)) return false;
+  LogBudget::Clock::time_point since;
+  if (const int64_t n = report_log.TakeSuppressed(&since); n > 0) {
+    spdlog::warn(
+        "{} {}: {} log lines about worker reports suppressed in the last {:.1f} s (over {} at "
+        "once or {} a second); the reports themselves were processed",
+        object_kind(), name(), n, std::chrono::duration<double>(now - since).count(),
+        kReportLogBurst, kReportLogPerSecond);
+  }
+  return true;
+}
+
 Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessage& m) {
   const auto& rep = m.report;
   auto it = jobs_.find(core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name));
   if (it == jobs_.end()) return std::optional<PendingReport>();
   JobEntry& e = *it->second;
   if (Status s = CheckReport(e, rep); !s.ok()) {
-    spdlog::warn("{} {}: worker {} report refused: {}", e.object_kind(), e.name(), rep.worker_name,
-                 s.message());
+    if (e.AllowReportLog()) {
+      spdlog::warn("{} {}: worker {} report refused: {}", e.object_kind(), e.name(),
+                   rep.worker_name, s.message());
+    }
     // The round must still end: a G1 GM never asks for the deploy decision (§P4.3).
     std::string kind = rep.kind;
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -30,8 +47,10 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessag
     }
     return s;
   }
-  spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
-               rep.kind, rep.status);
+  if (e.AllowReportLog()) {
+    spdlog::info("{} {}: worker {} reported {} {}", e.object_kind(), e.name(), rep.worker_name,
+                 rep.kind, rep.status);
+  }
   return std::optional<PendingReport>(PendingReport{0, e.key, e.incarnation, std::move(m)});
 }
 

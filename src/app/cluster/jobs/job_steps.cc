@@ -223,6 +223,7 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
   std::visit(
       core::Overloaded{
           [&](const core::il::Log& log) {
+            if (!e.AllowReportLog()) return;
             switch (log.level) {
               case core::il::Log::Level::kInfo:
                 spdlog::info("{}: {}", who, log.text);
