@@ -75,6 +75,10 @@ run latency "$BUILD_DIR/bench/latency_bench" --lc="$LC" $LATENCY_DEFAULT ${LATEN
 run rss "$BUILD_DIR/bench/rss_bench" --lc="$LC" $RSS_DEFAULT ${RSS_ARGS:-}
 # shellcheck disable=SC2086
 run worker_post "$BUILD_DIR/bench/worker_post_bench" --lc="$LC" $POST_DEFAULT ${POST_ARGS:-}
+# The same on one CPU: the LC's own CPU per report, without this VM's cross-CPU wakeups
+# (docs/benchmarks.md, Session 21, "Two regimes").
+# shellcheck disable=SC2086
+run worker_post_pinned "$BUILD_DIR/bench/worker_post_bench" --lc="$LC" --cpu=0 $POST_DEFAULT ${POST_ARGS:-}
 # shellcheck disable=SC2086
 run restart "$BUILD_DIR/bench/restart_bench" --lc="$LC" $RESTART_DEFAULT ${RESTART_ARGS:-}
 # shellcheck disable=SC2086

@@ -4,7 +4,8 @@
 // What both kinds share is here: the transaction of a step, the timers, the ingest, the actions.
 //
 // Owns: the jobs (each its kind runner: the last received object and the core state; its train
-//   trigger; its sample ledger: cursor, spools, ingest bookkeeping), their tick and retry timers,
+//   trigger; its sample ledger: cursor, spools, ingest bookkeeping; the budget of the log lines
+//   its reports cause, log_budget.h), their tick and retry timers,
 //   the action executor (action_executor.h), and the lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
