@@ -37,7 +37,10 @@ struct ObjectMeta {
 // "<namespace>/<kind lower-case>/<name>" (§P0): the unique key of every resource.
 inline std::string ResourceKey(const std::string& ns, const std::string& kind_lower,
                                const std::string& name) {
-  return ns + "/" + kind_lower + "/" + name;
+  std::string key;  // one allocation: the key is built on every worker report's path
+  key.reserve(ns.size() + kind_lower.size() + name.size() + 2);
+  key.append(ns).append(1, '/').append(kind_lower).append(1, '/').append(name);
+  return key;
 }
 
 struct DatasetSpec {

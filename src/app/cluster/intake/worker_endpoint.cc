@@ -17,6 +17,12 @@ http::HttpResponse Reply(int status, const std::string& msg) {
   return {status, "application/json", json::EncodeWorkerApiReply(status, msg), {}};
 }
 
+// The answer to an accepted report, encoded once.
+http::HttpResponse ReplyOk() {
+  static const std::string body = json::EncodeWorkerApiReply(200, "OK");
+  return {200, "application/json", body, {}};
+}
+
 }  // namespace
 
 WorkerEndpoint::WorkerEndpoint(Context& ctx, JobRunner& jobs, ReportIntake& intake,
@@ -81,8 +87,8 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
   ctx_.metrics.worker_posts++;
   // The metrics are decoded by the batch that commits the report (report_intake.h).
   auto m = json::DecodeWorkerMessage(body, json::ReportMetrics::kDeferred);
-  const std::string body_name = m.ok() ? m->report.worker_name : json::WorkerNameIn(body);
-  if (!m.ok() || body_name != path_name) {
+  if (!m.ok() || m->report.worker_name != path_name) {
+    const std::string body_name = m.ok() ? m->report.worker_name : json::WorkerNameIn(body);
     std::string msg = "worker name(name=" + std::string(path_name) +
                       ") in the api is different from that(name=" + body_name +
                       ") in the message body";
@@ -143,7 +149,7 @@ http::HttpResponse WorkerEndpoint::OnWorkerMessage(std::string_view path_name,
         "and dropped",
         rep.owner_kind);
   }
-  return Reply(200, "OK");
+  return ReplyOk();
 }
 
 // A report for a job not known yet, or behind reports kept for it: kept (200), or 503 over a bound

@@ -218,7 +218,9 @@ void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at) {
 // compile. Blocking work runs through the action executor, whose results step the job again.
 void JobRunner::RunAction(JobEntry& e, const Action& a) {
   const JobRef job{e.key, e.incarnation};
-  const std::string who = std::string(e.object_kind()) + " " + e.name();
+  // The job's name for log lines, built only by the actions that log (a report's Log action is
+  // usually over its budget).
+  auto who_of = [&e] { return std::string(e.object_kind()) + " " + e.name(); };
   const json::ReportSpelling spelling = e.runner->spelling();
   std::visit(
       core::Overloaded{
@@ -226,19 +228,20 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
             if (!e.AllowReportLog()) return;
             switch (log.level) {
               case core::il::Log::Level::kInfo:
-                spdlog::info("{}: {}", who, log.text);
+                spdlog::info("{} {}: {}", e.object_kind(), e.name(), log.text);
                 break;
               case core::il::Log::Level::kWarn:
-                spdlog::warn("{}: {}", who, log.text);
+                spdlog::warn("{} {}: {}", e.object_kind(), e.name(), log.text);
                 break;
               case core::il::Log::Level::kError:
-                spdlog::error("{}: {}", who, log.text);
+                spdlog::error("{} {}: {}", e.object_kind(), e.name(), log.text);
                 break;
             }
           },
           [&](const core::il::SendReport& r) {
             // Its frame was committed with the step (Plan); this is the log line only.
-            spdlog::info("{}: reported {} {}", who, json::ReportPhaseText(r.report.phase, spelling),
+            spdlog::info("{}: reported {} {}", who_of(),
+                         json::ReportPhaseText(r.report.phase, spelling),
                          json::ReportStatusText(r.report.status, spelling));
           },
           [&](const core::il::WriteSamples& w) { WriteSamples(e, job, w); },
@@ -252,22 +255,23 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
               executor_.Post(job, core::il::ModelCopied{false, inside.message()});
               return;
             }
-            executor_.RunOnPool(
-                job,
-                [who, ctx = StorageContext(ctx_, e), src = c.src_url, dst = c.dst_url]() -> Event {
-                  // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model
-                  // versions).
-                  auto r = storage::DeployModel(ctx, src, dst);
-                  if (r.ok() && r->kept_version > 0) {
-                    spdlog::info("{}: kept the previous model of {} as version {}", who, dst,
-                                 r->kept_version);
-                  }
-                  if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
-                  const Status s = r.status();
-                  return core::il::ModelCopied{s.ok(), s.message()};
-                });
+            executor_.RunOnPool(job,
+                                [who = who_of(), ctx = StorageContext(ctx_, e), src = c.src_url,
+                                 dst = c.dst_url]() -> Event {
+                                  // A deploy keeps the model it replaces as a version
+                                  // (docs/design-notes.md, Model versions).
+                                  auto r = storage::DeployModel(ctx, src, dst);
+                                  if (r.ok() && r->kept_version > 0) {
+                                    spdlog::info("{}: kept the previous model of {} as version {}",
+                                                 who, dst, r->kept_version);
+                                  }
+                                  if (r.ok() && !r->warning.empty())
+                                    spdlog::warn("{}: {}", who, r->warning);
+                                  const Status s = r.status();
+                                  return core::il::ModelCopied{s.ok(), s.message()};
+                                });
           },
-          [&](const core::il::WriteHotUpdate& h) { WriteHotUpdate(e, job, who, h); },
+          [&](const core::il::WriteHotUpdate& h) { WriteHotUpdate(e, job, who_of(), h); },
       },
       a);
 }
