@@ -476,8 +476,9 @@ TEST_F(IndexMirrorTest, DroppedConnectionMidGetIsResumed) {
   proxy.on_relay = [&](int64_t total) {
     if (!dropped && total > (1 << 20)) {  // in the middle of the GET's body
       dropped = true;
-      proxy.DropConnections();
+      // Refuse first: dropped first, a retry could reach the listener before it closes.
       proxy.SetModeFor(FaultProxy::Mode::kRefuse, 150ms);
+      proxy.DropConnections();
     }
   };
   ClientOptions o = Fast();
@@ -512,8 +513,10 @@ TEST_F(IndexMirrorTest, ConnectionLostForGoodIsAClearErrorAndNothingUncommittedS
   proxy.on_relay = [&](int64_t total) {
     if (!dropped && total > (1 << 20)) {
       dropped = true;
-      proxy.DropConnections();
+      // Refuse first: dropped first, a retry could reach the listener before it closes and
+      // resume the GET (seen once under ctest -j2).
       proxy.SetMode(FaultProxy::Mode::kRefuse);
+      proxy.DropConnections();
     }
   };
   Client c(server_->credentials_via(proxy.endpoint()), Fast());
