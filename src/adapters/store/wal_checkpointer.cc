@@ -42,7 +42,9 @@ struct WalCheckpointer::Impl {
   CheckpointReport Checkpoint() {
     CheckpointReport r;
     if (conn == nullptr) {
-      int rc = sqlite3_open_v2(path.c_str(), &conn, SQLITE_OPEN_READWRITE, nullptr);
+      // Its own connection, used by this thread only (multi-thread mode: no connection mutex).
+      int rc = sqlite3_open_v2(path.c_str(), &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                               nullptr);
       // A connection learns that the file is in WAL mode at its first read.
       if (rc == SQLITE_OK)
         rc = sqlite3_exec(conn, "PRAGMA schema_version", nullptr, nullptr, nullptr);
