@@ -118,7 +118,9 @@ class Store {
     Status PutState(const std::string& scope, const std::string& key, const std::string& value);
     // Removes (scope, key). Ok if absent.
     Status DeleteState(const std::string& scope, const std::string& key);
-    // Queues a frame; returns its id, greater than every id ever returned before.
+    // Queues a frame, inserted when the transaction commits (so a failed insert fails the
+    // commit); returns its id, greater than every id committed before. A transaction that fails
+    // gives its ids out again.
     Result<int64_t> OutboxAppend(const std::string& frame);
 
    private:

@@ -303,6 +303,81 @@ TEST(StoreTest, OutboxIdsOrderAndStats) {
   EXPECT_GT(after_reopen, next);
 }
 
+// A transaction's frames are inserted at its commit, in multi-row statements (32, 16, ..., 1
+// rows): every count from 1 to 100 lands whole, in order, with consecutive ids, also after a
+// reopen; a failed transaction stores none of its frames and gives its ids out again; and a row
+// another writer put at the next id fails one commit, not every later one.
+TEST(StoreTest, OutboxFramesGoInAtTheCommitInOrder) {
+  TempDir t;
+  const auto path = t.path() / "db.sqlite";
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  std::vector<OutboxEntry> want;
+  for (int n : {1, 2, 3, 7, 31, 32, 33, 63, 100}) {
+    ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                   for (int i = 0; i < n; ++i) {
+                     std::string f = "n" + std::to_string(n) + "-" + std::to_string(i);
+                     auto id = tx.OutboxAppend(f);
+                     if (!id.ok()) return id.status();
+                     if (!want.empty()) EXPECT_EQ(*id, want.back().id + 1);
+                     want.push_back({*id, f});
+                   }
+                   return tx.PutState("s", "k", std::to_string(n));
+                 }).ok());
+  }
+  auto peek = s->OutboxPeek(1000);
+  ASSERT_TRUE(peek.ok()) << peek.message();
+  EXPECT_EQ(*peek, want);
+
+  // Rolled back with its state: nothing stored, and the next transaction gets the same first id.
+  int64_t rolled_back = 0;
+  EXPECT_FALSE(s->Transact([&](Store::Tx& tx) -> Status {
+                  rolled_back = *tx.OutboxAppend("lost-1");
+                  (void)tx.OutboxAppend("lost-2");
+                  (void)tx.PutState("s", "k", "lost");
+                  return Status::Error("no");
+                }).ok());
+  EXPECT_EQ(rolled_back, want.back().id + 1);
+  EXPECT_EQ(*s->GetState("s", "k"), std::optional<std::string>("100"));
+  s.reset();
+
+  // Reopened: the same rows (from the table, not this process's memory), ids go on from the last.
+  s = MustOpen(path);
+  ASSERT_TRUE(s);
+  peek = s->OutboxPeek(1000);
+  ASSERT_TRUE(peek.ok()) << peek.message();
+  EXPECT_EQ(*peek, want);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{static_cast<int64_t>(want.size()), [&] {
+                                                 int64_t b = 0;
+                                                 for (auto& e : want) b += e.frame.size();
+                                                 return b;
+                                               }()}));
+
+  // Another writer takes the next id: the commit that collides fails whole, the next succeeds.
+  const int64_t taken = want.back().id + 1;
+  {
+    sqlite3* other = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+    const std::string sql = "INSERT INTO lc_outbox (id, frame, created_at) VALUES (" +
+                            std::to_string(taken) + ", 'planted', 'now')";
+    EXPECT_EQ(sqlite3_exec(other, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(other);
+  }
+  Status failed = s->Transact([&](Store::Tx& tx) -> Status {
+    EXPECT_EQ(*tx.OutboxAppend("collides"), taken);
+    return tx.PutState("s", "k", "collided");
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(failed.message(), ::testing::HasSubstr("append to outbox"));
+  EXPECT_EQ(*s->GetState("s", "k"), std::optional<std::string>("100"));
+  int64_t after = 0;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 after = *tx.OutboxAppend("after");
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(after, taken + 1);
+}
+
 // The informational counts (the outbox quotas): what StoreOptions::outbox_informational says, for
 // committed and unacknowledged entries, reloaded at Open from the entries cut as documented.
 TEST(StoreTest, OutboxCountsInformationalEntries) {
