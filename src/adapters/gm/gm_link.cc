@@ -85,7 +85,7 @@ std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 // fails, which makes every later handler of that attempt a no-op.
 struct Conn {
   explicit Conn(asio::io_context& io)
-      : resolver(io), ws(io), deadline(io), ping_timer(io), pong_deadline(io) {}
+      : resolver(io), ws(io.get_executor()), deadline(io), ping_timer(io), pong_deadline(io) {}
 
   void MarkAlive() {
     alive = true;
@@ -93,7 +93,9 @@ struct Conn {
   }
 
   tcp::resolver resolver;
-  websocket::stream<beast::tcp_stream> ws;
+  // The io_context's own executor, not tcp_stream's type-erased any_io_executor: every write's
+  // completion went through any_executor's dispatch and work tracking.
+  websocket::stream<beast::basic_stream<tcp, asio::io_context::executor_type>> ws;
   asio::steady_timer deadline;  // bounds the attempt until kConnected
   asio::steady_timer ping_timer;
   asio::steady_timer pong_deadline;

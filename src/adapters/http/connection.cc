@@ -348,7 +348,7 @@ void Connection::WriteContinue() {
 void Connection::Drain() {
   AdmitDraining();
   error_code ignored;
-  socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  socket_.shutdown(Socket::shutdown_send, ignored);
   draining_ = true;
   drain_deadline_ = Clock::now() + kDrainTime;
   if (idle_.count() > 0) drain_deadline_ = std::min(drain_deadline_, last_activity_ + idle_);

@@ -19,7 +19,7 @@ namespace sedna::http {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socket, tcp::endpoint peer)
+  Connection(std::shared_ptr<HttpServer::Core> core, Socket socket, tcp::endpoint peer)
       : core_(std::move(core)),
         socket_(std::move(socket)),
         timer_(socket_.get_executor()),
@@ -109,8 +109,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ArmTimer();
 
   std::shared_ptr<HttpServer::Core> core_;
-  tcp::socket socket_;
-  net::steady_timer timer_;
+  Socket socket_;
+  Timer timer_;
   const std::chrono::seconds idle_;
   const tcp::endpoint peer_;
   Admission::Id id_ = 0;

@@ -49,7 +49,7 @@ void HttpServer::Core::Accept() noexcept {
   if (at == kNever) return;  // resumes when a connection closes or becomes evictable
   if (at != Clock::time_point::min() && Clock::now() < at) return ArmRoomTimer(at);
   if (parked) {  // there is room for it now
-    tcp::socket socket = std::move(*parked);
+    Socket socket = std::move(*parked);
     parked.reset();
     admitting = true;
     try {
@@ -111,7 +111,7 @@ void HttpServer::Core::Drop(DropReason reason, const tcp::endpoint& peer) noexce
 
 void HttpServer::Core::StartAccept() {
   accepting = true;
-  acceptor.async_accept([self = shared_from_this()](const error_code& ec, tcp::socket socket) {
+  acceptor.async_accept([self = shared_from_this()](const error_code& ec, Socket socket) {
     try {
       self->OnAccept(ec, std::move(socket));
     } catch (...) {
@@ -123,7 +123,7 @@ void HttpServer::Core::StartAccept() {
   });
 }
 
-void HttpServer::Core::OnAccept(const error_code& ec, tcp::socket socket) {
+void HttpServer::Core::OnAccept(const error_code& ec, Socket socket) {
   accepting = false;
   if (stopped) return;
   if (ec == net::error::operation_aborted) return;
@@ -143,7 +143,7 @@ void HttpServer::Core::OnAccept(const error_code& ec, tcp::socket socket) {
   Accept();
 }
 
-void HttpServer::Core::Admit(tcp::socket socket) {
+void HttpServer::Core::Admit(Socket socket) {
   // A dropped socket closes as it goes out of scope, unread.
   error_code ec;
   const tcp::endpoint peer = socket.remote_endpoint(ec);
@@ -191,9 +191,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(boost::asio::io_context& i
     const tcp::endpoint endpoint(address, options.port);
 
     auto core = std::make_shared<Core>(io, std::move(options), std::move(handler));
-    tcp::acceptor& acceptor = core->acceptor;
+    Acceptor& acceptor = core->acceptor;
     acceptor.open(endpoint.protocol(), ec);
-    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.set_option(Acceptor::reuse_address(true), ec);
     if (!ec) acceptor.bind(endpoint, ec);
     if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
     tcp::endpoint bound;

@@ -26,6 +26,12 @@ using tcp = net::ip::tcp;
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 inline constexpr Clock::time_point kNever = Clock::time_point::max();
+// Sockets and timers on the io_context's own executor, not Asio's type-erased any_io_executor
+// (whose dispatch and work tracking every read's completion went through).
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
+using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Executor>;
 
 class Connection;
 
@@ -46,9 +52,9 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
   // evictable now (then a room timer is armed for when one will be, if any).
   void Accept() noexcept;
   void StartAccept();
-  void OnAccept(const error_code& ec, tcp::socket socket);
+  void OnAccept(const error_code& ec, Socket socket);
   // Applies the eviction policy, then starts a Connection on `socket`.
-  void Admit(tcp::socket socket);
+  void Admit(Socket socket);
   void ArmRoomTimer(Clock::time_point at) noexcept;
   void Drop(DropReason reason, const tcp::endpoint& peer) noexcept;
 
@@ -75,13 +81,13 @@ struct HttpServer::Core : std::enable_shared_from_this<HttpServer::Core> {
 
   const HttpServerOptions options;
   const HttpHandler handler;
-  tcp::acceptor acceptor;
-  net::steady_timer backoff;
-  net::steady_timer room_timer;
+  Acceptor acceptor;
+  Timer backoff;
+  Timer room_timer;
   Admission admission;
   std::unordered_map<Admission::Id, Connection*> connections;
   // A connection accepted when there was no room after all; admitted by Accept() once there is.
-  std::optional<tcp::socket> parked;
+  std::optional<Socket> parked;
   Clock::time_point room_timer_at = kNever;  // when the pending room timer fires, or kNever
   bool accepting = false;
   bool admitting = false;  // inside Admit(): Accept() waits for its end
