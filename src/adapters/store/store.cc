@@ -62,6 +62,8 @@ enum StmtId {
   kOutboxPeek,
   kOutboxDeleteThrough,
   kOutboxDeleteCounted,
+  kOutboxMaxId,
+  kOutboxDeleteAll,
   kStmtCount,
 };
 
@@ -86,6 +88,10 @@ constexpr std::array<const char*, kStmtCount> kSql = {
     "SELECT id, frame FROM lc_outbox WHERE id > ?2 ORDER BY id LIMIT ?1",
     "DELETE FROM lc_outbox WHERE id <= ?1 RETURNING length(CAST(frame AS BLOB))",
     "DELETE FROM lc_outbox WHERE id <= ?1",
+    "SELECT max(id) FROM lc_outbox",
+    // No WHERE clause: SQLite's truncate optimization frees the table's pages at once instead of
+    // deleting row by row (~4k instructions a row, a few % of a forwarded report's).
+    "DELETE FROM lc_outbox",
 };
 
 // The outbox's entry count and bytes, read from the table.
@@ -272,11 +278,21 @@ struct Store::Impl {
   // what it removed to `removed`.
   Status DeleteThrough(int64_t through, OutboxStats& removed) {
     if (acks_counted) {
-      // What it removes is known (`acked`): a plain DELETE, no row read back.
-      auto s = Stmt(kOutboxDeleteCounted);
+      // What it removes is known (`acked`): a plain DELETE, no row read back. When every row is
+      // acknowledged (the GM keeps up), the whole table.
+      auto max_id = Stmt(kOutboxMaxId);
+      if (!max_id) return max_id.status();
+      bool all = false;
+      {
+        StmtReset reset(*max_id);
+        const int rc = sqlite3_step(*max_id);
+        if (rc != SQLITE_ROW) return Err("read outbox ids", rc);
+        all = sqlite3_column_int64(*max_id, 0) <= through;  // NULL (empty) reads as 0
+      }
+      auto s = Stmt(all ? kOutboxDeleteAll : kOutboxDeleteCounted);
       if (!s) return s.status();
       StmtReset reset(*s);
-      sqlite3_bind_int64(*s, 1, through);
+      if (!all) sqlite3_bind_int64(*s, 1, through);
       if (int rc = sqlite3_step(*s); rc != SQLITE_DONE) {
         return Err("delete written outbox entries", rc);
       }

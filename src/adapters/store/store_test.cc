@@ -504,6 +504,31 @@ TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {
   EXPECT_EQ(raw.One("SELECT count(*) FROM lc_outbox"), "8");
 }
 
+// Every entry acknowledged: the delete empties the table at once (no WHERE clause), the ids go on
+// from the sequence, and a row above the acknowledged id (another writer's) is never part of it.
+TEST(StoreTest, OutboxAllAcknowledgedEmptiesTheTableAndKeepsNewerRows) {
+  TempDir t;
+  const auto path = t.path() / "db.sqlite";
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids = AppendAll(*s, {"aa", "bbb", "cccc"});
+  for (size_t i = 0; i < ids.size(); ++i) s->OutboxAck(ids[i], static_cast<int64_t>(i) + 2);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0}));
+  EXPECT_EQ(RawDb(path).One("SELECT count(*) FROM lc_outbox"), "0");
+  const std::vector<int64_t> next = AppendAll(*s, {"ddddd", "eeeeee"});
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_GT(next[0], ids.back());
+  // A row above the acknowledged ones, written behind the store's back, stays.
+  EXPECT_EQ(RawDb(path).Exec("INSERT INTO lc_outbox (id, frame, created_at) VALUES (" +
+                             std::to_string(next[1] + 10) + ", 'foreign', 'now')"),
+            SQLITE_OK);
+  s->OutboxAck(next[0], 5);
+  s->OutboxAck(next[1], 6);
+  ASSERT_TRUE(s->OutboxFlushAcks().ok());
+  EXPECT_EQ(RawDb(path).One("SELECT group_concat(frame) FROM lc_outbox"), "foreign");
+}
+
 // A delete takes the acknowledged entries' count and bytes from the acknowledgements; should the
 // table disagree (an entry removed behind the store's back), the stats are read from the table.
 TEST(StoreTest, OutboxStatsFollowTheTableWhenADeleteRemovesOtherThanAcknowledged) {
