@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sedna::core {
@@ -34,12 +35,21 @@ struct ObjectMeta {
   std::map<std::string, std::string> annotations;
 };
 
+// ResourceKey(ns, kind_lower, name) written over `out`, whose capacity is reused: a lookup that
+// keeps its buffer allocates nothing once the buffer has grown (several a worker report).
+inline const std::string& ResourceKeyInto(std::string& out, std::string_view ns,
+                                          std::string_view kind_lower, std::string_view name) {
+  out.clear();
+  out.reserve(ns.size() + kind_lower.size() + name.size() + 2);
+  out.append(ns).append(1, '/').append(kind_lower).append(1, '/').append(name);
+  return out;
+}
+
 // "<namespace>/<kind lower-case>/<name>" (§P0): the unique key of every resource.
-inline std::string ResourceKey(const std::string& ns, const std::string& kind_lower,
-                               const std::string& name) {
-  std::string key;  // one allocation: the key is built on every worker report's path
-  key.reserve(ns.size() + kind_lower.size() + name.size() + 2);
-  key.append(ns).append(1, '/').append(kind_lower).append(1, '/').append(name);
+inline std::string ResourceKey(std::string_view ns, std::string_view kind_lower,
+                               std::string_view name) {
+  std::string key;  // one allocation
+  ResourceKeyInto(key, ns, kind_lower, name);
   return key;
 }
 

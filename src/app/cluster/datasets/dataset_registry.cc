@@ -72,7 +72,7 @@ DatasetRegistry::Entry* DatasetRegistry::Find(const std::string& ns, const std::
 }
 
 const DatasetSource* DatasetRegistry::Source(const std::string& ns, const std::string& name) const {
-  auto it = datasets_.find(core::ResourceKey(ns, core::kKindDataset, name));
+  auto it = datasets_.find(core::ResourceKeyInto(key_, ns, core::kKindDataset, name));
   return it == datasets_.end() ? nullptr : &it->second->src;
 }
 

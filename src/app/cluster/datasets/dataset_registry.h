@@ -142,6 +142,7 @@ class DatasetRegistry {
   Hooks hooks_;
   std::unique_ptr<dataset::IndexWatcher> watcher_;
   std::map<std::string, std::unique_ptr<Entry>> datasets_;
+  mutable std::string key_;  // Source's lookup key (core::ResourceKeyInto)
 };
 
 }  // namespace sedna::app

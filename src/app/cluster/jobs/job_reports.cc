@@ -30,7 +30,7 @@ bool JobEntry::AllowReportLog() {
 
 Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessage& m) {
   const auto& rep = m.report;
-  auto it = jobs_.find(core::ResourceKey(rep.ns, rep.owner_kind, rep.owner_name));
+  auto it = jobs_.find(core::ResourceKeyInto(key_, rep.ns, rep.owner_kind, rep.owner_name));
   if (it == jobs_.end()) return std::optional<PendingReport>();
   JobEntry& e = *it->second;
   if (Status s = CheckReport(e, rep); !s.ok()) {

@@ -165,6 +165,7 @@ class JobRunner {
   DatasetRegistry& datasets_;
   const ModelRegistry& models_;
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;
+  std::string key_;  // PrepareReport's lookup key (core::ResourceKeyInto)
   uint64_t next_incarnation_ = 1;
   bool reloading_ = false;
   std::function<bool()> gm_is_g1_;

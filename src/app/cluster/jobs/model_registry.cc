@@ -26,7 +26,7 @@ void ModelRegistry::Delete(const std::string& key) {
 }
 
 const core::ModelRef* ModelRegistry::RefFor(const std::string& ns, const std::string& name) const {
-  auto it = models_.find(core::ResourceKey(ns, core::kKindModel, name));
+  auto it = models_.find(core::ResourceKeyInto(key_, ns, core::kKindModel, name));
   return it == models_.end() ? nullptr : &it->second.ref;
 }
 

@@ -37,6 +37,7 @@ class ModelRegistry {
   Context& ctx_;
   Changed changed_;
   std::map<std::string, Entry> models_;
+  mutable std::string key_;  // RefFor's lookup key (core::ResourceKeyInto)
 };
 
 }  // namespace sedna::app
