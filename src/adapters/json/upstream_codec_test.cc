@@ -568,6 +568,61 @@ std::string Framed(const std::string& content) {
   return EncodeFrame({"default", "incrementallearningjob", "j", "status"}, content);
 }
 
+// The job runner tells the outbox a frame's class without reading it (PlannedStep::informational):
+// a forwarded report's is IsInformationalReport of its kind and status, a status report's false.
+// That must be IsInformationalFrame's answer for every kind and status, whatever their spelling,
+// escaping or length, and for every status report.
+TEST(UpstreamCodec, AForwardedFramesClassIsItsReportsAndAStatusReportsIsFalse) {
+  const std::vector<std::string> names = {"train",
+                                          "eval",
+                                          "Train",
+                                          "EVAL",
+                                          "completed",
+                                          "Completed",
+                                          "FAILED",
+                                          "failed",
+                                          "ready",
+                                          "running",
+                                          "inference",
+                                          "",
+                                          "trains",
+                                          "completed ",
+                                          "tr\"ain",
+                                          "eval\\",
+                                          "<eval>",
+                                          "\u00e9val",
+                                          std::string(600, 't'),
+                                          std::string(100, 'e'),
+                                          "train\n",
+                                          "\xff\xfe"};
+  for (const std::string& kind : names) {
+    for (const std::string& status : names) {
+      for (const std::string& pad : {std::string(), std::string(3000, 'p')}) {
+        ASSERT_EQ(
+            IsInformationalFrame(Framed(EncodeForwardedWorkerMessage(Message(kind, status, pad)))),
+            IsInformationalReport(kind, status))
+            << kind << " / " << status << " / " << pad.size();
+      }
+    }
+  }
+  for (auto phase :
+       {core::ReportPhase::kTrain, core::ReportPhase::kEval, core::ReportPhase::kDeploy}) {
+    for (auto status : {core::ReportStatus::kReady, core::ReportStatus::kCompleted,
+                        core::ReportStatus::kFailed}) {
+      for (bool input : {false, true}) {
+        StatusReport r;
+        r.phase = phase;
+        r.status = status;
+        r.has_input = input;
+        r.data_url = input ? "/output/data/train/1/data.txt" : "";
+        for (auto spelling : {ReportSpelling::kIl, ReportSpelling::kLl}) {
+          ASSERT_FALSE(IsInformationalFrame(Framed(EncodeStatusReport(r, spelling))));
+        }
+      }
+    }
+  }
+}
+
 TEST(UpstreamCodec, InformationalFramesAreForwardedReportsThatOnlyInform) {
   // Forwarded worker messages: as their report.
   EXPECT_TRUE(IsInformationalFrame(

@@ -196,6 +196,7 @@ struct Store::Impl {
   // By the open transaction, with their ids already given out (Tx::OutboxAppend), inserted at its
   // commit (InsertAppended); they join `tail` once committed.
   std::vector<OutboxEntry> appended;
+  std::vector<std::optional<bool>> appended_informational;  // Tx::OutboxAppend's, per entry
   // The id the next Tx::OutboxAppend gives out: above the outbox's AUTOINCREMENT sequence and every
   // row. Explicit ids let a transaction's frames go in with a few multi-row INSERTs; AUTOINCREMENT
   // still keeps the sequence (its high-water mark, OpenSentMark) at the end of each statement.
@@ -630,6 +631,7 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   tx.added_count_ = 0;
   tx.added_bytes_ = 0;
   im.appended.clear();
+  im.appended_informational.clear();
   // Closes the transaction however fn exits, including by an exception.
   struct Guard {
     Impl& im;
@@ -676,8 +678,11 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   im.stats.count += tx.added_count_ - removed.count;
   im.stats.bytes += tx.added_bytes_ - removed.bytes;
   if (options_.outbox_informational) {
-    for (const OutboxEntry& e : im.appended) {
-      if (e.id <= im.acked_through || !options_.outbox_informational(e.frame)) continue;
+    for (size_t k = 0; k < im.appended.size(); ++k) {
+      const OutboxEntry& e = im.appended[k];
+      if (e.id <= im.acked_through) continue;
+      const std::optional<bool> known = im.appended_informational[k];
+      if (!(known ? *known : options_.outbox_informational(e.frame))) continue;
       im.informational.emplace_back(e.id, static_cast<int64_t>(e.frame.size()));
       im.informational_bytes += im.informational.back().second;
     }
@@ -774,13 +779,15 @@ Status Store::Tx::DeleteState(const std::string& scope, const std::string& key) 
   return Status::Ok();
 }
 
-Result<int64_t> Store::Tx::OutboxAppend(const std::string& frame) {
+Result<int64_t> Store::Tx::OutboxAppend(const std::string& frame,
+                                        std::optional<bool> informational) {
   if (Status s = Check(); !s.ok()) return s;
   Impl& im = *store_->impl_;
   const int64_t id = im.next_outbox_id++;
   added_count_ += 1;
   added_bytes_ += static_cast<int64_t>(frame.size());
   im.appended.push_back(OutboxEntry{id, frame});  // inserted at the commit (InsertAppended)
+  im.appended_informational.push_back(informational);
   return id;
 }
 

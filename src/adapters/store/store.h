@@ -120,8 +120,10 @@ class Store {
     Status DeleteState(const std::string& scope, const std::string& key);
     // Queues a frame, inserted when the transaction commits (so a failed insert fails the
     // commit); returns its id, greater than every id committed before. A transaction that fails
-    // gives its ids out again.
-    Result<int64_t> OutboxAppend(const std::string& frame);
+    // gives its ids out again. `informational`, when the caller knows it, is what
+    // StoreOptions::outbox_informational says of `frame`: the store then does not ask it.
+    Result<int64_t> OutboxAppend(const std::string& frame,
+                                 std::optional<bool> informational = std::nullopt);
 
    private:
     friend class Store;

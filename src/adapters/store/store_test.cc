@@ -436,6 +436,35 @@ TEST(StoreTest, OutboxCountsInformationalEntries) {
   EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{0, 0, 0, 0}));
 }
 
+// A frame appended with its class known is counted as the caller says, without asking
+// StoreOptions::outbox_informational (the job runner knows a forward's class from its report).
+TEST(StoreTest, OutboxTakesAnInformationalClassTheCallerKnows) {
+  TempDir t;
+  std::vector<std::string> asked;
+  StoreOptions o;
+  o.outbox_informational = [&](std::string_view frame) {
+    asked.emplace_back(frame);
+    return frame.find("info") != std::string_view::npos;
+  };
+  auto s = MustOpen(t.path() / "db.sqlite", o);
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (auto [frame, known] :
+                      std::vector<std::pair<std::string, std::optional<bool>>>{
+                          {"info-a", true}, {"b", false}, {"info-cc", std::nullopt}, {"dd", {}}}) {
+                   auto id = tx.OutboxAppend(frame, known);
+                   if (!id.ok()) return id.status();
+                   ids.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(asked, (std::vector<std::string>{"info-cc", "dd"}));
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{4, 6 + 1 + 7 + 2, 2, 6 + 7}));
+  s->OutboxAck(ids[0], 6);
+  EXPECT_EQ(*s->GetOutboxStats(), (OutboxStats{3, 1 + 7 + 2, 1, 7}));
+}
+
 // Written frames are acknowledged in the sent mark and deleted in batches by a later transaction
 // (or by OutboxFlushAcks), so a busy LC does not pay a DELETE, let alone a commit, per frame sent.
 TEST(StoreTest, OutboxAckedEntriesAreDeletedInBatches) {

@@ -23,8 +23,9 @@ Status Outbox::Append(store::Store::Tx& tx, const std::string& frame) {
   return id.ok() ? Status::Ok() : id.status();
 }
 
-Result<int64_t> Outbox::AppendId(store::Store::Tx& tx, const std::string& frame) {
-  return tx.OutboxAppend(frame);
+Result<int64_t> Outbox::AppendId(store::Store::Tx& tx, const std::string& frame,
+                                 std::optional<bool> informational) {
+  return tx.OutboxAppend(frame, informational);
 }
 
 void Outbox::WhenWritten(int64_t id, std::function<void()> f) {

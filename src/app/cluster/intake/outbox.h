@@ -41,7 +41,8 @@ class Outbox {
   // Appends `frame` in the caller's transaction: it is sent only once that commits.
   static Status Append(store::Store::Tx& tx, const std::string& frame);
   // As Append; returns the frame's outbox id.
-  static Result<int64_t> AppendId(store::Store::Tx& tx, const std::string& frame);
+  static Result<int64_t> AppendId(store::Store::Tx& tx, const std::string& frame,
+                                  std::optional<bool> informational = std::nullopt);
   // Runs `f` on the loop once the frame with outbox id `id` (committed) has been written to the
   // sink (at once if it already was). Pending callbacks are dropped on Stop.
   void WhenWritten(int64_t id, std::function<void()> f);

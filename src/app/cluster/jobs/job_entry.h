@@ -80,7 +80,11 @@ struct PlannedStep {
   std::vector<core::il::Action> actions;
   std::vector<core::Fact> facts;    // the step's, for the round history
   std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports
-  bool write_record = false;        // the state or the cursor changed
+  // Per frame, whether it is informational (json::IsInformationalFrame), where Plan knows it
+  // without reading the frame: a forwarded report's from its kind and status, a status report's
+  // (never).
+  std::vector<std::optional<bool>> informational;
+  bool write_record = false;  // the state or the cursor changed
   std::string record;
   std::optional<dataset::IndexCursor> new_cursor;
   int64_t now_ms = 0;

@@ -132,9 +132,16 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
   p.actions = std::move(k.actions);
   p.facts = std::move(k.facts);
   p.frames = std::move(pre_frames);
+  // The pre-frames are the forward of the report this event carries (CommitReports, StepReport).
+  const auto* reported = std::get_if<core::il::WorkerReported>(&ev);
+  p.informational.assign(p.frames.size(), reported
+                                              ? std::optional<bool>(json::IsInformationalReport(
+                                                    reported->report.kind, reported->report.status))
+                                              : std::nullopt);
   for (const Action& a : p.actions) {
     if (auto* r = std::get_if<core::il::SendReport>(&a)) {
       p.frames.push_back(JobFrame(e, json::EncodeStatusReport(r->report, e.runner->spelling())));
+      p.informational.push_back(false);  // its `output` is null
     }
   }
   if (new_cursor) p.new_cursor = *new_cursor;
@@ -145,8 +152,8 @@ PlannedStep JobRunner::Plan(JobEntry& e, const Event& ev, std::vector<std::strin
 }
 
 Status JobRunner::Write(store::Store::Tx& tx, const PlannedStep& p) {
-  for (const auto& f : p.frames) {
-    auto id = Outbox::AppendId(tx, f);
+  for (size_t i = 0; i < p.frames.size(); ++i) {
+    auto id = Outbox::AppendId(tx, p.frames[i], p.informational[i]);
     if (!id.ok()) return id.status();
     p.last_frame_id = *id;
   }
