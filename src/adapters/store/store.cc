@@ -636,11 +636,11 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
   struct Guard {
     Impl& im;
     Tx& tx;
-    const int64_t first_id;  // ids given out from here are taken back unless committed
-    bool committed = false;
+    const int64_t first_id;    // the first id this transaction gives out
+    bool ids_settled = false;  // next_outbox_id is final: committed, or taken back below
     ~Guard() {
       tx.active_ = false;
-      if (!committed) im.next_outbox_id = first_id;
+      if (!ids_settled) im.next_outbox_id = first_id;  // fn threw
       // Open here only when fn threw (every other path has committed or rolled back): the
       // exception is the error, and RollbackIfOpen's last resort leaves no transaction open.
       im.RollbackIfOpen().IgnoreError();
@@ -671,10 +671,10 @@ Status Store::Transact(const std::function<Status(Tx&)>& fn, int64_t delete_from
         im.next_outbox_id = *high + 1;
       }
     }
-    guard.committed = true;  // next_outbox_id is set
+    guard.ids_settled = true;
     return s;
   }
-  guard.committed = true;
+  guard.ids_settled = true;
   im.stats.count += tx.added_count_ - removed.count;
   im.stats.bytes += tx.added_bytes_ - removed.bytes;
   if (options_.outbox_informational) {

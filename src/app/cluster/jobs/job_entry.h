@@ -81,8 +81,8 @@ struct PlannedStep {
   std::vector<core::Fact> facts;    // the step's, for the round history
   std::vector<std::string> frames;  // upstream, in order: the pre-frames, then the step's reports
   // Per frame, whether it is informational (json::IsInformationalFrame), where Plan knows it
-  // without reading the frame: a forwarded report's from its kind and status, a status report's
-  // (never).
+  // without reading the frame: a forwarded report by its kind and status; a status report never
+  // is. nullopt: the store asks.
   std::vector<std::optional<bool>> informational;
   bool write_record = false;  // the state or the cursor changed
   std::string record;
