@@ -72,7 +72,7 @@ Status ReadStringList(const RawJson& obj, std::string_view key, std::string_view
     if (e.is_null()) {
       out->emplace_back();
     } else if (e.is_string()) {
-      out->push_back(e.string_value());
+      out->emplace_back(e.string_value());
     } else {
       return TypeError(Index(arr_path, i), "a string", e);
     }
@@ -103,16 +103,17 @@ Status ReadArray(const RawJson& obj, std::string_view key, std::string_view path
 core::Metrics DecodeMetrics(const RawJson& metrics) {
   core::Metrics out;
   if (!metrics.is_object()) return out;
-  for (size_t i = 0; i < metrics.size(); ++i) {
+  for (size_t i = 0, count = metrics.size(); i < count; ++i) {
     const RawJson& v = metrics[i];
     core::MetricValue mv = core::MetricValue::Other();
     if (v.is_number()) {
       if (auto d = v.AsDouble(); d.ok()) mv = core::MetricValue::Number(*d);
     } else if (v.is_array()) {
+      const size_t count_k = v.size();
       std::vector<double> list;
-      list.reserve(v.size());
+      list.reserve(count_k);
       bool all_numbers = true;
-      for (size_t k = 0; k < v.size() && all_numbers; ++k) {
+      for (size_t k = 0; k < count_k && all_numbers; ++k) {
         auto d = v[k].AsDouble();
         if (d.ok()) {
           list.push_back(*d);
@@ -122,7 +123,7 @@ core::Metrics DecodeMetrics(const RawJson& metrics) {
       }
       if (all_numbers) mv = core::MetricValue::List(std::move(list));
     }
-    out[metrics.key(i)] = std::move(mv);  // a later duplicate key wins, as in Go
+    out[std::string(metrics.key(i))] = std::move(mv);  // a later duplicate key wins, as in Go
   }
   return out;
 }

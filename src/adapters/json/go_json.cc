@@ -1,6 +1,7 @@
 #include "adapters/json/go_json.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -59,13 +60,40 @@ inline bool IsPlainGoWord(uint64_t w) {
           AnyByteIs(w, '<') | AnyByteIs(w, '>') | AnyByteIs(w, '&')) == 0;
 }
 
+// Bytes Go copies verbatim without a closer look: printable ASCII except '"', '\\', '<', '>', '&'.
+constexpr std::array<bool, 256> kPlainGoByte = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x80; ++c)
+    t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  return t;
+}();
+
+// The length of the plain prefix of `s` (IsPlainGoWord / kPlainGoByte).
+size_t PlainGoPrefix(std::string_view s) {
+  size_t i = 0;
+  while (s.size() - i >= 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (!IsPlainGoWord(w)) break;
+    i += 8;
+  }
+  while (i < s.size() && kPlainGoByte[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
+
 }  // namespace
 
 void AppendGoString(std::string& out, std::string_view s) {
+  size_t i = PlainGoPrefix(s);
+  if (i == s.size()) {  // nothing to escape (every key and almost every value): one copy
+    const size_t at = out.size();
+    out.append(s.size() + 2, '"');
+    std::memcpy(out.data() + at + 1, s.data(), s.size());
+    return;
+  }
   out.reserve(out.size() + s.size() + 2);
   out += '"';
   size_t start = 0;  // first byte not yet copied
-  size_t i = 0;
   while (i < s.size()) {
     // Runs of plain ASCII (most of every string) eight bytes at a time.
     while (s.size() - i >= 8) {
@@ -77,7 +105,7 @@ void AppendGoString(std::string& out, std::string_view s) {
     if (i == s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+      if (kPlainGoByte[c]) {
         ++i;
         continue;
       }
@@ -314,11 +342,17 @@ std::optional<double> FastDecimal(std::string_view s) {
   return negative ? -v : v;
 }
 
-std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t) {
+std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t,
+                                                                   std::string text) {
   auto doc = std::make_shared<RawJson::Doc>();
   RawJson::Node* n = &doc->single;
   n->type = t;
   n->doc = doc.get();
+  if (!text.empty()) {
+    doc->owned_text = std::move(text);
+    n->text_data = doc->owned_text.data();
+    n->text_size = doc->owned_text.size();
+  }
   return {std::move(doc), n};
 }
 
@@ -330,11 +364,6 @@ using Node = RawJson::Node;
 using internal::IsJsonNumber;
 using internal::LeadingExponent;
 using internal::NewSingle;
-
-const std::string& EmptyString() {
-  static const std::string kEmpty;
-  return kEmpty;
-}
 
 const RawJson& NullValue() {
   static const RawJson kNull;
@@ -348,7 +377,7 @@ enum class DumpMode { kSorted, kInOrder, kFloat64 };
 void AppendSortedMembers(const Node& n, std::vector<uint32_t>& order) {
   const size_t base = order.size();
   const size_t count = n.count;
-  const std::string* keys = &n.key(0);
+  const std::string_view* keys = &n.doc->keys[n.key_first];
   const auto less = [keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; };
   for (size_t i = 0; i < count; ++i) order.push_back(static_cast<uint32_t>(i));
   auto first = order.begin() + static_cast<std::ptrdiff_t>(base);
@@ -375,62 +404,90 @@ void AppendSortedMembers(const Node& n, std::vector<uint32_t>& order) {
   order.resize(out);
 }
 
-Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
-  struct Frame {
-    const Node* node;
-    size_t order_begin;  // sorted objects: their member order in `order`
-    size_t pos;
-    size_t count;
-    bool sorted;
-  };
-  std::vector<Frame> stack;
-  std::vector<uint32_t> order;  // member orders of the open sorted objects, innermost last
-  if (root.size() > 0) {        // a non-empty container: enough for every real message at once
-    stack.reserve(8);
-    if (mode != DumpMode::kInOrder) order.reserve(32);
-  }
-  // Writes a scalar, or the opening bracket of a container and pushes its frame.
-  auto visit = [&](const RawJson& v) -> Status {
+// The open containers of a dump and the member orders of its open sorted objects (innermost
+// last), reused by the dumps on a thread; a dump's own when one on its thread is in progress.
+struct DumpFrame {
+  const Node* node;
+  size_t order_begin;  // sorted objects: their member order in `order`
+  size_t pos;
+  size_t count;
+  bool sorted;
+};
+struct DumpScratch {
+  static constexpr size_t kKeep = 1024;  // capacity kept between dumps
+  std::vector<DumpFrame> stack;
+  std::vector<uint32_t> order;
+  bool in_use = false;
+};
+
+template <DumpMode mode>
+Status DumpTo(const RawJson& root, std::string& out) {
+  thread_local DumpScratch per_thread;
+  std::optional<DumpScratch> own;  // never in practice: a dump does not call back
+  DumpScratch& scratch = per_thread.in_use ? own.emplace() : per_thread;
+  scratch.in_use = true;
+  struct Release {
+    DumpScratch& s;
+    ~Release() {
+      s.stack.clear();
+      s.order.clear();
+      if (s.stack.capacity() > DumpScratch::kKeep) std::vector<DumpFrame>().swap(s.stack);
+      if (s.order.capacity() > DumpScratch::kKeep) std::vector<uint32_t>().swap(s.order);
+      s.in_use = false;
+    }
+  } release{scratch};
+  std::vector<DumpFrame>& stack = scratch.stack;
+  std::vector<uint32_t>& order = scratch.order;
+  Status error;  // kFloat64: a number that does not fit a float64
+  // Writes a scalar, or the opening bracket of a container and pushes its frame; false on error.
+  auto visit = [&](const RawJson& v) -> bool {
     const Node* n = RawJsonAccess::node(v);
     if (n == nullptr) {
-      out += "null";
-      return Status::Ok();
+      out.append("null", 4);
+      return true;
     }
     switch (n->type) {
       case RawJson::Type::kNull:
-        out += "null";
+        out.append("null", 4);
         break;
       case RawJson::Type::kBool:
-        out += n->boolean ? "true" : "false";
+        if (n->boolean) {
+          out.append("true", 4);
+        } else {
+          out.append("false", 5);
+        }
         break;
       case RawJson::Type::kNumber:
-        if (mode == DumpMode::kFloat64) {
+        if constexpr (mode == DumpMode::kFloat64) {
           auto d = v.AsDouble();
-          if (!d.ok()) return d.status();
+          if (!d.ok()) {
+            error = d.status();
+            return false;
+          }
           out += FormatGoFloat(*d);
         } else {
-          out += n->text;
+          out.append(n->text_data, n->text_size);
         }
         break;
       case RawJson::Type::kString:
-        AppendGoString(out, n->text);
+        AppendGoString(out, n->text());
         break;
       case RawJson::Type::kArray:
         if (n->count == 0) {
-          out += "[]";
+          out.append("[]", 2);
           break;
         }
         out += '[';
-        stack.push_back(Frame{n, 0, 0, n->count, false});
+        stack.push_back(DumpFrame{n, 0, 0, n->count, false});
         break;
       case RawJson::Type::kObject: {
         if (n->count == 0) {
-          out += "{}";
+          out.append("{}", 2);
           break;
         }
         out += '{';
-        Frame f{n, order.size(), 0, n->count, false};
-        if (mode != DumpMode::kInOrder) {
+        DumpFrame f{n, order.size(), 0, n->count, false};
+        if constexpr (mode != DumpMode::kInOrder) {
           AppendSortedMembers(*n, order);
           f.count = order.size() - f.order_begin;
           f.sorted = true;
@@ -439,18 +496,18 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
         break;
       }
     }
-    return Status::Ok();
+    return true;
   };
-  if (Status s = visit(root); !s.ok()) return s;
+  if (!visit(root)) return error;
   while (!stack.empty()) {
-    Frame& f = stack.back();
+    DumpFrame& f = stack.back();
     if (f.pos == f.count) {
       out += f.node->type == RawJson::Type::kArray ? ']' : '}';
       if (f.sorted) order.resize(f.order_begin);
       stack.pop_back();
       continue;
     }
-    size_t i = f.sorted ? order[f.order_begin + f.pos] : f.pos;
+    const size_t i = f.sorted ? order[f.order_begin + f.pos] : f.pos;
     if (f.pos > 0) out += ',';
     ++f.pos;
     const Node* n = f.node;  // `f` may dangle after visit() pushes
@@ -458,7 +515,7 @@ Status DumpTo(const RawJson& root, DumpMode mode, std::string& out) {
       AppendGoString(out, n->key(i));
       out += ':';
     }
-    if (Status s = visit(n->child(i)); !s.ok()) return s;
+    if (!visit(n->child(i))) return error;
   }
   return Status::Ok();
 }
@@ -489,21 +546,18 @@ RawJson RawJson::Bool(bool v) {
 }
 
 RawJson RawJson::String(std::string v) {
-  auto [doc, n] = NewSingle(Type::kString);
-  n->text = std::move(v);
+  auto [doc, n] = NewSingle(Type::kString, std::move(v));
   return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Number(double v) {
   if (!std::isfinite(v)) return RawJson();
-  auto [doc, n] = NewSingle(Type::kNumber);
-  n->text = FormatGoFloat(v);
+  auto [doc, n] = NewSingle(Type::kNumber, FormatGoFloat(v));
   return RawJsonAccess::Own(doc, n);
 }
 
 RawJson RawJson::Integer(int64_t v) {
-  auto [doc, n] = NewSingle(Type::kNumber);
-  n->text = std::to_string(v);
+  auto [doc, n] = NewSingle(Type::kNumber, std::to_string(v));
   return RawJsonAccess::Own(doc, n);
 }
 
@@ -511,8 +565,7 @@ Result<RawJson> RawJson::NumberText(std::string_view text) {
   if (!IsJsonNumber(text)) {
     return Result<RawJson>::Error("invalid JSON number \"" + std::string(text) + "\"");
   }
-  auto [doc, n] = NewSingle(Type::kNumber);
-  n->text = std::string(text);
+  auto [doc, n] = NewSingle(Type::kNumber, std::string(text));
   return RawJsonAccess::Own(doc, n);
 }
 
@@ -526,12 +579,14 @@ RawJson RawJson::Array(std::vector<RawJson> elements) {
 RawJson RawJson::Object(std::vector<std::pair<std::string, RawJson>> members) {
   auto [doc, n] = NewSingle(Type::kObject);
   n->count = static_cast<uint32_t>(members.size());
-  doc->keys.reserve(members.size());
+  doc->owned_keys.reserve(members.size());
   doc->kids.reserve(members.size());
   for (auto& m : members) {
-    doc->keys.push_back(std::move(m.first));
+    doc->owned_keys.push_back(std::move(m.first));
     doc->kids.push_back(std::move(m.second));
   }
+  // Views only once owned_keys no longer moves (a short key's bytes are inside its string).
+  doc->keys.assign(doc->owned_keys.begin(), doc->owned_keys.end());
   return RawJsonAccess::Own(doc, n);
 }
 
@@ -557,19 +612,19 @@ const char* RawJson::type_name() const {
 
 bool RawJson::bool_value() const { return is_bool() && node_->boolean; }
 
-const std::string& RawJson::string_value() const {
-  return is_string() ? node_->text : EmptyString();
+std::string_view RawJson::string_value() const {
+  return is_string() ? node_->text() : std::string_view();
 }
 
-const std::string& RawJson::number_text() const {
-  return is_number() ? node_->text : EmptyString();
+std::string_view RawJson::number_text() const {
+  return is_number() ? node_->text() : std::string_view();
 }
 
 Result<double> RawJson::AsDouble() const {
   if (!is_number())
     return Result<double>::Error(std::string("expected a number, got ") + type_name());
   if (node_->has_double) return node_->number;
-  const std::string& s = node_->text;
+  const std::string_view s = node_->text();
   if (std::optional<double> fast = internal::FastDecimal(s)) return *fast;
   double v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -577,21 +632,21 @@ Result<double> RawJson::AsDouble() const {
   if (res.ec == std::errc::result_out_of_range && IsJsonNumber(s) && LeadingExponent(s) < 0) {
     return s[0] == '-' ? -0.0 : 0.0;  // underflow: Go yields ±0 without error
   }
-  return Result<double>::Error("number " + s + " does not fit a float64");
+  return Result<double>::Error("number " + std::string(s) + " does not fit a float64");
 }
 
 Result<int64_t> RawJson::AsInt64() const {
   if (!is_number()) {
     return Result<int64_t>::Error(std::string("expected an integer, got ") + type_name());
   }
-  const std::string& s = node_->text;
-  if (s.find_first_of(".eE") != std::string::npos) {
-    return Result<int64_t>::Error("expected an integer, got " + s);
+  const std::string_view s = node_->text();
+  if (s.find_first_of(".eE") != std::string_view::npos) {
+    return Result<int64_t>::Error("expected an integer, got " + std::string(s));
   }
   int64_t v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);
   if (res.ec != std::errc() || res.ptr != s.data() + s.size()) {
-    return Result<int64_t>::Error("integer " + s + " out of range");
+    return Result<int64_t>::Error("integer " + std::string(s) + " out of range");
   }
   return v;
 }
@@ -603,8 +658,8 @@ const RawJson& RawJson::operator[](size_t i) const {
   return node_->child(i);
 }
 
-const std::string& RawJson::key(size_t i) const {
-  if (!is_object() || i >= node_->count) return EmptyString();
+std::string_view RawJson::key(size_t i) const {
+  if (!is_object() || i >= node_->count) return {};
   return node_->key(i);
 }
 
@@ -618,23 +673,23 @@ const RawJson* RawJson::Find(std::string_view key) const {
 
 std::string RawJson::Dump() const {
   std::string out;
-  (void)DumpTo(*this, DumpMode::kSorted, out);  // cannot fail in this mode
+  (void)DumpTo<DumpMode::kSorted>(*this, out);  // cannot fail in this mode
   return out;
 }
 
 void internal::AppendDump(const RawJson& v, std::string& out) {
-  (void)DumpTo(v, DumpMode::kSorted, out);  // cannot fail in this mode
+  (void)DumpTo<DumpMode::kSorted>(v, out);  // cannot fail in this mode
 }
 
 std::string RawJson::DumpInOrder() const {
   std::string out;
-  (void)DumpTo(*this, DumpMode::kInOrder, out);  // cannot fail in this mode
+  (void)DumpTo<DumpMode::kInOrder>(*this, out);  // cannot fail in this mode
   return out;
 }
 
 Result<std::string> RawJson::DumpAsFloat64() const {
   std::string out;
-  if (Status s = DumpTo(*this, DumpMode::kFloat64, out); !s.ok()) return s;
+  if (Status s = DumpTo<DumpMode::kFloat64>(*this, out); !s.ok()) return s;
   return out;
 }
 

@@ -35,7 +35,9 @@ std::string FormatGoFloat(double v);
 // An immutable JSON value. Numbers keep their source text (so `0.70` stays `0.70`), object
 // members keep their source order and duplicates. Copies share the tree (cheap, thread-safe to
 // read concurrently); a copy of a value inside a parsed document shares that whole document. A
-// parse stores the document's values in a few blocks, not one allocation per value. Destruction
+// parse stores the document's values in a few blocks, not one allocation per value, and its
+// strings, keys and number texts in one copy of the parsed text (so the accessors return views
+// into the document, and a parse copies no value on its own). Destruction
 // (past 64 levels) and dumping are iterative, so depth is bounded only by memory and by Parse's
 // kMaxDepth.
 class RawJson {
@@ -86,9 +88,11 @@ class RawJson {
   bool is_array() const { return type() == Type::kArray; }
   bool is_object() const { return type() == Type::kObject; }
 
-  bool bool_value() const;                  // false unless a boolean
-  const std::string& string_value() const;  // decoded UTF-8; "" unless a string
-  const std::string& number_text() const;   // source text; "" unless a number
+  // Views into the document, valid while a handle to it (this value, or any other value of the
+  // same document) lives.
+  bool bool_value() const;                // false unless a boolean
+  std::string_view string_value() const;  // decoded UTF-8; "" unless a string
+  std::string_view number_text() const;   // source text; "" unless a number
   // The number as a float64, as Go's strconv.ParseFloat: magnitudes below the smallest
   // subnormal become ±0, overflow is an error. Error when not a number.
   Result<double> AsDouble() const;
@@ -100,8 +104,8 @@ class RawJson {
   size_t size() const;
   // Array element i, or the value of object member i (document order). Requires i < size().
   const RawJson& operator[](size_t i) const;
-  // Key of object member i. Requires is_object() and i < size().
-  const std::string& key(size_t i) const;
+  // Key of object member i ("" unless is_object() and i < size()); a view as string_value().
+  std::string_view key(size_t i) const;
   // The value of the LAST member named `key` (Go's rule for duplicate keys); nullptr when this
   // is not an object or has no such member.
   const RawJson* Find(std::string_view key) const;

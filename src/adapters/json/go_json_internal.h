@@ -3,7 +3,9 @@
 //
 // A tree is one or more documents (Doc). A parsed document holds all its values in one block:
 // its nodes, the children of all its containers (each container's contiguous) and its object
-// keys, so a parse allocates a handful of blocks whatever the number of values. A child handle
+// keys (views), and one copy of the parsed text that holds every string, key and number text
+// (each escaped string decoded over its own escaped bytes, which are never fewer), so a parse
+// allocates a handful of blocks whatever the number of values. A child handle
 // inside a document points into the same document without owning it (a shared_ptr with no control
 // block): copying such a handle out (RawJson's copy) takes a share of the document instead, so a
 // copy of a child keeps its whole document alive. Built values (RawJson::Array, ...) are documents
@@ -31,18 +33,29 @@ struct RawJson::Node {
   uint32_t first = 0;      // containers: the first child in doc->kids
   uint32_t count = 0;      // containers: the number of children
   uint32_t key_first = 0;  // objects: the first key in doc->keys (parallel to the children)
-  std::string text;        // string value or number text
-  Doc* doc = nullptr;      // the document this node is in
+  // A string's decoded bytes or a number's text, in its document's text block (parsed) or
+  // owned_text (built).
+  const char* text_data = "";
+  size_t text_size = 0;
+  Doc* doc = nullptr;  // the document this node is in
 
+  std::string_view text() const { return {text_data, text_size}; }
   const RawJson& child(size_t i) const;
-  const std::string& key(size_t i) const;
+  std::string_view key(size_t i) const;
 };
 
 struct RawJson::Doc : std::enable_shared_from_this<RawJson::Doc> {
-  std::vector<Node> nodes;        // a parsed document's values, children before their container
-  Node single;                    // a built value's node (nodes is then empty)
-  std::vector<RawJson> kids;      // the containers' children, each container's contiguous
-  std::vector<std::string> keys;  // the objects' member keys, each object's contiguous
+  std::vector<Node> nodes;    // a parsed document's values, children before their container
+  Node single;                // a built value's node (nodes is then empty)
+  std::vector<RawJson> kids;  // the containers' children, each container's contiguous
+  // The objects' member keys, each object's contiguous: views into `text` (parsed) or
+  // `owned_keys` (built).
+  std::vector<std::string_view> keys;
+  // A parsed document's strings, keys and number texts: a copy of the parsed text in which each
+  // string with escapes is overwritten, from its first byte, by its decoded bytes (never longer).
+  std::unique_ptr<char[]> text;
+  std::string owned_text;               // a built string's or number's text
+  std::vector<std::string> owned_keys;  // a built object's keys
 
   Doc() = default;
   Doc(const Doc&) = delete;
@@ -52,7 +65,7 @@ struct RawJson::Doc : std::enable_shared_from_this<RawJson::Doc> {
 };
 
 inline const RawJson& RawJson::Node::child(size_t i) const { return doc->kids[first + i]; }
-inline const std::string& RawJson::Node::key(size_t i) const { return doc->keys[key_first + i]; }
+inline std::string_view RawJson::Node::key(size_t i) const { return doc->keys[key_first + i]; }
 
 class RawJsonAccess {
  public:
@@ -81,8 +94,10 @@ inline uint64_t AnyByteIs(uint64_t w, unsigned char c) {
   return AnyByteBelow(w ^ (kByteOnes * c), 1);
 }
 
-// A built document of one node of type `t` (and text), returned as an owning handle's node.
-std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t);
+// A built document of one node of type `t` with `text` (owned_text), returned as an owning
+// handle's node.
+std::pair<std::shared_ptr<RawJson::Doc>, RawJson::Node*> NewSingle(RawJson::Type t,
+                                                                   std::string text = {});
 
 // The float64 of a short decimal number text (at most 15 significant digits, no exponent, at
 // most 22 after the point), exactly strtod's; nullopt for any other text (take the general path).

@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "adapters/json/test_util.h"
 
@@ -271,6 +276,59 @@ TEST(RawJson, ChildrenCopiedOutKeepTheirDocument) {
   EXPECT_EQ(again[0].size(), 2u);
   EXPECT_EQ(again.key(0), "p");
   EXPECT_EQ(*again[0][1].AsDouble(), 0.25);
+}
+
+// Strings, keys and number texts are views into the document's own copy of the parsed text,
+// in which each escaped string is decoded over its own escaped bytes: they outlive the input,
+// and decoding one string never overwrites its neighbours (adjacent escaped strings, an escaped
+// key right before an escaped value, the longest escapes against the shortest decodings).
+TEST(RawJson, ValuesAreViewsThatOutliveTheParsedText) {
+  std::string text = R"({"k\u00e9y":"\u0041\u0042","n":0.70,"e":"","a":["\ud83d\ude00","\\\\\"",)"
+                     R"("p\/q","\n\t","plain",-1e+2,"\u2028x"],"\u0000":"z"})";
+  auto parsed = RawJson::Parse(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  RawJson j = *parsed;
+  parsed = RawJson();
+  std::fill(text.begin(), text.end(), '#');  // the document must not read the input again
+  text = std::string();
+  ASSERT_EQ(j.size(), 5u);
+  EXPECT_EQ(j.key(0), "k\xc3\xa9y");
+  EXPECT_EQ(j[0].string_value(), "AB");
+  EXPECT_EQ(j.key(1), "n");
+  EXPECT_EQ(j[1].number_text(), "0.70");
+  EXPECT_EQ(j[2].string_value(), "");
+  const RawJson& a = j[3];
+  ASSERT_EQ(a.size(), 7u);
+  EXPECT_EQ(a[0].string_value(), "\xf0\x9f\x98\x80");
+  EXPECT_EQ(a[1].string_value(), "\\\\\"");
+  EXPECT_EQ(a[2].string_value(), "p/q");
+  EXPECT_EQ(a[3].string_value(), "\n\t");
+  EXPECT_EQ(a[4].string_value(), "plain");
+  EXPECT_EQ(a[5].number_text(), "-1e+2");
+  EXPECT_EQ(a[6].string_value(), "\xe2\x80\xa8x");
+  EXPECT_EQ(j.key(4), std::string_view("\0", 1));
+  EXPECT_EQ(j[4].string_value(), "z");
+  // A child copied out keeps the text block alive after every other handle is gone.
+  RawJson emoji = a[0];
+  j = RawJson();
+  EXPECT_EQ(emoji.string_value(), "\xf0\x9f\x98\x80");
+  EXPECT_EQ(emoji.Dump(), "\"\xf0\x9f\x98\x80\"");
+  // Built values own their text and keys: views stay valid after the sources are gone.
+  std::vector<std::pair<std::string, RawJson>> members;
+  for (int i = 0; i < 40; ++i) {  // the members' vector grows (and moves its keys) while built
+    members.emplace_back(i % 2 == 0 ? "k" + std::to_string(i) : std::string(40, 'a' + i % 26),
+                         RawJson::String("value number " + std::to_string(i)));
+  }
+  RawJson built = RawJson::Object(std::move(members));
+  members.clear();
+  ASSERT_EQ(built.size(), 40u);
+  EXPECT_EQ(built.key(0), "k0");
+  EXPECT_EQ(built.key(1), std::string(40, 'b'));
+  EXPECT_EQ(built.key(38), "k38");
+  EXPECT_EQ(built[39].string_value(), "value number 39");
+  EXPECT_EQ(RawJson::Number(0.5).number_text(), "0.5");
+  EXPECT_EQ(RawJson::Integer(-7).number_text(), "-7");
+  EXPECT_EQ(RawJson::String("").string_value(), "");
 }
 
 TEST(RawJson, AcceptsSurroundingWhitespace) {

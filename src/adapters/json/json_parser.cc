@@ -22,6 +22,7 @@
 #include <exception>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -201,13 +202,13 @@ struct Scratch {
   static constexpr size_t kKeep = 256;
 
   std::vector<Frame> stack;
-  std::vector<uint32_t> values;   // finished values not yet in a container: node or kNullValue
-  std::vector<std::string> keys;  // keys of the open objects' members
+  std::vector<uint32_t> values;        // finished values not yet in a container: node or kNullValue
+  std::vector<std::string_view> keys;  // keys of the open objects' members (in the text block)
   // The document: its nodes (children before their container), the containers' children (node
   // or kNullValue, each container's contiguous) and the closed objects' keys.
   std::vector<Node> nodes;
   std::vector<uint32_t> kids;
-  std::vector<std::string> doc_keys;
+  std::vector<std::string_view> doc_keys;
   bool in_use = false;
   // What the last document needed: the next parse's nodes and keys start at that (they are handed
   // to the document when it fits them, Finish).
@@ -248,6 +249,7 @@ class Parser {
  public:
   Parser(std::string_view text, size_t max_values, Scratch& scratch)
       : max_values_(max_values),
+        text_(text.empty() ? nullptr : new char[text.size()]),
         begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
@@ -313,6 +315,9 @@ class Parser {
 
   const size_t max_values_;
   size_t values_seen_ = 0;  // values begun so far
+  // The document's text block (Doc::text): a copy of the input, each escaped string overwritten
+  // by its decoded bytes. Strings, keys and numbers are views into it, at their input offsets.
+  std::unique_ptr<char[]> text_;
 
   const char* const begin_;
   const char* p_;  // next byte to scan
@@ -325,19 +330,22 @@ class Parser {
   const char* token_start_ = nullptr;  // nlohmann's token_string starts here
   const char* lex_error_ = "";
 
+  // The bytes of the text block at the input's `at`.
+  char* TextAt(const char* at) const { return text_.get() + (at - begin_); }
+
   // Value of the current token.
-  std::string_view string_;    // kString: the decoded bytes (the source, or str_)
+  std::string_view string_;    // kString: the decoded bytes, in the text block
   std::string str_;            // a string with escapes, decoded
   std::string_view number_;    // kNumber: the source text
   bool number_plain_ = false;  // kNumber: no exponent and at most 308 integer digits
 
   // Reused across parses on a thread (see Scratch), empty between parses.
-  std::vector<Frame>& stack_;       // open containers, outermost first
-  std::vector<uint32_t>& values_;   // finished values not yet in a container node
-  std::vector<std::string>& keys_;  // keys of the open objects' members
-  std::vector<Node>& nodes_;        // the document (Scratch)
+  std::vector<Frame>& stack_;            // open containers, outermost first
+  std::vector<uint32_t>& values_;        // finished values not yet in a container node
+  std::vector<std::string_view>& keys_;  // keys of the open objects' members
+  std::vector<Node>& nodes_;             // the document (Scratch)
   std::vector<uint32_t>& kids_;
-  std::vector<std::string>& doc_keys_;
+  std::vector<std::string_view>& doc_keys_;
   size_t& node_hint_;
   size_t& key_hint_;
 };
@@ -429,11 +437,13 @@ Tok Parser::ScanString() {
     if (p_ == end_) return LexError("invalid string: missing closing quote", end_);
     const auto c = static_cast<unsigned char>(*p_);
     if (c == '"') {
+      char* const at = TextAt(first);
       if (escaped) {
         str_.append(run, p_);
-        string_ = str_;
+        std::memcpy(at, str_.data(), str_.size());  // never longer than its escaped source
+        string_ = std::string_view(at, str_.size());
       } else {
-        string_ = std::string_view(first, static_cast<size_t>(p_ - first));
+        string_ = std::string_view(at, static_cast<size_t>(p_ - first));
       }
       return Token(Tok::kString, p_ + 1);
     }
@@ -611,6 +621,7 @@ RawJson Parser::Finish() {
     doc->kids.push_back(k == kNullValue ? RawJson() : RawJsonAccess::Borrow(&doc->nodes[k]));
   }
   Hand(doc_keys_, doc->keys);
+  doc->text = std::move(text_);
   return RawJsonAccess::Own(doc, &doc->nodes[root]);
 }
 
@@ -627,6 +638,7 @@ void Parser::Hand(std::vector<T>& from, std::vector<T>& to) {
 
 // Mirrors nlohmann's parser::sax_parse(strict) with the depth limit RawJson adds.
 Result<RawJson> Parser::Run() {
+  if (text_) std::memcpy(text_.get(), begin_, static_cast<size_t>(end_ - begin_));
   token_start_ = begin_;
   // nlohmann's lexer skips a UTF-8 byte order mark at the start; a partial one is an error.
   if (p_ != end_ && static_cast<unsigned char>(*p_) == 0xef) {
@@ -673,7 +685,9 @@ Result<RawJson> Parser::Run() {
         continue;  // `tok` starts the first element
       }
       case Tok::kString: {
-        Emit(RawJson::Type::kString).text = string_;
+        Node& n = Emit(RawJson::Type::kString);
+        n.text_data = string_.data();
+        n.text_size = string_.size();
         break;
       }
       case Tok::kNumber: {
@@ -682,7 +696,8 @@ Result<RawJson> Parser::Run() {
                                         std::string(number_) + "'");
         }
         Node& n = Emit(RawJson::Type::kNumber);
-        n.text = number_;
+        n.text_data = TextAt(number_.data());
+        n.text_size = number_.size();
         if (std::optional<double> d = internal::FastDecimal(number_)) {
           n.has_double = true;
           n.number = *d;

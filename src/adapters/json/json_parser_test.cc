@@ -193,14 +193,16 @@ std::string TreeDifference(const RawJson& a, const RawJson& b) {
     }
     if (x->bool_value() != y->bool_value()) return "bool value";
     if (x->string_value() != y->string_value()) {
-      return "string " + x->string_value() + " vs " + y->string_value();
+      return "string " + std::string(x->string_value()) + " vs " + std::string(y->string_value());
     }
     if (x->number_text() != y->number_text()) {
-      return "number " + x->number_text() + " vs " + y->number_text();
+      return "number " + std::string(x->number_text()) + " vs " + std::string(y->number_text());
     }
     if (x->size() != y->size()) return "size";
     for (size_t i = 0; i < x->size(); ++i) {
-      if (x->key(i) != y->key(i)) return "key " + x->key(i) + " vs " + y->key(i);
+      if (x->key(i) != y->key(i)) {
+        return "key " + std::string(x->key(i)) + " vs " + std::string(y->key(i));
+      }
       stack.emplace_back(&(*x)[i], &(*y)[i]);
     }
   }

@@ -62,11 +62,11 @@ Status DecodeMetaRest(const RawJson& root, core::ObjectMeta* meta,
   if (ann == nullptr) return Status::Ok();
   for (size_t i = 0; i < ann->size(); ++i) {
     const RawJson& v = (*ann)[i];
-    const std::string& key = ann->key(i);
+    const std::string_view key = ann->key(i);
     if (!v.is_null() && !v.is_string()) {
       return TypeError("metadata.annotations[" + GoString(key) + "]", "a string", v);
     }
-    meta->annotations[key] = v.string_value();
+    meta->annotations[std::string(key)] = v.string_value();
   }
   if (auto it = meta->annotations.find(std::string(kCredential)); it != meta->annotations.end()) {
     *credential = it->second;
@@ -505,9 +505,9 @@ std::string AnnotationsWithCredential(const RawJson* ann, const std::string& cre
   std::string cred_value = GoString(credential);
   if (ann != nullptr) {
     for (size_t i = 0; i < ann->size(); ++i) {
-      const std::string& key = ann->key(i);
+      const std::string_view key = ann->key(i);
       if (key == kCredential) continue;
-      if (!inserted && std::string_view(key) > kCredential) {
+      if (!inserted && key > kCredential) {
         put(kCredential, cred_value);
         inserted = true;
       }
@@ -539,7 +539,7 @@ std::string MetaWithCredential(const RawJson& md, const std::string& credential)
   };
   bool inserted = false;
   for (size_t i = 0; i < md.size(); ++i) {
-    const std::string& key = md.key(i);
+    const std::string_view key = md.key(i);
     if (key == "annotations") {
       if (i != ann_index) continue;  // Go keeps the last duplicate
       put(key, AnnotationsWithCredential(md[i].is_object() ? &md[i] : nullptr, credential));

@@ -94,16 +94,16 @@ Status AppendCondModels(const RawJson& holder, std::string_view path, std::strin
 // ---- worker results --------------------------------------------------------------------------
 
 // Adds the numbers of the metric `v` named `name` (core::MetricNumbers): a nested object's
-// members as "<name>/<member>" up to two levels below `metrics`.
-void AddObservedMetric(const RawJson& v, const std::string& name, int depth,
-                       core::MetricNumbers& out) {
+// members as "<name>/<member>" up to two levels below `metrics`. `name` is a buffer the nested
+// names are built in; it is as given again on return.
+void AddObservedMetric(const RawJson& v, std::string& name, int depth, core::MetricNumbers& out) {
   if (out.size() >= core::kMaxObservedMetrics || name.size() > core::kMaxObservedMetricName) return;
   if (v.is_number()) {
     if (auto d = v.AsDouble(); d.ok() && std::isfinite(*d)) out[name] = *d;
   } else if (v.is_array()) {
     double sum = 0;
     size_t n = 0;
-    for (size_t k = 0; k < v.size(); ++k) {
+    for (size_t k = 0, count = v.size(); k < count; ++k) {
       if (!v[k].is_number()) continue;
       if (auto d = v[k].AsDouble(); d.ok()) {
         sum += *d;
@@ -113,8 +113,12 @@ void AddObservedMetric(const RawJson& v, const std::string& name, int depth,
     const double mean = n > 0 ? sum / static_cast<double>(n) : 0;
     if (n > 0 && std::isfinite(mean)) out[name] = mean;
   } else if (v.is_object() && depth < 2) {
-    for (size_t k = 0; k < v.size(); ++k) {
-      AddObservedMetric(v[k], name.empty() ? v.key(k) : name + "/" + v.key(k), depth + 1, out);
+    const size_t base = name.size();
+    for (size_t k = 0, count = v.size(); k < count; ++k) {
+      if (base > 0) name += '/';
+      name += v.key(k);
+      AddObservedMetric(v[k], name, depth + 1, out);
+      name.resize(base);
     }
   }
 }
@@ -145,7 +149,7 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
         list.clear();
         break;
       }
-      list.push_back((*devices)[k].string_value());
+      list.emplace_back((*devices)[k].string_value());
     }
     ref->devices = std::move(list);
   }
@@ -366,12 +370,14 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body, ReportMetrics m
 
 void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report) {
   report.observed_metrics.assign(report.results.size(), {});
+  std::string name;  // AddObservedMetric's buffer
   for (size_t i = 0; i < report.results.size() && i < results.size(); ++i) {
     const RawJson& el = results[i];
     const RawJson* m = el.is_object() ? Member(el, "metrics") : nullptr;
     if (m == nullptr || !m->is_object()) continue;
     report.results[i].metrics = internal::DecodeMetrics(*m);
-    AddObservedMetric(*m, "", 0, report.observed_metrics[i]);
+    name.clear();
+    AddObservedMetric(*m, name, 0, report.observed_metrics[i]);
   }
 }
 
@@ -379,7 +385,7 @@ std::string WorkerNameIn(std::string_view body) {
   auto parsed = RawJson::Parse(body, kMaxWorkerBodyValues);
   if (!parsed.ok()) return "";
   const RawJson* name = parsed->Find("name");
-  return name != nullptr && name->is_string() ? name->string_value() : "";
+  return name != nullptr && name->is_string() ? std::string(name->string_value()) : "";
 }
 
 std::string EncodeForwardedWorkerMessage(const WorkerMessage& msg) {

@@ -261,7 +261,7 @@ Status ReadSecretMap(const RawJson* v, std::string_view path, SecretValues value
   if (v == nullptr || v->is_null()) return Status::Ok();
   if (!v->is_object()) return Status::Error(ExpectedError(path, "an object", *v));
   for (size_t i = 0; i < v->size(); ++i) {
-    const std::string& key = v->key(i);
+    const std::string key(v->key(i));
     const RawJson& value = (*v)[i];
     const std::string at = std::string(path) + "[" + GoString(key) + "]";
     if (values != SecretValues::kAnnotations && !IsSecretKey(key)) {
@@ -421,7 +421,7 @@ class Loader {
       return fail(where, "kind: missing");
     }
     if (!kind_v->is_string()) return fail(where, ExpectedError("kind", "a string", *kind_v));
-    const std::string kind = kind_v->string_value();
+    const std::string kind(kind_v->string_value());
     const bool is_secret = kind == "Secret";
     if (!is_secret && std::find(std::begin(kHandledKinds), std::end(kHandledKinds), kind) ==
                           std::end(kHandledKinds)) {
@@ -442,7 +442,7 @@ class Loader {
     if (!name_v->is_string()) {
       return fail(where, kind + ": " + ExpectedError("metadata.name", "a string", *name_v));
     }
-    const std::string name = name_v->string_value();
+    const std::string name(name_v->string_value());
     if (!IsDnsSubdomain(name)) {
       return fail(where, kind + ": metadata.name: " + GoString(name) +
                              " is not a valid name (lower-case letters, digits, '-' and '.', "
@@ -473,7 +473,7 @@ class Loader {
       return fail(who, "apiVersion: missing (expected \"sedna.io/v1alpha1\")");
     }
     if (!api_v->is_string()) return fail(who, ExpectedError("apiVersion", "a string", *api_v));
-    const std::string& api = api_v->string_value();
+    const std::string api(api_v->string_value());
     constexpr std::string_view kGroup = "sedna.io/";
     if (api.compare(0, kGroup.size(), kGroup) != 0 || api.size() == kGroup.size() ||
         api.find('/', kGroup.size()) != std::string::npos) {

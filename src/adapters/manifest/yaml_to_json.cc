@@ -280,11 +280,11 @@ class Converter {
     if (!v.ok()) return v.status();
     switch (v->type()) {
       case RawJson::Type::kString:
-        return v->string_value();
+        return std::string(v->string_value());
       case RawJson::Type::kBool:
         return std::string(v->bool_value() ? "true" : "false");
       case RawJson::Type::kNumber:
-        return v->number_text();
+        return std::string(v->number_text());
       default:
         return Result<std::string>::Error(At(key) + "a mapping key must not be null");
     }
@@ -337,7 +337,7 @@ class Converter {
     std::set<std::string> merged;
     auto merge_from = [&](const RawJson& obj) {
       for (size_t i = 0; i < obj.size(); ++i) {
-        const std::string& key = obj.key(i);
+        const std::string key(obj.key(i));
         if (explicit_keys.count(key) != 0 || !merged.insert(key).second) continue;
         members.emplace_back(key, obj[i]);
       }

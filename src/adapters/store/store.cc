@@ -841,6 +841,7 @@ Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit, int64_t after_i
   if (limit == 0) return out;
   const int64_t after = std::max(after_id, im.acked_through);
   if (!options_.read_only && after >= im.tail_floor) {
+    out.reserve(std::min(limit, im.tail.size()));
     for (const auto& e : im.tail) {
       if (out.size() == limit) break;
       if (e.id > after) out.push_back(e);

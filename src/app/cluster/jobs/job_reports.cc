@@ -5,6 +5,8 @@
 #include <cctype>
 #include <chrono>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
@@ -58,19 +60,26 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessag
 // (docs/protocol.md §P4.4); that, the job and the models are all a report can be checked by: the
 // protocol has no authentication (docs/security.md).
 Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) const {
-  std::string kind = r.kind, status = r.status;
-  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (char& c : status) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (kind != "train" && kind != "eval") return Status::Ok();
-  const std::string prefix = kind + "-worker-";
+  const auto equals_lower = [](std::string_view text, std::string_view lower) {
+    if (text.size() != lower.size()) return false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
+    }
+    return true;
+  };
+  const std::string_view kind = equals_lower(r.kind, "train")  ? "train"
+                                : equals_lower(r.kind, "eval") ? "eval"
+                                                               : "";
+  if (kind.empty()) return Status::Ok();
+  const std::string_view prefix = kind == "train" ? "train-worker-" : "eval-worker-";
   if (r.worker_name.compare(0, prefix.size(), prefix) != 0) {
-    return Status::Error("name: \"" + r.worker_name + "\" is not a " + kind +
-                         " worker's name (Sedna names them " + prefix + "<suffix>)");
+    return Status::Error("name: \"" + r.worker_name + "\" is not a " + std::string(kind) +
+                         " worker's name (Sedna names them " + std::string(prefix) + "<suffix>)");
   }
-  if (status != "completed") return Status::Ok();
+  if (!equals_lower(r.status, "completed")) return Status::Ok();
   if (!r.results_error.empty()) return Status::Error(r.results_error);
   if (r.results.empty()) return Status::Error("results: empty");
-  const core::ReportScope scope = e.runner->ScopeOfReport(World(e), kind);
+  const core::ReportScope scope = e.runner->ScopeOfReport(World(e), std::string(kind));
   if (!scope.awaited) return Status::Ok();  // not this LC's stage: forwarded only
   for (size_t i = 0; i < r.results.size(); ++i) {
     const std::string& url = r.results[i].url;
