@@ -100,30 +100,29 @@ Status ReadArray(const RawJson& obj, std::string_view key, std::string_view path
   return Status::Ok();
 }
 
+core::MetricValue DecodeMetricValue(const RawJson& v) {
+  if (v.is_number()) {
+    if (auto d = v.AsDouble(); d.ok()) return core::MetricValue::Number(*d);
+  } else if (v.is_array()) {
+    const size_t count = v.size();
+    std::vector<double> list;
+    list.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      auto d = v[k].AsDouble();
+      if (!d.ok()) return core::MetricValue::Other();
+      list.push_back(*d);
+    }
+    return core::MetricValue::List(std::move(list));
+  }
+  return core::MetricValue::Other();
+}
+
 core::Metrics DecodeMetrics(const RawJson& metrics) {
   core::Metrics out;
   if (!metrics.is_object()) return out;
   for (size_t i = 0, count = metrics.size(); i < count; ++i) {
-    const RawJson& v = metrics[i];
-    core::MetricValue mv = core::MetricValue::Other();
-    if (v.is_number()) {
-      if (auto d = v.AsDouble(); d.ok()) mv = core::MetricValue::Number(*d);
-    } else if (v.is_array()) {
-      const size_t count_k = v.size();
-      std::vector<double> list;
-      list.reserve(count_k);
-      bool all_numbers = true;
-      for (size_t k = 0; k < count_k && all_numbers; ++k) {
-        auto d = v[k].AsDouble();
-        if (d.ok()) {
-          list.push_back(*d);
-        } else {
-          all_numbers = false;
-        }
-      }
-      if (all_numbers) mv = core::MetricValue::List(std::move(list));
-    }
-    out[std::string(metrics.key(i))] = std::move(mv);  // a later duplicate key wins, as in Go
+    // A later duplicate key wins, as in Go.
+    out[std::string(metrics.key(i))] = DecodeMetricValue(metrics[i]);
   }
   return out;
 }

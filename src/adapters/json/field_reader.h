@@ -45,5 +45,7 @@ Status ReadArray(const RawJson& obj, std::string_view key, std::string_view path
 // A worker/GM metrics object: number -> Number, array of numbers -> List, anything else ->
 // Other. Not an object -> empty.
 core::Metrics DecodeMetrics(const RawJson& metrics);
+// One member of such an object, as DecodeMetrics decodes it.
+core::MetricValue DecodeMetricValue(const RawJson& v);
 
 }  // namespace sedna::json::internal

@@ -368,16 +368,42 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body, ReportMetrics m
   return msg;
 }
 
+// internal::DecodeMetrics(m) into `metrics` and AddObservedMetric(m, "", 0, ...) into `observed`,
+// in one pass over the members: a member that decodes to a Number or a List gives its observed
+// number from that (the same value, and the same mean: the list holds every element, in order);
+// any other member is read again as AddObservedMetric reads it.
+void DecodeResultMetrics(const RawJson& m, core::Metrics& metrics, core::MetricNumbers& observed,
+                         std::string& name) {
+  for (size_t i = 0, count = m.size(); i < count; ++i) {
+    const RawJson& v = m[i];
+    core::MetricValue mv = internal::DecodeMetricValue(v);
+    name.assign(m.key(i));
+    if (observed.size() < core::kMaxObservedMetrics &&
+        name.size() <= core::kMaxObservedMetricName) {
+      if (mv.kind == core::MetricValue::Kind::kNumber) {
+        if (std::isfinite(mv.number)) observed[name] = mv.number;
+      } else if (mv.kind == core::MetricValue::Kind::kList) {
+        double sum = 0;
+        for (double d : mv.list) sum += d;
+        const double mean = mv.list.empty() ? 0 : sum / static_cast<double>(mv.list.size());
+        if (!mv.list.empty() && std::isfinite(mean)) observed[name] = mean;
+      } else {
+        AddObservedMetric(v, name, 1, observed);
+      }
+    }
+    metrics[name] = std::move(mv);  // a later duplicate key wins, as in Go
+  }
+}
+
 void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report) {
   report.observed_metrics.assign(report.results.size(), {});
-  std::string name;  // AddObservedMetric's buffer
+  std::string name;  // the metric names' buffer
   for (size_t i = 0; i < report.results.size() && i < results.size(); ++i) {
     const RawJson& el = results[i];
     const RawJson* m = el.is_object() ? Member(el, "metrics") : nullptr;
     if (m == nullptr || !m->is_object()) continue;
-    report.results[i].metrics = internal::DecodeMetrics(*m);
-    name.clear();
-    AddObservedMetric(*m, name, 0, report.observed_metrics[i]);
+    report.results[i].metrics.clear();
+    DecodeResultMetrics(*m, report.results[i].metrics, report.observed_metrics[i], name);
   }
 }
 

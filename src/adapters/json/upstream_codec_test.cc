@@ -211,6 +211,54 @@ TEST(UpstreamCodec, DeferredMetricsDecodeToTheSameReport) {
   EXPECT_EQ(bad->report.results_error, "results[0].metrics: expected an object, got array");
 }
 
+// Each metric decodes once for both readers: results[i].metrics (Number, List, Other; a later
+// duplicate wins) and observed_metrics (a number, a list's mean, a mixed array's numbers' mean,
+// a nested object's members; a later duplicate wins; names past the bound are left out).
+TEST(UpstreamCodec, MetricsAndObservedMetricsAgreeMemberByMember) {
+  const std::string long_name(core::kMaxObservedMetricName + 1, 'n');
+  auto m = DecodeWorkerMessage(
+      R"({"name":"eval-worker-x","kind":"eval","status":"completed","results":[)"
+      R"({"format":"pkl","url":"u","metrics":{"p":0.5,"r":[0.25,0.75,0.5],"e":[],)"
+      R"("mix":[1,"x",3,null],"t":{"acc":0.9,"l":[1,2]},"d":1,"d":2,"tiny":1e-400,)"
+      R"("s":"text","b":true,")" +
+      long_name + R"(":7}}]})");
+  ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_EQ(m->report.results.size(), 1u);
+  const core::Metrics& metrics = m->report.results[0].metrics;
+  EXPECT_EQ(metrics.size(), 10u);
+  EXPECT_EQ(metrics.at("p"), core::MetricValue::Number(0.5));
+  EXPECT_EQ(metrics.at("r"), core::MetricValue::List({0.25, 0.75, 0.5}));
+  EXPECT_EQ(metrics.at("e"), core::MetricValue::List({}));
+  EXPECT_EQ(metrics.at("mix"), core::MetricValue::Other());
+  EXPECT_EQ(metrics.at("t"), core::MetricValue::Other());
+  EXPECT_EQ(metrics.at("d"), core::MetricValue::Number(2));
+  EXPECT_EQ(metrics.at("tiny"), core::MetricValue::Number(0));
+  EXPECT_EQ(metrics.at("s"), core::MetricValue::Other());
+  EXPECT_EQ(metrics.at("b"), core::MetricValue::Other());
+  EXPECT_EQ(metrics.at(long_name), core::MetricValue::Number(7));
+  ASSERT_EQ(m->report.observed_metrics.size(), 1u);
+  EXPECT_EQ(m->report.observed_metrics[0], (core::MetricNumbers{{"p", 0.5},
+                                                                {"r", 0.5},
+                                                                {"mix", 2},
+                                                                {"t/acc", 0.9},
+                                                                {"t/l", 1.5},
+                                                                {"d", 2},
+                                                                {"tiny", 0}}));
+  // The bound counts distinct names: 31 more fill it, the 33rd name is left out.
+  std::string body = R"({"name":"eval-worker-x","kind":"eval","status":"completed","results":[)"
+                     R"({"format":"pkl","url":"u","metrics":{"a":[1,3],"a":[5])";
+  for (int i = 0; i < 32; ++i) body += ",\"m" + std::to_string(i) + "\":" + std::to_string(i);
+  body += "}}]}";
+  auto bounded = DecodeWorkerMessage(body);
+  ASSERT_TRUE(bounded.ok()) << bounded.message();
+  const core::MetricNumbers& obs = bounded->report.observed_metrics[0];
+  EXPECT_EQ(obs.size(), core::kMaxObservedMetrics);
+  EXPECT_EQ(obs.at("a"), 5);
+  EXPECT_EQ(obs.count("m30"), 1u);
+  EXPECT_EQ(obs.count("m31"), 0u);
+  EXPECT_EQ(bounded->report.results[0].metrics.size(), 33u);
+}
+
 // The observers' numbers (core::MetricNumbers): LL's per-task objects flattened, a list as its
 // mean, a hostile report bounded.
 TEST(UpstreamCodec, ObservedMetricsFlattenWithinBounds) {

@@ -15,9 +15,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string Cut(std::string s, size_t n = RoundHistory::kMaxText) {
-  if (s.size() > n) s.resize(n);
-  return s;
+std::string Cut(std::string_view s, size_t n = RoundHistory::kMaxText) {
+  return std::string(s.substr(0, n));
 }
 
 // A fact's metrics, bounded as the history keeps them (the codec bounds them already).
@@ -178,7 +177,7 @@ std::map<std::string, double> MetricsFrom(const Json& o) {
 bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fact>& facts,
                 int64_t now_ms, size_t max_rounds) {
   bool changed = false;
-  auto set = [&](std::string& field, const std::string& v) {
+  auto set = [&](std::string& field, std::string_view v) {
     if (field != v) field = Cut(v), changed = true;
   };
   set(h.key, job.key);
@@ -331,7 +330,8 @@ void RoundHistory::OnStep(const HistoryJob& job, const std::vector<core::Fact>& 
                           int64_t now_ms) {
   Load();
   const size_t max_rounds = static_cast<size_t>(std::max<int64_t>(ctx_.cfg.history_rounds, 1));
-  auto it = jobs_.find(job.key);
+  const std::string key(job.key);
+  auto it = jobs_.find(key);
   if (it == jobs_.end()) {
     JobHistory h;
     if (!RecordStep(h, job, facts, now_ms, max_rounds)) return;
@@ -343,12 +343,12 @@ void RoundHistory::OnStep(const HistoryJob& job, const std::vector<core::Fact>& 
       jobs_.erase(oldest);
     }
     h.updated_ms = now_ms;
-    jobs_[job.key] = std::move(h);
+    jobs_[key] = std::move(h);
   } else {
     if (!RecordStep(it->second, job, facts, now_ms, max_rounds)) return;
     it->second.updated_ms = now_ms;
   }
-  dirty_[job.key] = true;
+  dirty_[key] = true;
   ScheduleFlush();
 }
 

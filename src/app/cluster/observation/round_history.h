@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -80,10 +81,11 @@ struct JobHistory {
   bool operator==(const JobHistory&) const = default;
 };
 
-// The job a step was of, as the job runner tells it with the step's facts.
+// The job a step was of, as the job runner tells it with the step's facts: views of the job's
+// own strings, valid for the call (the history copies what it keeps).
 struct HistoryJob {
-  std::string key, kind, ns, name;
-  std::string train_trigger, deploy_trigger;  // core::Trigger::text
+  std::string_view key, kind, ns, name;
+  std::string_view train_trigger, deploy_trigger;  // core::Trigger::text
 };
 
 // Pure: records one step's facts (in the order the core returned them) into `h`. Returns whether

@@ -309,12 +309,12 @@ TEST(RoundHistoryTest, SurvivesARestart) {
       rh.OnStep(j.Facts(), {Fired(round, "f")}, round);
     }
     io.run();  // the posted flush
-    EXPECT_EQ(rh.Find(j.Facts().key)->rounds.size(), 2u);
+    EXPECT_EQ(rh.Find(std::string(j.Facts().key))->rounds.size(), 2u);
   }
   boost::asio::io_context io;
   auto ctx = OpenContext(io, db.path(), 2);
   RoundHistory rh(*ctx);
-  const JobHistory* h = rh.Find(j.Facts().key);
+  const JobHistory* h = rh.Find(std::string(j.Facts().key));
   ASSERT_NE(h, nullptr);
   ASSERT_EQ(h->rounds.size(), 2u);
   EXPECT_EQ(h->rounds[0].round, 2);
@@ -331,9 +331,9 @@ TEST(RoundHistoryTest, OldDecisionsAreNotRecorded) {
   RoundHistory rh(*ctx);
   Job j;
   rh.OnStep(j.Facts(), {Fired(5, "f")}, 1);
-  EXPECT_EQ(rh.Find(j.Facts().key)->rounds[0].decision, "");
+  EXPECT_EQ(rh.Find(std::string(j.Facts().key))->rounds[0].decision, "");
   rh.OnStep(j.Facts(), {}, 2);  // no fact: nothing recorded, nothing to write
-  EXPECT_EQ(rh.Find(j.Facts().key)->updated_ms, 1);
+  EXPECT_EQ(rh.Find(std::string(j.Facts().key))->updated_ms, 1);
 }
 
 TEST(DashboardFeedTest, JobGaugesFollowPrometheusNaming) {
