@@ -319,7 +319,9 @@ TEST(StoreTest, OutboxFramesGoInAtTheCommitInOrder) {
                      std::string f = "n" + std::to_string(n) + "-" + std::to_string(i);
                      auto id = tx.OutboxAppend(f);
                      if (!id.ok()) return id.status();
-                     if (!want.empty()) EXPECT_EQ(*id, want.back().id + 1);
+                     if (!want.empty()) {
+                       EXPECT_EQ(*id, want.back().id + 1);
+                     }
                      want.push_back({*id, f});
                    }
                    return tx.PutState("s", "k", std::to_string(n));
