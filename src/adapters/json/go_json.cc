@@ -88,7 +88,7 @@ void AppendGoString(std::string& out, std::string_view s) {
   if (i == s.size()) {  // nothing to escape (every key and almost every value): one copy
     const size_t at = out.size();
     out.append(s.size() + 2, '"');
-    std::memcpy(out.data() + at + 1, s.data(), s.size());
+    if (!s.empty()) std::memcpy(out.data() + at + 1, s.data(), s.size());  // data() may be null
     return;
   }
   out.reserve(out.size() + s.size() + 2);
@@ -613,11 +613,11 @@ const char* RawJson::type_name() const {
 bool RawJson::bool_value() const { return is_bool() && node_->boolean; }
 
 std::string_view RawJson::string_value() const {
-  return is_string() ? node_->text() : std::string_view();
+  return is_string() ? node_->text() : std::string_view("");
 }
 
 std::string_view RawJson::number_text() const {
-  return is_number() ? node_->text() : std::string_view();
+  return is_number() ? node_->text() : std::string_view("");
 }
 
 Result<double> RawJson::AsDouble() const {
@@ -659,7 +659,7 @@ const RawJson& RawJson::operator[](size_t i) const {
 }
 
 std::string_view RawJson::key(size_t i) const {
-  if (!is_object() || i >= node_->count) return {};
+  if (!is_object() || i >= node_->count) return "";
   return node_->key(i);
 }
 

@@ -329,6 +329,11 @@ TEST(RawJson, ValuesAreViewsThatOutliveTheParsedText) {
   EXPECT_EQ(RawJson::Number(0.5).number_text(), "0.5");
   EXPECT_EQ(RawJson::Integer(-7).number_text(), "-7");
   EXPECT_EQ(RawJson::String("").string_value(), "");
+  // What is not there is an empty view of a real (non-null) string, as the "" it used to be.
+  EXPECT_NE(RawJson().string_value().data(), nullptr);
+  EXPECT_NE(RawJson::Bool(true).number_text().data(), nullptr);
+  EXPECT_NE(built.key(40).data(), nullptr);
+  EXPECT_EQ(GoString(std::string_view()), "\"\"");
 }
 
 TEST(RawJson, AcceptsSurroundingWhitespace) {
