@@ -12,24 +12,17 @@
 
 #include "adapters/dataset/regular_file.h"
 #include "adapters/fs/confined.h"
+#include "core/ascii.h"
 
 namespace sedna::dataset {
 namespace {
+
+using core::EqualsIgnoreCase;
 
 constexpr size_t kChunk = 64 * 1024;
 
 Status ReadError(const std::string& path, int e) {
   return Status::Error("reading " + path + ": " + std::system_category().message(e));
-}
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
 }
 
 constexpr uint64_t kFnvPrime = 0x100000001b3ULL;

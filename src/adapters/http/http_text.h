@@ -8,19 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "core/ascii.h"
+
 namespace sedna::http {
 
-inline char AsciiLower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
+using core::AsciiLower;
+using core::EqualsIgnoreCase;
 
 inline bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
   if (needle.size() > haystack.size()) return false;

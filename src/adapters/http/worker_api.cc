@@ -4,8 +4,13 @@
 #include <string>
 #include <utility>
 
+#include "core/ascii.h"
+
 namespace sedna::http {
 namespace {
+
+using core::AsciiLower;
+using core::EqualsIgnoreCase;
 
 constexpr std::string_view kPathPrefix = "/sedna/workers/";
 constexpr std::string_view kPathSuffix = "/info";
@@ -16,16 +21,6 @@ HttpResponse TextReply(int status, std::string body) {
   r.content_type = "text/plain";
   r.body = std::move(body);
   return r;
-}
-
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
 }
 
 std::string_view Trim(std::string_view s) {

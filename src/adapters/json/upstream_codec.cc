@@ -9,6 +9,7 @@
 #include "adapters/json/field_reader.h"
 #include "adapters/json/go_json_internal.h"
 #include "adapters/json/k8s_names.h"
+#include "core/ascii.h"
 
 namespace sedna::json {
 namespace {
@@ -93,6 +94,13 @@ Status AppendCondModels(const RawJson& holder, std::string_view path, std::strin
 
 // ---- worker results --------------------------------------------------------------------------
 
+// Records the mean of `n` numbers that sum to `sum` as the observed metric `name`, unless there are
+// none or the mean is not finite.
+void AddMean(double sum, size_t n, const std::string& name, core::MetricNumbers& out) {
+  const double mean = n > 0 ? sum / static_cast<double>(n) : 0;
+  if (n > 0 && std::isfinite(mean)) out[name] = mean;
+}
+
 // Adds the numbers of the metric `v` named `name` (core::MetricNumbers): a nested object's
 // members as "<name>/<member>" up to two levels below `metrics`. `name` is a buffer the nested
 // names are built in; it is as given again on return.
@@ -110,8 +118,7 @@ void AddObservedMetric(const RawJson& v, std::string& name, int depth, core::Met
         ++n;
       }
     }
-    const double mean = n > 0 ? sum / static_cast<double>(n) : 0;
-    if (n > 0 && std::isfinite(mean)) out[name] = mean;
+    AddMean(sum, n, name, out);
   } else if (v.is_object() && depth < 2) {
     const size_t base = name.size();
     for (size_t k = 0, count = v.size(); k < count; ++k) {
@@ -162,15 +169,6 @@ std::string ReadResult(const RawJson& r, size_t i, core::ModelRef* ref) {
   return problem;
 }
 
-bool EqualsAsciiLower(std::string_view s, std::string_view lower) {
-  if (s.size() != lower.size()) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
-
 // Reads the JSON string at `*pos` of `text` as its raw (escaped) text, for the names
 // IsInformationalFrame compares: a string with an escape is none of them, which "\\" says.
 // nullopt when `text` ends before the string does.
@@ -193,8 +191,9 @@ std::optional<std::string_view> RawStringAt(std::string_view text, size_t* pos) 
 }  // namespace
 
 bool IsInformationalReport(std::string_view kind, std::string_view status) {
-  const bool stage = EqualsAsciiLower(kind, "train") || EqualsAsciiLower(kind, "eval");
-  const bool done = EqualsAsciiLower(status, "completed") || EqualsAsciiLower(status, "failed");
+  const bool stage = core::EqualsIgnoreCase(kind, "train") || core::EqualsIgnoreCase(kind, "eval");
+  const bool done =
+      core::EqualsIgnoreCase(status, "completed") || core::EqualsIgnoreCase(status, "failed");
   return !(stage && done);
 }
 
@@ -269,7 +268,7 @@ std::string ReportStatusText(core::ReportStatus s, ReportSpelling spelling) {
 
 std::optional<core::ReportPhase> ParseReportPhase(std::string_view text) {
   for (auto p : {core::ReportPhase::kTrain, core::ReportPhase::kEval, core::ReportPhase::kDeploy}) {
-    if (EqualsAsciiLower(text, core::ReportPhaseName(p))) return p;
+    if (core::EqualsIgnoreCase(text, core::ReportPhaseName(p))) return p;
   }
   return std::nullopt;
 }
@@ -277,7 +276,7 @@ std::optional<core::ReportPhase> ParseReportPhase(std::string_view text) {
 std::optional<core::ReportStatus> ParseReportStatus(std::string_view text) {
   for (auto s :
        {core::ReportStatus::kReady, core::ReportStatus::kCompleted, core::ReportStatus::kFailed}) {
-    if (EqualsAsciiLower(text, core::ReportStatusName(s))) return s;
+    if (core::EqualsIgnoreCase(text, core::ReportStatusName(s))) return s;
   }
   return std::nullopt;
 }
@@ -385,8 +384,7 @@ void DecodeResultMetrics(const RawJson& m, core::Metrics& metrics, core::MetricN
       } else if (mv.kind == core::MetricValue::Kind::kList) {
         double sum = 0;
         for (double d : mv.list) sum += d;
-        const double mean = mv.list.empty() ? 0 : sum / static_cast<double>(mv.list.size());
-        if (!mv.list.empty() && std::isfinite(mean)) observed[name] = mean;
+        AddMean(sum, mv.list.size(), name, observed);
       } else {
         AddObservedMetric(v, name, 1, observed);
       }

@@ -13,6 +13,7 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/jobs/job_entry.h"
 #include "app/cluster/jobs/job_runner.h"
+#include "core/ascii.h"
 
 namespace sedna::app {
 
@@ -60,23 +61,17 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessag
 // (docs/protocol.md §P4.4); that, the job and the models are all a report can be checked by: the
 // protocol has no authentication (docs/security.md).
 Status JobRunner::CheckReport(const JobEntry& e, const core::WorkerReport& r) const {
-  const auto equals_lower = [](std::string_view text, std::string_view lower) {
-    if (text.size() != lower.size()) return false;
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
-    }
-    return true;
-  };
-  const std::string_view kind = equals_lower(r.kind, "train")  ? "train"
-                                : equals_lower(r.kind, "eval") ? "eval"
-                                                               : "";
+  using core::EqualsIgnoreCase;
+  const std::string_view kind = EqualsIgnoreCase(r.kind, "train")  ? "train"
+                                : EqualsIgnoreCase(r.kind, "eval") ? "eval"
+                                                                   : "";
   if (kind.empty()) return Status::Ok();
   const std::string_view prefix = kind == "train" ? "train-worker-" : "eval-worker-";
   if (r.worker_name.compare(0, prefix.size(), prefix) != 0) {
     return Status::Error("name: \"" + r.worker_name + "\" is not a " + std::string(kind) +
                          " worker's name (Sedna names them " + std::string(prefix) + "<suffix>)");
   }
-  if (!equals_lower(r.status, "completed")) return Status::Ok();
+  if (!EqualsIgnoreCase(r.status, "completed")) return Status::Ok();
   if (!r.results_error.empty()) return Status::Error(r.results_error);
   if (r.results.empty()) return Status::Error("results: empty");
   const core::ReportScope scope = e.runner->ScopeOfReport(World(e), std::string(kind));
