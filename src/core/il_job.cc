@@ -270,7 +270,7 @@ void Stepper::OnFileWritten(const FileWritten& e) {
 void Stepper::OnWorkerReport(const WorkerReport& r) {
   const std::string kind = Lower(r.kind);
   const std::string status = Lower(r.status);
-  const std::string who = "worker " + r.worker_name + " (" + kind + ", " + status + ")";
+  const std::string who = core::internal::ReportWho(r.worker_name, kind, status);
   if (kind != "train" && kind != "eval") {
     // A hot-update inference worker's "deploy" report (§H4.1) is the GM's business.
     if (kind != "deploy")

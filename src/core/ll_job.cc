@@ -74,7 +74,7 @@ void Stepper::OnFileWritten(const FileWritten& e) {
 void Stepper::OnWorkerReport(const WorkerReport& r) {
   const std::string kind = Lower(r.kind);
   const std::string status = Lower(r.status);
-  const std::string who = "worker " + r.worker_name + " (" + r.kind + ", " + r.status + ")";
+  const std::string who = core::internal::ReportWho(r.worker_name, r.kind, r.status);
   if (kind != "train" && kind != "eval") {
     Warn(who + ": kind \"" + r.kind + "\" is not train or eval; forwarded only");
     return;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,17 @@
 #include "core/report.h"
 
 namespace sedna::core::internal {
+
+// "worker <name> (<kind>, <status>)", a worker report's name in log lines, in one allocation (a
+// report of an eval already decided logs with it each time).
+inline std::string ReportWho(std::string_view worker, std::string_view kind,
+                             std::string_view status) {
+  std::string who;
+  who.reserve(11 + worker.size() + kind.size() + status.size());
+  who.append("worker ").append(worker).append(" (").append(kind).append(", ");
+  who.append(status).append(")");
+  return who;
+}
 
 // `StateT` has `std::string last_error` and the sample accounting of il::State (samples_seen,
 // train_pending, eval_open), which both kinds keep alike.

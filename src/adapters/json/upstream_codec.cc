@@ -405,6 +405,11 @@ void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report) {
   }
 }
 
+void DropReportMetrics(core::WorkerReport& report) {
+  for (core::ModelRef& m : report.results) core::Metrics().swap(m.metrics);
+  std::vector<core::MetricNumbers>().swap(report.observed_metrics);
+}
+
 std::string WorkerNameIn(std::string_view body) {
   auto parsed = RawJson::Parse(body, kMaxWorkerBodyValues);
   if (!parsed.ok()) return "";

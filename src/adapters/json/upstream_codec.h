@@ -70,6 +70,8 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body,
 // Fills report.results[i].metrics and report.observed_metrics from `results` (the message's
 // `results` array), as DecodeWorkerMessage does with ReportMetrics::kDecode.
 void DecodeReportMetrics(const RawJson& results, core::WorkerReport& report);
+// Undoes DecodeReportMetrics (the report as ReportMetrics::kDeferred left it), memory included.
+void DropReportMetrics(core::WorkerReport& report);
 
 // The body's `name` when it is a JSON object whose (last) `name` member is a string, else "": what
 // Go's decoder leaves in MessageContent.Name after a type error elsewhere in the body (it fills

@@ -202,6 +202,14 @@ TEST(UpstreamCodec, DeferredMetricsDecodeToTheSameReport) {
     EXPECT_EQ(r.results, full->report.results);
     EXPECT_EQ(r.observed_metrics, full->report.observed_metrics);
     EXPECT_EQ(EncodeForwardedWorkerMessage(*head), EncodeForwardedWorkerMessage(*full));
+    // Dropped (a batch hands each report back so), the report is the deferred one again; decoded
+    // again, the same full one.
+    DropReportMetrics(r);
+    EXPECT_EQ(r.results, head->report.results);
+    EXPECT_TRUE(r.observed_metrics.empty());
+    DecodeReportMetrics(head->results, r);
+    EXPECT_EQ(r.results, full->report.results);
+    EXPECT_EQ(r.observed_metrics, full->report.observed_metrics);
   }
   auto bad = DecodeWorkerMessage(
       R"({"name":"eval-worker-x","kind":"eval","status":"completed","results":[)"

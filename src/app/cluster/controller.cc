@@ -73,7 +73,7 @@ struct Controller::Impl {
         inbound(io, {[this] { return intake.Commit(); }, [this] { return intake.pending(); }}),
         intake(
             ctx, inbound,
-            [this](const std::vector<PendingReport>& r,
+            [this](std::vector<PendingReport>& r,
                    const std::function<Status(store::Store::Tx&)>& also) {
               return jobs.CommitReports(r, also);
             },

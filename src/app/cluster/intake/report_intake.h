@@ -49,10 +49,10 @@ class ReportIntake {
   // Steps each report's job in order, from the job's current state, and commits every step and
   // `also` in one transaction. On success, returns what to run now that they are committed (the
   // steps' actions); on failure, the jobs' states are as before and the error is returned.
-  // Reports whose job is gone are skipped.
+  // Reports whose job is gone are skipped. It may use each report while it runs but leaves it as
+  // it was (a batch that fails is committed again).
   using CommitBatch = std::function<Result<std::function<void()>>(
-      const std::vector<PendingReport>& reports,
-      const std::function<Status(store::Store::Tx&)>& also)>;
+      std::vector<PendingReport>& reports, const std::function<Status(store::Store::Tx&)>& also)>;
   // Steps one report's job in a transaction of its own (no journal); false if it did not commit.
   using StepAlone = std::function<bool(PendingReport report)>;
   // A journal entry recovered at start-up as a report for its job; job_key empty when its job is

@@ -46,7 +46,7 @@ class ReportIntakeTest : public ::testing::Test {
     intake = std::make_unique<ReportIntake>(
         env.ctx(), *inbound,
         [this](
-            const std::vector<PendingReport>& reports,
+            std::vector<PendingReport>& reports,
             const std::function<Status(store::Store::Tx&)>& also) -> Result<std::function<void()>> {
           ++attempts;
           if (fail) return Status::Error("database is locked");
