@@ -20,7 +20,7 @@ namespace sedna::core::internal {
 inline std::string ReportWho(std::string_view worker, std::string_view kind,
                              std::string_view status) {
   std::string who;
-  who.reserve(11 + worker.size() + kind.size() + status.size());
+  who.reserve(12 + worker.size() + kind.size() + status.size());  // 12: "worker ", " (", ", ", ")"
   who.append("worker ").append(worker).append(" (").append(kind).append(", ");
   who.append(status).append(")");
   return who;
