@@ -104,7 +104,8 @@ class JobRunner {
   // PrepareReport moves m.report into the PendingReport it returns (m is left as it was otherwise).
   Result<std::optional<PendingReport>> PrepareReport(json::WorkerMessage& m);
   PendingReport RecoverReport(const std::string& worker, const std::string& body, std::string* why);
-  // CommitReports leaves `reports` as they were (each report's metrics decoded).
+  // CommitReports leaves `reports` as they were (their metrics not decoded, as the intake holds
+  // them), also when the batch fails to commit.
   Result<std::function<void()>> CommitReports(std::vector<PendingReport>& reports,
                                               const std::function<Status(store::Store::Tx&)>& also);
   bool StepReport(PendingReport r);
