@@ -63,9 +63,13 @@ class Reports {
   // qemu-user), or -1.
   int FirstRun(size_t from) {
     std::lock_guard lock(mu_);
-    for (size_t i = from; i < got_.size(); ++i)
-      if (!got_[i].first.busy) return static_cast<int>(i);
-    return -1;
+    return FirstRunLocked(from);
+  }
+  // Waits (at most 60 s) for such a report; its index, or -1.
+  int AwaitRun(size_t from) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return FirstRunLocked(from) >= 0; });
+    return FirstRunLocked(from);
   }
   std::pair<CheckpointReport, std::thread::id> At(size_t i) {
     std::lock_guard lock(mu_);
@@ -86,6 +90,12 @@ class Reports {
   std::condition_variable cv_;
   std::vector<std::pair<CheckpointReport, std::thread::id>> got_;
   bool held_ = false;
+
+  int FirstRunLocked(size_t from) const {
+    for (size_t i = from; i < got_.size(); ++i)
+      if (!got_[i].first.busy) return static_cast<int>(i);
+    return -1;
+  }
 };
 
 class WalDb {
@@ -129,7 +139,7 @@ TEST(WalCheckpointerTest, CommitsPastTheThresholdAreCheckpointedOnTheCheckpointe
   // Commits until a checkpoint ran; a checkpointer that never runs one fails the test here. A
   // report before it can only be `busy` (ok, nothing done).
   for (int i = 0; i < 20000 && reports.FirstRun(0) < 0; ++i) w.Commit();
-  const int first = reports.FirstRun(0);
+  const int first = reports.AwaitRun(0);
   ASSERT_GE(first, 0) << reports.Count() << " reports, all busy";
   for (int i = 0; i < first; ++i) EXPECT_TRUE(reports.At(i).first.status.ok());
   auto [r, thread] = reports.At(first);
@@ -162,13 +172,16 @@ TEST(WalCheckpointerTest, TheWriterNeverCheckpointsItself) {
   EXPECT_LT(w.WalFrames(), WalCheckpointer::kMaxFrames);
   EXPECT_EQ(reports.Count(), 1u);
   reports.Release();
-  // Wakes the thread again (the WAL is past kFrames), once more after each `busy` report.
+  // Released, the thread may run the checkpoint the held-back commits asked for by itself; else a
+  // commit wakes it (the WAL is past kFrames), once more after each `busy` report. The count is
+  // read before the search, so a report that arrives in between is found or awaited, never missed.
   int second = -1;
-  for (int i = 0; i < 100 && second < 0; ++i) {
+  for (int i = 0; i < 100; ++i) {
     const size_t seen = reports.Count();
+    second = reports.FirstRun(1);
+    if (second >= 0) break;
     w.Commit();
     ASSERT_TRUE(reports.AwaitCount(seen + 1));
-    second = reports.FirstRun(1);
   }
   ASSERT_GE(second, 1);
   auto [r, thread] = reports.At(second);
