@@ -3,12 +3,20 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace sedna::core {
 
 inline char AsciiLower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// `s` with 'A'-'Z' folded to lower case.
+inline std::string AsciiLowered(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = AsciiLower(c);
+  return out;
 }
 
 // Whether `a` and `b` are equal once both are folded to lower case.

@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
 #include "core/il_stepper.h"
 #include "core/model_select.h"
 #include "core/overloaded.h"
 
 namespace sedna::core::il {
 namespace internal {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 int64_t LatestIndex(const IlJob& job, Stage stage, ConditionType type, int64_t before) {
   before = std::min<int64_t>(before, static_cast<int64_t>(job.conditions.size()));
@@ -268,8 +263,8 @@ void Stepper::OnFileWritten(const FileWritten& e) {
 }
 
 void Stepper::OnWorkerReport(const WorkerReport& r) {
-  const std::string kind = Lower(r.kind);
-  const std::string status = Lower(r.status);
+  const std::string kind = core::AsciiLowered(r.kind);
+  const std::string status = core::AsciiLowered(r.status);
   const std::string who = core::internal::ReportWho(r.worker_name, kind, status);
   if (kind != "train" && kind != "eval") {
     // A hot-update inference worker's "deploy" report (§H4.1) is the GM's business.
@@ -306,7 +301,6 @@ void Stepper::OnWorkerReport(const WorkerReport& r) {
 
 }  // namespace internal
 
-using internal::Lower;
 using internal::Stepper;
 
 const char* WorkName(Work w) {
@@ -356,7 +350,7 @@ std::string TrainOutputDir(const std::string& out, int64_t round) {
 
 ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& kind) {
   ReportScope scope;
-  const std::string k = Lower(kind);
+  const std::string k = core::AsciiLowered(kind);
   const std::string out = OutputRoot(spec.job->spec.output_dir);
   if (k == "train" && s.answered_train_waiting >= 0 && s.round > 1) {
     scope.awaited = true;

@@ -11,7 +11,6 @@
 
 namespace sedna::core::il::internal {
 
-std::string Lower(std::string s);
 inline ModelRef WithoutMetrics(const ModelRef& m) {
   return ModelRef{m.format, m.url, {}, m.devices};
 }

@@ -5,17 +5,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
 #include "core/ll_stepper.h"
 #include "core/overloaded.h"
 
 namespace sedna::core::ll {
 namespace internal {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::vector<ModelRef> WithoutMetrics(const std::vector<ModelRef>& v) {
   std::vector<ModelRef> out;
@@ -72,8 +67,8 @@ void Stepper::OnFileWritten(const FileWritten& e) {
 }
 
 void Stepper::OnWorkerReport(const WorkerReport& r) {
-  const std::string kind = Lower(r.kind);
-  const std::string status = Lower(r.status);
+  const std::string kind = core::AsciiLowered(r.kind);
+  const std::string status = core::AsciiLowered(r.status);
   const std::string who = core::internal::ReportWho(r.worker_name, r.kind, r.status);
   if (kind != "train" && kind != "eval") {
     Warn(who + ": kind \"" + r.kind + "\" is not train or eval; forwarded only");
@@ -134,7 +129,6 @@ void Stepper::OnCopied(const ModelCopied& e) {
 
 }  // namespace internal
 
-using internal::Lower;
 using internal::Stepper;
 
 const char* PhaseName(Phase p) {
@@ -151,7 +145,7 @@ const char* PhaseName(Phase p) {
 
 ReportScope ScopeOfReport(const Spec& spec, const State& s, const std::string& kind) {
   ReportScope scope;
-  const std::string k = Lower(kind);
+  const std::string k = core::AsciiLowered(kind);
   const std::string out = il::OutputRoot(spec.job->spec.output_dir);
   if (!s.worker_awaited) return scope;
   if (k == "train" && s.phase == Phase::kTrain) {

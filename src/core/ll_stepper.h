@@ -16,7 +16,6 @@ namespace sedna::core::ll::internal {
 inline constexpr int64_t kWriteRetryMs = 10'000;
 inline constexpr int64_t kFailureRetryCapMs = 60'000;
 
-std::string Lower(std::string s);
 // The model without its metrics and devices: what an LL answer carries.
 inline ModelRef WithoutMetrics(const ModelRef& m) { return ModelRef{m.format, m.url, {}, {}}; }
 std::vector<ModelRef> WithoutMetrics(const std::vector<ModelRef>& v);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "adapters/s3/s3_text.h"
+#include "core/ascii.h"
 
 namespace sedna::s3 {
 namespace {
@@ -36,7 +37,7 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* p) {
     const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
     if (sp2 != std::string_view::npos) t->reply->reason = std::string(Trim(line.substr(sp2 + 1)));
   } else if (const size_t colon = line.find(':'); colon != std::string_view::npos) {
-    t->reply->headers[Lower(Trim(line.substr(0, colon)))] =
+    t->reply->headers[core::AsciiLowered(Trim(line.substr(0, colon)))] =
         std::string(Trim(line.substr(colon + 1)));
   }
   return size * n;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "adapters/s3/s3_text.h"
+#include "core/ascii.h"
 
 namespace sedna::s3 {
 
@@ -47,7 +48,7 @@ Result<Credentials> ParseCredentialAnnotation(std::string_view json) {
 
 Result<S3Url> ParseS3Url(std::string_view url) {
   const std::string text(url);
-  if (url.size() < 5 || Lower(url.substr(0, 5)) != "s3://") {
+  if (url.size() < 5 || core::AsciiLowered(url.substr(0, 5)) != "s3://") {
     return Result<S3Url>::Error("invalid url(" + text + "), want s3://bucket/key");
   }
   std::string_view rest = url.substr(5);

@@ -2,16 +2,9 @@
 #include "adapters/s3/s3_text.h"
 
 #include <cstdint>
+#include "core/ascii.h"
 
 namespace sedna::s3 {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() &&

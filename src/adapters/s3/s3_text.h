@@ -9,7 +9,6 @@
 
 namespace sedna::s3 {
 
-std::string Lower(std::string_view s);
 std::string_view Trim(std::string_view s);
 // The value of a hex digit (either case), -1 for any other char.
 int HexValue(char c);

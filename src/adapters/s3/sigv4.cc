@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include "core/ascii.h"
 
 namespace sedna::s3 {
 namespace {
@@ -12,14 +13,6 @@ namespace {
 bool IsUnreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '.' || c == '_' || c == '~';
-}
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 bool IsSpace(char c) {
@@ -46,7 +39,7 @@ std::string TrimAll(std::string_view v) {
 std::map<std::string, std::vector<std::string>> GroupHeaders(const Params& headers) {
   std::map<std::string, std::vector<std::string>> grouped;
   for (const auto& [name, value] : headers)
-    grouped[ToLower(TrimAll(name))].push_back(TrimAll(value));
+    grouped[core::AsciiLowered(TrimAll(name))].push_back(TrimAll(value));
   return grouped;
 }
 

@@ -18,6 +18,7 @@
 #include "adapters/fs/files.h"
 #include "adapters/json/go_json.h"
 #include "adapters/storage/ledger.h"
+#include "core/ascii.h"
 #include "core/resources.h"
 
 namespace sedna::storage {
@@ -40,13 +41,6 @@ void AppendInt(std::string& out, int64_t x, int width) {
 // Floor division and modulo (the wall time may be before 1970).
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 // A job's own hot-update directory, opened, and its host path.
 struct JobDir {
   std::string host;  // <base>/<ns>/incrementallearningjob/<name>, lower-cased
@@ -62,7 +56,7 @@ Result<std::string> JobDirPath(const Context& ctx, const std::string& ns, const 
   }
   const std::string base = fs::CleanPath(ctx.hot_update_dir.empty() ? std::string(kHotUpdateHostDir)
                                                                     : ctx.hot_update_dir);
-  return base + "/" + Lower(ns + "/" + core::kKindIlJob + "/" + name);
+  return base + "/" + core::AsciiLowered(ns + "/" + core::kKindIlJob + "/" + name);
 }
 
 // `path` (the annotation's config path, or a copy's target) relative to the job's directory: a

@@ -15,6 +15,7 @@
 #include "adapters/json/upstream_codec.h"
 #include "app/cluster/controller.h"
 #include "app/standalone/local_gm_impl.h"
+#include "core/ascii.h"
 #include "core/gm_downstream.h"
 
 namespace sedna::app {
@@ -26,7 +27,6 @@ using core::gm::PodPhase;
 using local_gm_detail::Find;
 using local_gm_detail::KindName;
 using local_gm_detail::kScope;
-using local_gm_detail::Lower;
 
 namespace local_gm_detail {
 
@@ -79,11 +79,6 @@ std::optional<NJ> KnowledgeBaseOf(const std::string& upstream_content) {
   if (!list.empty()) kb["AIModels"]["listOfAIModels"] = std::move(list);
   kb["samples"]["numberOfLabeledUnseenSample"] = labeled;
   return kb;
-}
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string KindName(const std::string& kind_lower) {
@@ -191,7 +186,7 @@ NJ LocalGm::Impl::JobObject(const GmJob& j) {
 
 void LocalGm::Impl::SendJob(GmJob& j) {
   if (generation == core::gm::Generation::kG2) return Sync(j);
-  DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+  DeliverObject(core::AsciiLowered(j.kind), j.ns, j.name, JobObject(j).dump());
 }
 
 void LocalGm::Impl::Sync(GmJob& j) {
@@ -205,9 +200,9 @@ void LocalGm::Impl::Sync(GmJob& j) {
         continue;
       }
       if (send.op == core::gm::EdgeSend::Op::kDelete) {
-        Deliver("delete", Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+        Deliver("delete", core::AsciiLowered(j.kind), j.ns, j.name, JobObject(j).dump());
       } else if (send.what == What::kJob) {
-        DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+        DeliverObject(core::AsciiLowered(j.kind), j.ns, j.name, JobObject(j).dump());
       } else {
         const NJ* ref = send.what == What::kInitialModel ? Find(j.object, {"spec", "initialModel"})
                         : send.what == What::kInitialEvalModel
@@ -221,7 +216,7 @@ void LocalGm::Impl::Sync(GmJob& j) {
   }
   auto d = core::gm::DownstreamFor(j.gm_kind, j.state);
   if (!d.send_job) return;
-  DeliverObject(Lower(j.kind), j.ns, j.name, JobObject(j).dump());
+  DeliverObject(core::AsciiLowered(j.kind), j.ns, j.name, JobObject(j).dump());
   std::string model;
   if (d.model == core::gm::Downstream::ModelToSend::kInitial) {
     model = j.object["spec"]["initialModel"].value("name", "");
@@ -360,7 +355,7 @@ void LocalGm::Impl::Apply(const std::string& frame) {
     spdlog::warn("standalone: upstream frame dropped: {}", f.message());
     return;
   }
-  const std::string kind = Lower(f->header.resource_kind);
+  const std::string kind = core::AsciiLowered(f->header.resource_kind);
   const std::string key = core::ResourceKey(f->header.ns, kind, f->header.resource_name);
   if (kind == core::kKindDataset) {
     NJ c = NJ::parse(f->content, nullptr, false);
@@ -387,7 +382,7 @@ void LocalGm::Impl::Apply(const std::string& frame) {
     spdlog::warn("standalone: {}: status dropped like the GM would: {}", key, step.message());
     return;
   }
-  const std::string lp = Lower(phase), ls = Lower(status);
+  const std::string lp = core::AsciiLowered(phase), ls = core::AsciiLowered(status);
   j.state = step->state;
   if ((ls == "completed" || ls == "failed") && (lp == "train" || lp == "eval")) {
     ReportArrived(j, lp == "train" ? Stage::kTrain : Stage::kEval);
@@ -448,7 +443,7 @@ std::vector<WorkerView> LocalGm::Workers() const { return impl_->board.Views(); 
 
 Status LocalGm::MayReport(const core::WorkerReport& report) const {
   Status s = impl_->started.MayReport(report, StartedWorkers::Clock::now());
-  if (!s.ok() || Lower(report.kind) != "deploy") return s;
+  if (!s.ok() || core::AsciiLowered(report.kind) != "deploy") return s;
   auto it = impl_->jobs.find(core::ResourceKey(report.ns, report.owner_kind, report.owner_name));
   if (it == impl_->jobs.end()) return s;
   const auto& conds = it->second->state.conditions;

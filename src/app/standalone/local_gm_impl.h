@@ -42,7 +42,6 @@ constexpr const char* kStandaloneNode = "standalone";
 // The JSON value at `path` under `o` (nullptr when any step is missing or not an object).
 const nlohmann::json* Find(const nlohmann::json& o, std::initializer_list<const char*> path);
 
-std::string Lower(std::string s);
 // "dataset" -> "Dataset", ..., for messages.
 std::string KindName(const std::string& kind_lower);
 

@@ -12,13 +12,13 @@
 #include <map>
 #include <set>
 #include <vector>
+#include "core/ascii.h"
 
 namespace sedna::app {
 
 namespace asio = boost::asio;
 using NJ = nlohmann::json;
 using local_gm_detail::kScope;
-using local_gm_detail::Lower;
 
 namespace {
 
@@ -108,7 +108,7 @@ bool LocalGm::Impl::Load(bool first) {
           if (spec.contains(part)) ResolveTemplate(spec[part], base);
         }
       }
-      const std::string kind = Lower(o.kind);
+      const std::string kind = core::AsciiLowered(o.kind);
       const std::string key = core::ResourceKey(o.ns, kind, o.name);
       seen[key] = true;
       source_file[key] = SourceFile(o.source);
@@ -165,7 +165,7 @@ bool LocalGm::Impl::Load(bool first) {
     for (auto& [stage, id] : j.pod_ids) runner->Terminate(id, std::chrono::milliseconds(3000));
     if (j.inference_id >= 0) runner->Terminate(j.inference_id, std::chrono::milliseconds(3000));
     started.ForgetJob(j.key);
-    Deliver("delete", Lower(j.kind), j.ns, j.name, j.object.dump());
+    Deliver("delete", core::AsciiLowered(j.kind), j.ns, j.name, j.object.dump());
     (void)store->Transact([&](store::Store::Tx& tx) { return tx.DeleteState(kScope, j.key); });
     spdlog::info("manifests: {} removed; job deleted", j.key);
     source_file.erase(j.key);
@@ -178,8 +178,9 @@ bool LocalGm::Impl::Load(bool first) {
       continue;
     }
     NJ obj = NJ::parse(it->second);
-    Deliver("delete", Lower(obj.value("kind", "")), obj["metadata"].value("namespace", "default"),
-            obj["metadata"].value("name", ""), it->second);
+    Deliver("delete", core::AsciiLowered(obj.value("kind", "")),
+            obj["metadata"].value("namespace", "default"), obj["metadata"].value("name", ""),
+            it->second);
     spdlog::info("manifests: {} removed; deleted", it->first);
     source_file.erase(it->first);
     missing_secret.erase(it->first);
@@ -226,7 +227,8 @@ void LocalGm::Impl::ResendForSecrets(const std::set<std::pair<std::string, std::
     const auto ref = CredentialRef(obj);
     if (ref.second.empty() || !changed.count(ref)) continue;
     spdlog::info("manifests: {} sent again: its Secret {}/{} changed", key, ref.first, ref.second);
-    DeliverObject(Lower(obj.value("kind", "")), ref.first, obj["metadata"].value("name", ""), text);
+    DeliverObject(core::AsciiLowered(obj.value("kind", "")), ref.first,
+                  obj["metadata"].value("name", ""), text);
   }
   for (auto& [key, j] : jobs) {
     if (sent.count(key)) continue;

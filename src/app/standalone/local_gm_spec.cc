@@ -3,13 +3,13 @@
 #include "adapters/log/log.h"
 
 #include "app/standalone/local_gm_impl.h"
+#include "core/ascii.h"
 
 namespace sedna::app {
 
 using NJ = nlohmann::json;
 using local_gm_detail::Find;
 using local_gm_detail::kStandaloneNode;
-using local_gm_detail::Lower;
 
 namespace local_gm_detail {
 
@@ -38,8 +38,8 @@ std::string StringAt(const NJ& o, std::initializer_list<const char*> path) {
 std::string LocalGm::Impl::HotUpdateConfig(const GmJob& j) const {
   // The GM lower-cases the whole host path; here only the part it builds from the job (the data
   // directory is the user's and may have capitals).
-  return opt.hot_update_dir + "/" + Lower(j.ns + "/" + core::kKindIlJob + "/" + j.name) +
-         "/model_config.json";
+  return opt.hot_update_dir + "/" +
+         core::AsciiLowered(j.ns + "/" + core::kKindIlJob + "/" + j.name) + "/model_config.json";
 }
 
 core::gm::GmJobSpec LocalGm::Impl::SpecOf(GmJob& j) {

@@ -2,14 +2,10 @@
 
 #include <cctype>
 #include <optional>
+#include "core/ascii.h"
 
 namespace sedna::app {
 namespace {
-
-std::string LowerAscii(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The kind a worker of `stage` reports.
 const char* ReportedKind(core::Stage stage) {
@@ -74,7 +70,7 @@ void StartedWorkers::Exited(const std::string& job, const std::string& name,
 void StartedWorkers::ForgetJob(const std::string& job) { jobs_.erase(job); }
 
 Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point now) const {
-  const std::string kind = LowerAscii(r.kind);
+  const std::string kind = core::AsciiLowered(r.kind);
   const std::optional<core::Stage> kind_stage = StageOfKind(kind);
   const Worker* worker = nullptr;
   if (auto j = jobs_.find(core::ResourceKey(r.ns, r.owner_kind, r.owner_name)); j != jobs_.end()) {
@@ -84,10 +80,10 @@ Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point 
     }
   }
   if (!worker) {
-    return Status::Error("name: " + Quoted(r.worker_name) +
-                         " is not a worker this LC started for " + JobLabel(r) +
-                         (kind_stage ? " (stage " + LowerAscii(core::StageName(*kind_stage)) + ")"
-                                     : " (kind " + Quoted(r.kind) + ")"));
+    return Status::Error(
+        "name: " + Quoted(r.worker_name) + " is not a worker this LC started for " + JobLabel(r) +
+        (kind_stage ? " (stage " + core::AsciiLowered(core::StageName(*kind_stage)) + ")"
+                    : " (kind " + Quoted(r.kind) + ")"));
   }
   const bool reload =
       worker->hot_update && worker->stage == core::Stage::kDeploy && kind == "deploy";
@@ -95,7 +91,8 @@ Status StartedWorkers::MayReport(const core::WorkerReport& r, Clock::time_point 
     return Status::Error(
         "kind: " + Quoted(r.kind) + " is not what worker " + Quoted(r.worker_name) + " of " +
         JobLabel(r) + " reports: it was started for stage " +
-        LowerAscii(core::StageName(worker->stage)) + " (kind " + ReportedKind(worker->stage) +
+        core::AsciiLowered(core::StageName(worker->stage)) + " (kind " +
+        ReportedKind(worker->stage) +
         (worker->stage == core::Stage::kDeploy ? "; deploy only with model hot update" : "") + ")");
   }
   return Status::Ok();

@@ -1,21 +1,14 @@
 #include "app/cluster/observation/status_access.h"
 
 #include <algorithm>
+#include "core/ascii.h"
 
 namespace sedna::app {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // An IPv6 literal in brackets, as it appears in a Host header; anything else as it is.
 std::string HostForm(std::string_view name) {
-  std::string n = Lower(name);
+  std::string n = core::AsciiLowered(name);
   if (n.find(':') != std::string::npos && n.front() != '[') n = "[" + n + "]";
   return n;
 }
@@ -49,7 +42,7 @@ bool StatusHostAllowed(std::string_view host, const std::vector<std::string>& ho
     name = name.substr(0, colon);
   }
   if (name.empty()) return false;
-  const std::string lower = Lower(name);
+  const std::string lower = core::AsciiLowered(name);
   return std::find(hosts.begin(), hosts.end(), lower) != hosts.end();
 }
 
