@@ -31,5 +31,13 @@ TEST(Ascii, EqualsIgnoreCaseComparesFoldedBytes) {
   EXPECT_FALSE(EqualsIgnoreCase(std::string("a\0b", 3), "a"));
 }
 
+TEST(Ascii, AsciiLoweredFoldsOnlyTheLettersAToZ) {
+  EXPECT_EQ(AsciiLowered("IncrementalLearningJob"), "incrementallearningjob");
+  EXPECT_EQ(AsciiLowered("Content-TYPE: A@Z[`"), "content-type: a@z[`");  // '@' '[' '`' stay
+  EXPECT_EQ(AsciiLowered("\xc3\x89VAL"), "\xc3\x89val");  // a non-ASCII letter stays as it is
+  EXPECT_EQ(AsciiLowered(std::string("A\0B", 3)), std::string("a\0b", 3));
+  EXPECT_EQ(AsciiLowered(""), "");
+}
+
 }  // namespace
 }  // namespace sedna::core
