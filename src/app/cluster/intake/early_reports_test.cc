@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <map>
 
 namespace sedna::app {
@@ -258,6 +259,13 @@ TEST_F(EarlyReportsTest, AFailedWriteKeepsNothingAndSaysWhy) {
 // The rows in the real store: a report with newlines in its body comes back whole, in order.
 TEST(EarlyStoreRowsTest, RoundTripThroughLcState) {
   const std::string dir = ::testing::TempDir() + "early-rows-" + std::to_string(::getpid());
+  struct RemoveAtEnd {
+    std::string dir;
+    ~RemoveAtEnd() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_at_end{dir};
   auto st = store::Store::Open(dir + "/db.db");
   ASSERT_TRUE(st.ok()) << st.message();
   auto rows = StoreEarlyRows(**st);
