@@ -100,17 +100,26 @@ const char* TokenName(Tok t) {
   return "unknown token";
 }
 
-// True when none of the 8 bytes of `w` needs a closer look in a string: none is below 0x20, at
-// or above 0x80, '"' or '\'.
-inline bool IsPlainStringWord(uint64_t w) {
+// The bytes of `w` that need a closer look in a string (below 0x20, at or above 0x80, '"' or
+// '\\'), as their high bits; 0 when there is none. The lowest flagged byte is always one of them
+// (a borrow only flags bytes above a real match), so on a little-endian machine its index is
+// countr_zero / 8.
+inline uint64_t SpecialStringBytes(uint64_t w) {
   using namespace internal;
-  return (AnyHighByte(w) | AnyByteBelow(w, 0x20) | AnyByteIs(w, '"') | AnyByteIs(w, '\\')) == 0;
+  return AnyHighByte(w) | AnyByteBelow(w, 0x20) | AnyByteIs(w, '"') | AnyByteIs(w, '\\');
 }
 
 // Bytes a string copies verbatim without a closer look: printable ASCII except '"' and '\'.
 constexpr std::array<bool, 256> kPlainStringByte = [] {
   std::array<bool, 256> t{};
   for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
+  return t;
+}();
+
+// JSON's insignificant whitespace.
+constexpr std::array<bool, 256> kSpaceByte = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {' ', '\n', '\r', '\t'}) t[c] = true;
   return t;
 }();
 
@@ -268,9 +277,41 @@ class Parser {
  private:
   // ---- lexer
 
-  Tok Next();
+  // The next token. Punctuation is read here, inline in the parse loop; strings, numbers,
+  // literals and errors out of line.
+  Tok Next() {
+    unget_newline_ = false;
+    const char* q = p_;  // a local: the loop need not store p_ at each byte
+    while (q != end_ && kSpaceByte[static_cast<unsigned char>(*q)]) ++q;
+    p_ = q;
+    if (q == end_) {
+      read_end_ = end_;
+      read_eof_ = true;
+      return Tok::kEnd;
+    }
+    switch (*q) {
+      case ',':
+        return Token(Tok::kValueSeparator, q + 1);
+      case ':':
+        return Token(Tok::kNameSeparator, q + 1);
+      case '"':
+        return ScanString();
+      case '[':
+        return Token(Tok::kBeginArray, q + 1);
+      case ']':
+        return Token(Tok::kEndArray, q + 1);
+      case '{':
+        return Token(Tok::kBeginObject, q + 1);
+      case '}':
+        return Token(Tok::kEndObject, q + 1);
+      default:
+        return NextValue();
+    }
+  }
+  // A token that is not punctuation or a string: a number, a literal or an error.
+  [[gnu::noinline]] Tok NextValue();
   Tok ScanLiteral(std::string_view literal, Tok t);
-  Tok ScanString();
+  [[gnu::noinline]] Tok ScanString();
   Tok ScanNumber();
   // Reads 4 hex digits at p_ into *cp; on failure returns the offending position.
   const char* ReadHex4(uint32_t* cp);
@@ -350,31 +391,8 @@ class Parser {
   size_t& key_hint_;
 };
 
-Tok Parser::Next() {
-  unget_newline_ = false;
-  const char* q = p_;  // a local: the loop need not store p_ at each byte
-  while (q != end_ && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) ++q;
-  p_ = q;
-  if (p_ == end_) {
-    read_end_ = end_;
-    read_eof_ = true;
-    return Tok::kEnd;
-  }
+Tok Parser::NextValue() {
   switch (*p_) {
-    case '[':
-      return Token(Tok::kBeginArray, p_ + 1);
-    case ']':
-      return Token(Tok::kEndArray, p_ + 1);
-    case '{':
-      return Token(Tok::kBeginObject, p_ + 1);
-    case '}':
-      return Token(Tok::kEndObject, p_ + 1);
-    case ':':
-      return Token(Tok::kNameSeparator, p_ + 1);
-    case ',':
-      return Token(Tok::kValueSeparator, p_ + 1);
-    case '"':
-      return ScanString();
     case 't':
       return ScanLiteral("true", Tok::kTrue);
     case 'f':
@@ -426,13 +444,23 @@ Tok Parser::ScanString() {
   bool escaped = false;     // the value is being built in str_
   for (;;) {
     const char* q = p_;
-    while (end_ - q >= 8) {
+    for (;;) {
+      if (end_ - q < 8) {
+        while (q != end_ && kPlainStringByte[static_cast<unsigned char>(*q)]) ++q;
+        break;
+      }
       uint64_t word;
       std::memcpy(&word, q, 8);
-      if (!IsPlainStringWord(word)) break;
+      if (const uint64_t special = SpecialStringBytes(word); special != 0) {
+        if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+          q += __builtin_ctzll(special) / 8;
+        } else {
+          while (kPlainStringByte[static_cast<unsigned char>(*q)]) ++q;
+        }
+        break;
+      }
       q += 8;
     }
-    while (q != end_ && kPlainStringByte[static_cast<unsigned char>(*q)]) ++q;
     p_ = q;
     if (p_ == end_) return LexError("invalid string: missing closing quote", end_);
     const auto c = static_cast<unsigned char>(*p_);

@@ -531,6 +531,30 @@ TEST(JsonParser, MatchesOnEveryControlCharacterAndByte) {
   }
 }
 
+// A string is scanned eight bytes at a time, and the first byte that needs a closer look is
+// found inside its word (RawJson::Parse's ScanString): every byte value, at every offset of the
+// first three words, after plain bytes and after another such byte, each string cut off there or
+// closed later.
+TEST(JsonParser, MatchesWhereverTheFirstSpecialByteFallsInAWord) {
+  Tally tally;
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0) continue;  // NUL: RawJson's own limit, checked above the parser
+    const std::string b(1, static_cast<char>(c));
+    for (size_t k = 0; k < 24; ++k) {
+      const std::string plain(k, 'x');
+      for (const std::string& text :
+           {"\"" + plain + b + "\"", "\"" + plain + b + "yyyyyyyyy\"", "\"" + plain + b,
+            "\"" + plain + "\\n" + b + "\"", "[\"" + plain + b + "\xa9\x80\"]",
+            "{\"" + plain + b + "\":\"" + plain + "\"}"}) {
+        CheckSame(text, &tally);
+      }
+    }
+    if (::testing::Test::HasFailure()) break;  // one report is enough
+  }
+  EXPECT_GT(tally.accepted, 2000u);
+  EXPECT_GT(tally.rejected, 5000u);
+}
+
 TEST(JsonParser, KeepsRawJsonLimits) {
   // NUL anywhere: rejected with its offset (nlohmann alone would stop there as at the end).
   for (const std::string& text : {std::string("{}\0", 3), std::string("[\"a\0\"]", 6),
