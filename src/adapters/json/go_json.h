@@ -132,4 +132,17 @@ class RawJson {
   std::shared_ptr<Node> node_;  // nullptr means null
 };
 
+// Parsed documents kept for reuse on the calling thread. A thread that parses many short-lived
+// documents and frees them in bursts (the loop thread: a batch of worker reports is freed when it
+// commits) would otherwise get most of each parse's blocks from the allocator's slow paths. After
+// KeepParsedDocuments(n), up to n parsed documents of at most kMaxKeptDocumentBytes whose last
+// owner lets go on this thread are emptied and kept, and the next parses on this thread build in
+// them. 0, every thread's default, keeps none (and frees what was kept). ReleaseKeptDocuments
+// frees the calling thread's kept documents and keeps keeping (the heap trim calls it).
+inline constexpr size_t kMaxKeptDocumentBytes = 16 * 1024;
+void KeepParsedDocuments(size_t max_documents);
+void ReleaseKeptDocuments();
+// How many documents the calling thread keeps now.
+size_t KeptParsedDocuments();
+
 }  // namespace sedna::json

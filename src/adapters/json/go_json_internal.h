@@ -54,6 +54,7 @@ struct RawJson::Doc : std::enable_shared_from_this<RawJson::Doc> {
   // A parsed document's strings, keys and number texts: a copy of the parsed text in which each
   // string with escapes is overwritten, from its first byte, by its decoded bytes (never longer).
   std::unique_ptr<char[]> text;
+  size_t text_capacity = 0;             // bytes at `text` (a kept document's is reused)
   std::string owned_text;               // a built string's or number's text
   std::vector<std::string> owned_keys;  // a built object's keys
 

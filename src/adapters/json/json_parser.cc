@@ -203,9 +203,8 @@ struct Frame {
   size_t keys_begin;    // an object's member keys in `keys`
 };
 
-// The parser's stacks and the document being built, kept per thread so that a parse allocates
-// only the finished document's blocks (the nodes and keys are built in blocks the document then
-// takes when they are at most about twice what it needs, Parser::Hand).
+// The parser's stacks, kept per thread so that a parse allocates only the document's blocks (its
+// nodes and keys are built in place, in the document's own vectors).
 struct Scratch {
   // Capacity kept between parses; a larger document's vectors are freed after it.
   static constexpr size_t kKeep = 256;
@@ -213,40 +212,28 @@ struct Scratch {
   std::vector<Frame> stack;
   std::vector<uint32_t> values;        // finished values not yet in a container: node or kNullValue
   std::vector<std::string_view> keys;  // keys of the open objects' members (in the text block)
-  // The document: its nodes (children before their container), the containers' children (node
-  // or kNullValue, each container's contiguous) and the closed objects' keys.
-  std::vector<Node> nodes;
+  // The containers' children (node or kNullValue, each container's contiguous), as node indexes.
   std::vector<uint32_t> kids;
-  std::vector<std::string_view> doc_keys;
   bool in_use = false;
-  // What the last document needed: the next parse's nodes and keys start at that (they are handed
-  // to the document when it fits them, Finish).
+  // What the last document needed: a new document's nodes and keys start at that.
   size_t node_hint = 64, key_hint = 32;
 
   Scratch() {
     stack.reserve(16);
     values.reserve(64);
     keys.reserve(32);
-    nodes.reserve(64);
     kids.reserve(64);
-    doc_keys.reserve(32);
   }
   // Empties the vectors (releasing what a failed parse left), trimming oversized ones.
   void Reset() {
     stack.clear();
     values.clear();
     keys.clear();
-    nodes.clear();
     kids.clear();
-    doc_keys.clear();
     Trim(stack);
     Trim(values);
     Trim(keys);
-    Trim(nodes);
     Trim(kids);
-    Trim(doc_keys);
-    if (nodes.capacity() == 0) nodes.reserve(std::min(node_hint, kKeep));
-    if (doc_keys.capacity() == 0) doc_keys.reserve(std::min(key_hint, kKeep));
   }
   template <typename T>
   static void Trim(std::vector<T>& v) {
@@ -254,22 +241,90 @@ struct Scratch {
   }
 };
 
+// ---- parsed documents kept for reuse (KeepParsedDocuments)
+
+// A parsed document's blocks, in bytes.
+size_t BlockBytes(const RawJson::Doc& d) {
+  return d.nodes.capacity() * sizeof(Node) + d.kids.capacity() * sizeof(RawJson) +
+         d.keys.capacity() * sizeof(std::string_view) + d.text_capacity;
+}
+
+// The documents the calling thread keeps (KeepParsedDocuments), emptied and ready for a parse.
+// `kept_max` and `kept_gone` are trivially destructible, so a document freed while the thread's
+// objects are destroyed (after Kept()'s) still reads them.
+thread_local size_t kept_max = 0;
+thread_local bool kept_gone = false;
+struct KeptDocs {
+  std::vector<RawJson::Doc*> docs;  // capacity kept_max: keeping one never allocates
+  ~KeptDocs() {
+    kept_gone = true;
+    for (RawJson::Doc* d : docs) delete d;
+  }
+};
+KeptDocs& Kept() {
+  thread_local KeptDocs kept;
+  return kept;
+}
+
+// Owns a parsed document: its last owner keeps it for the thread's next parse when the thread
+// keeps documents, has room and the document is small; else frees it.
+struct KeepOrDelete {
+  void operator()(RawJson::Doc* d) const noexcept {
+    if (kept_max > 0 && !kept_gone) {
+      KeptDocs& k = Kept();
+      if (k.docs.size() < kept_max && BlockBytes(*d) <= kMaxKeptDocumentBytes) {
+        d->nodes.clear();
+        d->kids.clear();  // a parsed document's children are borrowed: nothing else dies
+        d->keys.clear();
+        k.docs.push_back(d);
+        return;
+      }
+    }
+    delete d;
+  }
+};
+using DocOwner = std::unique_ptr<RawJson::Doc, KeepOrDelete>;
+
+// An empty document for a parse: one the thread kept, else a new one.
+DocOwner TakeDoc() {
+  if (kept_max > 0 && !kept_gone) {
+    KeptDocs& k = Kept();
+    if (!k.docs.empty()) {
+      DocOwner d(k.docs.back());
+      k.docs.pop_back();
+      return d;
+    }
+  }
+  return DocOwner(new RawJson::Doc());
+}
+
 class Parser {
  public:
-  Parser(std::string_view text, size_t max_values, Scratch& scratch)
+  // Builds the document in `doc` (empty), which Finish hands to the result.
+  Parser(std::string_view text, size_t max_values, Scratch& scratch, DocOwner& doc)
       : max_values_(max_values),
-        text_(text.empty() ? nullptr : new char[text.size()]),
+        owner_(doc),
+        doc_(*doc),
         begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
         stack_(scratch.stack),
         values_(scratch.values),
         keys_(scratch.keys),
-        nodes_(scratch.nodes),
+        nodes_(doc->nodes),
         kids_(scratch.kids),
-        doc_keys_(scratch.doc_keys),
+        doc_keys_(doc->keys),
         node_hint_(scratch.node_hint),
-        key_hint_(scratch.key_hint) {}
+        key_hint_(scratch.key_hint) {
+    if (doc_.text_capacity < text.size()) {
+      doc_.text.reset();  // before the new block: at most one is held
+      doc_.text_capacity = 0;
+      doc_.text.reset(new char[text.size()]);
+      doc_.text_capacity = text.size();
+    }
+    if (nodes_.capacity() == 0) nodes_.reserve(std::min(node_hint_, Scratch::kKeep));
+    if (doc_keys_.capacity() == 0) doc_keys_.reserve(std::min(key_hint_, Scratch::kKeep));
+  }
 
   Result<RawJson> Run();
   size_t values_seen() const { return values_seen_; }
@@ -337,15 +392,12 @@ class Parser {
     values_.push_back(static_cast<uint32_t>(nodes_.size()));
     Node& n = nodes_.emplace_back();
     n.type = t;
+    n.doc = &doc_;
     return n;
   }
   void CloseContainer();
   // The finished document, its root the one value left.
   RawJson Finish();
-  // Makes `from`'s elements `to`'s: the block itself when it is not much larger than they need
-  // (nothing moved one by one; `from` is left without a block), else one of their size.
-  template <typename T>
-  static void Hand(std::vector<T>& from, std::vector<T>& to);
   bool NumberFitsFloat64() const;
 
   // ---- errors
@@ -356,9 +408,11 @@ class Parser {
 
   const size_t max_values_;
   size_t values_seen_ = 0;  // values begun so far
-  // The document's text block (Doc::text): a copy of the input, each escaped string overwritten
-  // by its decoded bytes. Strings, keys and numbers are views into it, at their input offsets.
-  std::unique_ptr<char[]> text_;
+  DocOwner& owner_;
+  // The document being built. Its text block (Doc::text) is a copy of the input, each escaped
+  // string overwritten by its decoded bytes: strings, keys and numbers are views into it, at
+  // their input offsets.
+  RawJson::Doc& doc_;
 
   const char* const begin_;
   const char* p_;  // next byte to scan
@@ -372,7 +426,7 @@ class Parser {
   const char* lex_error_ = "";
 
   // The bytes of the text block at the input's `at`.
-  char* TextAt(const char* at) const { return text_.get() + (at - begin_); }
+  char* TextAt(const char* at) const { return doc_.text.get() + (at - begin_); }
 
   // Value of the current token.
   std::string_view string_;    // kString: the decoded bytes, in the text block
@@ -384,9 +438,9 @@ class Parser {
   std::vector<Frame>& stack_;            // open containers, outermost first
   std::vector<uint32_t>& values_;        // finished values not yet in a container node
   std::vector<std::string_view>& keys_;  // keys of the open objects' members
-  std::vector<Node>& nodes_;             // the document (Scratch)
+  std::vector<Node>& nodes_;             // the document's
   std::vector<uint32_t>& kids_;
-  std::vector<std::string_view>& doc_keys_;
+  std::vector<std::string_view>& doc_keys_;  // the document's
   size_t& node_hint_;
   size_t& key_hint_;
 };
@@ -638,35 +692,20 @@ void Parser::CloseContainer() {
 
 RawJson Parser::Finish() {
   const uint32_t root = values_.back();
-  if (root == kNullValue) return RawJson();
+  if (root == kNullValue) return RawJson();  // the document goes back unused
   node_hint_ = std::max<size_t>(nodes_.size(), 16);
   key_hint_ = std::max<size_t>(doc_keys_.size(), 16);
-  auto doc = std::make_shared<RawJson::Doc>();
-  Hand(nodes_, doc->nodes);
-  for (Node& n : doc->nodes) n.doc = doc.get();
-  doc->kids.reserve(kids_.size());
+  doc_.kids.reserve(kids_.size());
   for (uint32_t k : kids_) {
-    doc->kids.push_back(k == kNullValue ? RawJson() : RawJsonAccess::Borrow(&doc->nodes[k]));
+    doc_.kids.push_back(k == kNullValue ? RawJson() : RawJsonAccess::Borrow(&nodes_[k]));
   }
-  Hand(doc_keys_, doc->keys);
-  doc->text = std::move(text_);
+  std::shared_ptr<RawJson::Doc> doc(std::move(owner_));
   return RawJsonAccess::Own(doc, &doc->nodes[root]);
-}
-
-template <typename T>
-void Parser::Hand(std::vector<T>& from, std::vector<T>& to) {
-  if (from.capacity() <= 2 * from.size() + 16) {
-    to = std::move(from);
-    from = std::vector<T>();
-    return;
-  }
-  to.reserve(from.size());
-  for (T& x : from) to.push_back(std::move(x));
 }
 
 // Mirrors nlohmann's parser::sax_parse(strict) with the depth limit RawJson adds.
 Result<RawJson> Parser::Run() {
-  if (text_) std::memcpy(text_.get(), begin_, static_cast<size_t>(end_ - begin_));
+  if (begin_ != end_) std::memcpy(doc_.text.get(), begin_, static_cast<size_t>(end_ - begin_));
   token_start_ = begin_;
   // nlohmann's lexer skips a UTF-8 byte order mark at the start; a partial one is an error.
   if (p_ != end_ && static_cast<unsigned char>(*p_) == 0xef) {
@@ -863,13 +902,40 @@ Result<RawJson> RawJson::Parse(std::string_view text, size_t* value_budget) {
     }
   } release{scratch};
   try {
-    Parser parser(text, max_values, scratch);
+    DocOwner doc = TakeDoc();
+    Parser parser(text, max_values, scratch, doc);
     Result<RawJson> r = parser.Run();
     *value_budget = max_values - std::min(parser.values_seen(), max_values);
     return r;
   } catch (const std::exception& e) {  // std::bad_alloc
     return Result<RawJson>::Error(std::string("invalid JSON: ") + e.what());
   }
+}
+
+void KeepParsedDocuments(size_t max_documents) {
+  if (kept_gone) return;
+  KeptDocs& k = Kept();
+  while (k.docs.size() > max_documents) {
+    delete k.docs.back();
+    k.docs.pop_back();
+  }
+  if (max_documents > kept_max) {
+    try {
+      k.docs.reserve(max_documents);
+    } catch (const std::bad_alloc&) {
+      return;  // keeps what it kept
+    }
+  }
+  kept_max = max_documents;
+}
+
+size_t KeptParsedDocuments() { return kept_max == 0 || kept_gone ? 0 : Kept().docs.size(); }
+
+void ReleaseKeptDocuments() {
+  if (kept_max == 0 || kept_gone) return;
+  KeptDocs& k = Kept();
+  for (RawJson::Doc* d : k.docs) delete d;
+  k.docs.clear();
 }
 
 }  // namespace sedna::json

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "adapters/json/go_json.h"
 #include "core/resources.h"
 
 namespace sedna::app {
@@ -13,18 +14,26 @@ namespace sedna::app {
 void HeapTrim::Schedule() {
   constexpr auto kTrimDelay = std::chrono::seconds(2);
   if (armed_ || cancelled_) return;
+  if (!keeping_) {
+    json::KeepParsedDocuments(kReportBatch);
+    keeping_ = true;
+  }
   if (!timer_) timer_ = std::make_unique<boost::asio::steady_timer>(io_);
   armed_ = true;
   timer_->expires_after(kTrimDelay);
   timer_->async_wait([this](const boost::system::error_code& ec) {
     armed_ = false;
-    if (!ec && !cancelled_) ::malloc_trim(0);
+    if (!ec && !cancelled_) {
+      json::ReleaseKeptDocuments();
+      ::malloc_trim(0);
+    }
   });
 }
 
 void HeapTrim::Cancel() {
   cancelled_ = true;
   if (timer_) timer_->cancel();
+  if (keeping_) json::KeepParsedDocuments(0);
 }
 
 Result<std::optional<s3::Credentials>> CredentialsOf(const std::optional<std::string>& json) {

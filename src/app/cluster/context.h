@@ -32,10 +32,14 @@ constexpr const char* kScopeIntake = "intake";
 // At most this many index bytes are read per pass (a dataset count or a job's ingest); more is
 // read in a later posted pass.
 constexpr int64_t kIngestSliceBytes = 4 << 20;
+// At most this many worker reports are committed in one transaction (report_intake.h).
+constexpr size_t kReportBatch = 64;
 
 // Returns the heap pages a burst of work freed (start-up, GM frames, steps) to the OS
 // (malloc_trim) a few seconds after the burst began. Armed by events only, so an idle LC never
-// wakes for it.
+// wakes for it. From its first Schedule, the calling (loop) thread keeps up to a report batch of
+// parsed documents for reuse (json::KeepParsedDocuments: a batch's bodies are parsed one by one
+// and freed together); the trim frees them with the pages, Cancel for good.
 class HeapTrim {
  public:
   explicit HeapTrim(boost::asio::io_context& io) : io_(io) {}
@@ -47,6 +51,7 @@ class HeapTrim {
   std::unique_ptr<boost::asio::steady_timer> timer_;
   bool armed_ = false;
   bool cancelled_ = false;
+  bool keeping_ = false;  // parsed documents are kept on the loop thread
 };
 
 // Why the LC cannot do its work now ("" when it can): /readyz answers 503 with it. Set by the

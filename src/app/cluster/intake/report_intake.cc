@@ -12,8 +12,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Reports per transaction at most; the batch is committed as soon as it is full.
-constexpr size_t kReportBatch = 64;
 // A batch whose commit failed is tried again after this long.
 constexpr std::chrono::milliseconds kReportRetry{1000};
 constexpr const char* kAppliedKey = "applied";
