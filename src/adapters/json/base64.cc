@@ -50,6 +50,22 @@ void Base64Append(std::string& out, std::string_view bytes) {
   char* d = out.data() + start;
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t i = 0;
+  // Two groups a step, from one 8-byte load (of which 6 bytes are used), eight characters stored
+  // at once.
+  for (; i + 8 <= bytes.size(); i += 6) {
+    uint64_t w;
+    std::memcpy(&w, s + i, 8);
+    if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) w = __builtin_bswap64(w);
+    const auto a = static_cast<uint32_t>(w >> 40);
+    const auto b = static_cast<uint32_t>(w >> 16) & 0xffffff;
+    char chars[8];
+    std::memcpy(chars, kPairs.pairs[a >> 12], 2);
+    std::memcpy(chars + 2, kPairs.pairs[a & 4095], 2);
+    std::memcpy(chars + 4, kPairs.pairs[b >> 12], 2);
+    std::memcpy(chars + 6, kPairs.pairs[b & 4095], 2);
+    std::memcpy(d, chars, 8);
+    d += 8;
+  }
   for (; i + 3 <= bytes.size(); i += 3) {
     const uint32_t v = (uint32_t{s[i]} << 16) | (uint32_t{s[i + 1]} << 8) | s[i + 2];
     std::memcpy(d, kPairs.pairs[v >> 12], 2);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <string_view>
 
 namespace sedna::json {
@@ -46,6 +49,34 @@ TEST(Base64, RoundTripsArbitraryBytes) {
     auto d = Base64Decode(Base64Encode(bytes));
     ASSERT_TRUE(d.ok()) << len;
     EXPECT_EQ(*d, bytes);
+  }
+}
+
+// RFC 4648 one character at a time, appended to what `out` holds.
+std::string ReferenceAppend(std::string out, std::string_view bytes) {
+  static const char* const kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = 0;
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    for (size_t k = 0; k < 3; ++k) {
+      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0);
+    }
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+TEST(Base64, EncodesLikeTheReferenceAtEveryLengthAndAfterEveryPrefix) {
+  std::mt19937 rng(7);
+  for (size_t len = 0; len < 80; ++len) {
+    std::string bytes(len, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng() & 0xff);
+    for (const std::string prefix : {"", "x", "{\"content\":\""}) {
+      std::string out = prefix;
+      Base64Append(out, bytes);
+      EXPECT_EQ(out, ReferenceAppend(prefix, bytes)) << len;
+    }
   }
 }
 
