@@ -32,6 +32,9 @@ constexpr size_t kEntryHeader = 16;
 
 constexpr size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
+// Append's buffer keeps its capacity up to this (a typical entry is well under 1 KiB).
+constexpr size_t kKeepEntryBytes = 16 * 1024;
+
 uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
   char s[8];
   std::memcpy(s, &seq, 8);
@@ -202,7 +205,15 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
   // it). A kill can cut a write short between pages: what it left of the entry fails the CRC, so
   // the entry exists once the whole write is done.
   const bool clear_next = pos_ + need + kEntryHeader <= capacity_;
-  std::string e(need + (clear_next ? 4 : 0), '\0');
+  std::string& e = entry_;
+  // The header is written below; the alignment padding and the next slot's length stay zero.
+  e.assign(need + (clear_next ? 4 : 0), '\0');
+  struct Shrink {
+    std::string& e;
+    ~Shrink() {
+      if (e.capacity() > kKeepEntryBytes) std::string().swap(e);
+    }
+  } shrink{e};
   const uint64_t seq = next_seq_;
   char* payload = e.data() + kEntryHeader;
   const uint32_t wlen = static_cast<uint32_t>(worker.size());

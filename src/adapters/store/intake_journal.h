@@ -109,6 +109,7 @@ class IntakeJournal {
   uint64_t found_last_seq_ = 0;  // its last sequence number, 0 for none
   size_t pos_ = 0;               // offset of the next entry (set by Recover / Reset)
   uint64_t next_seq_ = 1;
+  std::string entry_;  // Append's buffer, its capacity kept (up to kKeepEntryBytes)
 };
 
 }  // namespace sedna::store
