@@ -14,11 +14,17 @@ namespace sedna::store {
 
 namespace {
 
-constexpr char kJournalMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
+// The entries' checksum is CRC-32C (the CPU's instruction, as leveldb's log records use it).
+constexpr char kJournalMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '2'};
+// Before session 26 it was CRC-32 (slicing-by-8 tables, 3.5 instructions a byte): such a file is
+// read with it, appended to with it while it holds entries, and rewritten as SEDNAIJ2 when it
+// starts over (Reset).
+constexpr char kLegacyMagic[8] = {'S', 'E', 'D', 'N', 'A', 'I', 'J', '1'};
 
 // File layout: a 64-byte header, then entries from kFirst, each starting at a multiple of 8:
 //   u32 len    payload bytes (0: no entry here, the end of the chain)
-//   u32 crc    CRC-32 of seq and payload: an entry a kill cut short (one write per entry) fails it
+//   u32 crc    CRC-32C (SEDNAIJ1: CRC-32) of seq and payload: an entry a kill cut short (one
+//              write per entry) fails it
 //   u64 seq
 //   payload    u32 worker length, worker name, request body
 struct Header {
@@ -35,10 +41,10 @@ constexpr size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 // Append's buffer keeps its capacity up to this (a typical entry is well under 1 KiB).
 constexpr size_t kKeepEntryBytes = 16 * 1024;
 
-uint32_t EntryCrc(uint64_t seq, const char* payload, size_t len) {
+uint32_t EntryCrc(bool legacy, uint64_t seq, const char* payload, size_t len) {
   char s[8];
   std::memcpy(s, &seq, 8);
-  return Crc32(Crc32(0, s, 8), payload, len);
+  return legacy ? Crc32(Crc32(0, s, 8), payload, len) : Crc32c(Crc32c(0, s, 8), payload, len);
 }
 
 // Reads `n` bytes at `pos`: how many it got (fewer at the end of the file), or -1 (errno).
@@ -81,17 +87,17 @@ Result<std::unique_ptr<IntakeJournal>> IntakeJournal::Open(const std::string& pa
   Header h{};
   const ssize_t got = ReadFull(fd, 0, reinterpret_cast<char*>(&h), sizeof h);
   if (got < 0) return fail("cannot read", errno);
-  if (got != static_cast<ssize_t>(sizeof h) ||
-      std::memcmp(h.magic, kJournalMagic, sizeof kJournalMagic) != 0 || h.identity != db_identity) {
+  const bool whole = got == static_cast<ssize_t>(sizeof h) && h.identity == db_identity;
+  const bool current = whole && std::memcmp(h.magic, kJournalMagic, sizeof h.magic) == 0;
+  const bool legacy = whole && std::memcmp(h.magic, kLegacyMagic, sizeof h.magic) == 0;
+  if (!current && !legacy) {
     // Foreign or new: invalidate the first entry before claiming the file.
     const uint32_t zero = 0;
     if (Status s = j->WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
-    h = Header{};
-    std::memcpy(h.magic, kJournalMagic, sizeof kJournalMagic);
-    h.identity = db_identity;
-    if (Status s = j->WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h); !s.ok()) return s;
-  } else if (Status s = j->Scan(); !s.ok()) {
-    return s;
+    if (Status s = j->WriteHeader(); !s.ok()) return s;
+  } else {
+    j->legacy_crc_ = legacy;
+    if (Status s = j->Scan(); !s.ok()) return s;
   }
   return j;
 }
@@ -132,10 +138,16 @@ Status IntakeJournal::EnsureAllocated() {
   }
   const uint32_t zero = 0;
   if (Status s = WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4); !s.ok()) return s;
+  return WriteHeader();
+}
+
+Status IntakeJournal::WriteHeader() {
   Header h{};
   std::memcpy(h.magic, kJournalMagic, sizeof kJournalMagic);
   h.identity = identity_;
-  return WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h);
+  Status s = WriteAt(0, reinterpret_cast<const char*>(&h), sizeof h);
+  if (s.ok()) legacy_crc_ = false;
+  return s;
 }
 
 Status IntakeJournal::ReadError() const {
@@ -162,7 +174,7 @@ Status IntakeJournal::Scan() {
     n = ReadFull(fd_, pos + kEntryHeader, payload.data(), len);
     if (n < 0) return ReadError();
     if (n != static_cast<ssize_t>(len)) break;
-    if (EntryCrc(seq, payload.data(), len) != crc) break;
+    if (EntryCrc(legacy_crc_, seq, payload.data(), len) != crc) break;
     if (last_seq != 0 && seq != last_seq + 1) break;  // left from before a Reset
     uint32_t wlen;
     std::memcpy(&wlen, payload.data(), 4);
@@ -220,7 +232,7 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
   std::memcpy(payload, &wlen, 4);
   std::memcpy(payload + 4, worker.data(), worker.size());
   std::memcpy(payload + 4 + worker.size(), body.data(), body.size());
-  const uint32_t crc = EntryCrc(seq, payload, len);
+  const uint32_t crc = EntryCrc(legacy_crc_, seq, payload, len);
   const uint32_t len32 = static_cast<uint32_t>(len);
   std::memcpy(e.data(), &len32, 4);
   std::memcpy(e.data() + 4, &crc, 4);
@@ -240,7 +252,10 @@ Result<uint64_t> IntakeJournal::Append(std::string_view worker, std::string_view
 void IntakeJournal::Reset() {
   pos_ = kFirst;
   const uint32_t zero = 0;
-  (void)WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4);
+  // The chain is cut first: a kill between the two writes leaves either header with no entry.
+  if (WriteAt(kFirst, reinterpret_cast<const char*>(&zero), 4).ok() && legacy_crc_) {
+    (void)WriteHeader();  // a file of the old format starts over in the new one
+  }
 }
 
 size_t IntakeJournal::used() const { return pos_ - kFirst; }

@@ -92,6 +92,8 @@ class IntakeJournal {
   Status WriteAt(size_t pos, const char* data, size_t n);
   // The file is at least capacity_ long again (re-allocated and re-claimed if it was cut).
   Status EnsureAllocated();
+  // Writes the header (the current format, this database's identity).
+  Status WriteHeader();
   // Reads the chain of valid entries from the start into found_ (Open, for a file of ours).
   Status Scan();
   Status ReadError() const;  // from errno
@@ -110,6 +112,9 @@ class IntakeJournal {
   size_t pos_ = 0;               // offset of the next entry (set by Recover / Reset)
   uint64_t next_seq_ = 1;
   std::string entry_;  // Append's buffer, its capacity kept (up to kKeepEntryBytes)
+  // The file is of the format before CRC-32C (SEDNAIJ1): its entries are checked and written with
+  // CRC-32 until it starts over.
+  bool legacy_crc_ = false;
 };
 
 }  // namespace sedna::store

@@ -10,8 +10,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
+
+#include "adapters/store/crc32.h"
 
 namespace sedna::store {
 namespace {
@@ -70,6 +73,61 @@ TEST_F(IntakeJournalTest, EntriesSurviveReopenInAppendOrder) {
   EXPECT_EQ(*j->Append("w4", "x"), 4u);
   j.reset();
   EXPECT_EQ(Open()->Recover(2), std::vector<IntakeEntry>({E(3, "", "body"), E(4, "w4", "x")}));
+}
+
+// The format before CRC-32C (SEDNAIJ1, entries checked with CRC-32), as a previous version left
+// it after a kill: its entries are recovered, appended to in its format while it holds entries,
+// and the file starts over in the new format.
+TEST_F(IntakeJournalTest, AJournalOfTheFormatBeforeCrc32cIsRecoveredThenRewritten) {
+  std::string file(4096, '\0');
+  std::memcpy(file.data(), "SEDNAIJ1", 8);
+  const uint64_t db = kDb;
+  std::memcpy(file.data() + 8, &db, 8);
+  size_t pos = 64;
+  for (uint64_t seq : {7, 8}) {
+    const std::string worker = "w" + std::to_string(seq),
+                      body = R"({"n":)" + std::to_string(seq) + "}";
+    std::string payload(4, '\0');
+    const auto wlen = static_cast<uint32_t>(worker.size());
+    std::memcpy(payload.data(), &wlen, 4);
+    payload += worker + body;
+    char s[8];
+    std::memcpy(s, &seq, 8);
+    const uint32_t crc = Crc32(Crc32(0, s, 8), payload.data(), payload.size());
+    const auto len = static_cast<uint32_t>(payload.size());
+    std::memcpy(file.data() + pos, &len, 4);
+    std::memcpy(file.data() + pos + 4, &crc, 4);
+    std::memcpy(file.data() + pos + 8, &seq, 8);
+    std::memcpy(file.data() + pos + 16, payload.data(), payload.size());
+    pos += (16 + payload.size() + 7) / 8 * 8;
+  }
+  {
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, file.data(), file.size()), static_cast<ssize_t>(file.size()));
+    ::close(fd);
+  }
+  auto header = [&] {
+    std::string h(8, '\0');
+    int fd = ::open(path_.c_str(), O_RDONLY);
+    EXPECT_EQ(::pread(fd, h.data(), 8, 0), 8);
+    ::close(fd);
+    return h;
+  };
+  {
+    auto j = Open();
+    EXPECT_THAT(j->Recover(6), ElementsAre(E(7, "w7", R"({"n":7})"), E(8, "w8", R"({"n":8})")));
+    EXPECT_EQ(*j->Append("w9", "x"), 9u);  // still in the old format: it holds entries
+  }
+  EXPECT_EQ(header(), "SEDNAIJ1");
+  {
+    auto j = Open();
+    EXPECT_THAT(j->Recover(7), ElementsAre(E(8, "w8", R"({"n":8})"), E(9, "w9", "x")));
+    j->Reset();  // all committed: the file starts over, in the new format
+    EXPECT_EQ(header(), "SEDNAIJ2");
+    EXPECT_EQ(*j->Append("w10", "y"), 10u);
+  }
+  EXPECT_THAT(Open()->Recover(9), ElementsAre(E(10, "w10", "y")));
 }
 
 TEST_F(IntakeJournalTest, EntriesSurviveKill9) {
