@@ -1,6 +1,7 @@
 #include "app/cli/load_config.h"
 
 #include "adapters/fs/files.h"
+#include "core/ascii.h"
 
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -234,9 +235,7 @@ Result<Config> LoadConfig(const std::map<std::string, std::string>& env,
   }
   c.deploy_report_delay_ms = static_cast<int64_t>(report_delay_s * 1000);
   {
-    std::string p;
-    for (char ch : c.gm_protocol)
-      p += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string p = core::AsciiLowered(c.gm_protocol);
     if (p == "v1") p = "g1";  // docs/protocol.md §H3.2 spells them v1/v2
     if (p == "v2") p = "g2";
     if (p != "auto" && p != "g1" && p != "g2") {

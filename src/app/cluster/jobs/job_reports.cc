@@ -2,7 +2,6 @@
 // (with its forwarded frame), and the report intake's batches step the jobs through here.
 #include "adapters/log/log.h"
 
-#include <cctype>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -42,9 +41,7 @@ Result<std::optional<PendingReport>> JobRunner::PrepareReport(json::WorkerMessag
                    rep.worker_name, s.message());
     }
     // The round must still end: a G1 GM never asks for the deploy decision (§P4.3).
-    std::string kind = rep.kind;
-    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (e.runner->RefusalEndsRound(kind)) {
+    if (e.runner->RefusalEndsRound(core::AsciiLowered(rep.kind))) {
       executor_.Add({e.key, e.incarnation},
                     core::il::EvalReportRefused{rep.worker_name, s.message()});
     }
