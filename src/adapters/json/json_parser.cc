@@ -334,7 +334,7 @@ class Parser {
 
   // The next token. Punctuation is read here, inline in the parse loop; strings, numbers,
   // literals and errors out of line.
-  Tok Next() {
+  [[gnu::always_inline]] Tok Next() {
     unget_newline_ = false;
     const char* q = p_;  // a local: the loop need not store p_ at each byte
     while (q != end_ && kSpaceByte[static_cast<unsigned char>(*q)]) ++q;
@@ -388,7 +388,7 @@ class Parser {
   // ---- tree
 
   // A finished value: a new node of type `t` (returned to fill in).
-  Node& Emit(RawJson::Type t) {
+  [[gnu::always_inline]] Node& Emit(RawJson::Type t) {
     values_.push_back(static_cast<uint32_t>(nodes_.size()));
     Node& n = nodes_.emplace_back();
     n.type = t;
