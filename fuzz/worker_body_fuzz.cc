@@ -1,5 +1,6 @@
-// A worker's POST body (json::DecodeWorkerMessage, json::WorkerNameIn) on arbitrary bytes.
-// Invariants: WorkerNameIn agrees with a successful decode's name; namespace and ownerName are
+// A worker's POST body (json::DecodeWorkerMessage, json::WorkerNameIn) on arbitrary bytes, with
+// parsed documents kept for reuse as on the LC's loop thread. Invariants: two parses of the body
+// dump the same; WorkerNameIn agrees with a successful decode's name; namespace and ownerName are
 // Kubernetes names (no '/'); there is one ModelRef per `results` element; the forwarded message
 // is valid JSON, and when the LC found no problem in the results (results_error empty) the GM can
 // derive its condition data from it.
@@ -13,7 +14,18 @@
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // As on the LC's loop thread: parsed documents are kept and reused, here across inputs.
+  static const bool keeping = (sedna::json::KeepParsedDocuments(4), true);
+  (void)keeping;
   std::string_view body(reinterpret_cast<const char*>(data), size);
+  {
+    // Two parses of the same bytes, each in a document an earlier input left (or a new one),
+    // read the same.
+    auto first = sedna::json::RawJson::Parse(body, sedna::json::kMaxWorkerBodyValues);
+    auto second = sedna::json::RawJson::Parse(body, sedna::json::kMaxWorkerBodyValues);
+    FUZZ_CHECK(first.ok() == second.ok(), body);
+    if (first.ok()) FUZZ_CHECK(first->Dump() == second->Dump(), body);
+  }
   std::string name = sedna::json::WorkerNameIn(body);
   auto msg = sedna::json::DecodeWorkerMessage(body);
   if (!msg.ok()) {
