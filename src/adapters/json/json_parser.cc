@@ -31,11 +31,14 @@
 
 #include "adapters/json/go_json.h"
 #include "adapters/json/go_json_internal.h"
+#include "adapters/json/kept_documents.h"
 
 namespace sedna::json {
 namespace {
 
 using Node = RawJson::Node;
+using internal::DocOwner;
+using internal::TakeDoc;
 
 // A null value among the finished values (a null has no node).
 constexpr uint32_t kNullValue = UINT32_MAX;
@@ -240,63 +243,6 @@ struct Scratch {
     if (v.capacity() > kKeep) std::vector<T>().swap(v);
   }
 };
-
-// ---- parsed documents kept for reuse (KeepParsedDocuments)
-
-// A parsed document's blocks, in bytes.
-size_t BlockBytes(const RawJson::Doc& d) {
-  return d.nodes.capacity() * sizeof(Node) + d.kids.capacity() * sizeof(RawJson) +
-         d.keys.capacity() * sizeof(std::string_view) + d.text_capacity;
-}
-
-// The documents the calling thread keeps (KeepParsedDocuments), emptied and ready for a parse.
-// `kept_max` and `kept_gone` are trivially destructible, so a document freed while the thread's
-// objects are destroyed (after Kept()'s) still reads them.
-thread_local size_t kept_max = 0;
-thread_local bool kept_gone = false;
-struct KeptDocs {
-  std::vector<RawJson::Doc*> docs;  // capacity kept_max: keeping one never allocates
-  ~KeptDocs() {
-    kept_gone = true;
-    for (RawJson::Doc* d : docs) delete d;
-  }
-};
-KeptDocs& Kept() {
-  thread_local KeptDocs kept;
-  return kept;
-}
-
-// Owns a parsed document: its last owner keeps it for the thread's next parse when the thread
-// keeps documents, has room and the document is small; else frees it.
-struct KeepOrDelete {
-  void operator()(RawJson::Doc* d) const noexcept {
-    if (kept_max > 0 && !kept_gone) {
-      KeptDocs& k = Kept();
-      if (k.docs.size() < kept_max && BlockBytes(*d) <= kMaxKeptDocumentBytes) {
-        d->nodes.clear();
-        d->kids.clear();  // a parsed document's children are borrowed: nothing else dies
-        d->keys.clear();
-        k.docs.push_back(d);
-        return;
-      }
-    }
-    delete d;
-  }
-};
-using DocOwner = std::unique_ptr<RawJson::Doc, KeepOrDelete>;
-
-// An empty document for a parse: one the thread kept, else a new one.
-DocOwner TakeDoc() {
-  if (kept_max > 0 && !kept_gone) {
-    KeptDocs& k = Kept();
-    if (!k.docs.empty()) {
-      DocOwner d(k.docs.back());
-      k.docs.pop_back();
-      return d;
-    }
-  }
-  return DocOwner(new RawJson::Doc());
-}
 
 class Parser {
  public:
@@ -910,32 +856,6 @@ Result<RawJson> RawJson::Parse(std::string_view text, size_t* value_budget) {
   } catch (const std::exception& e) {  // std::bad_alloc
     return Result<RawJson>::Error(std::string("invalid JSON: ") + e.what());
   }
-}
-
-void KeepParsedDocuments(size_t max_documents) {
-  if (kept_gone) return;
-  KeptDocs& k = Kept();
-  while (k.docs.size() > max_documents) {
-    delete k.docs.back();
-    k.docs.pop_back();
-  }
-  if (max_documents > kept_max) {
-    try {
-      k.docs.reserve(max_documents);
-    } catch (const std::bad_alloc&) {
-      return;  // keeps what it kept
-    }
-  }
-  kept_max = max_documents;
-}
-
-size_t KeptParsedDocuments() { return kept_max == 0 || kept_gone ? 0 : Kept().docs.size(); }
-
-void ReleaseKeptDocuments() {
-  if (kept_max == 0 || kept_gone) return;
-  KeptDocs& k = Kept();
-  for (RawJson::Doc* d : k.docs) delete d;
-  k.docs.clear();
 }
 
 }  // namespace sedna::json
