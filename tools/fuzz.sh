@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 BUILD=${FUZZ_BUILD_DIR:-build/fuzz}
-ALL=(frame resource worker_body manifest http_request index_reader confined http_admission)
+ALL=(frame resource worker_body manifest http_request index_reader confined http_admission
+     gm_messages)
 if [ $# -gt 0 ]; then NAMES=("$@"); else NAMES=("${ALL[@]}"); fi
 
 bash tools/setup.sh

@@ -2,36 +2,43 @@
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/asio/write.hpp>
 
+#include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <optional>
+#include <random>
+#include <vector>
 
 #include "adapters/gm/backoff.h"
+#include "adapters/gm/ws_accept.h"
+#include "adapters/gm/ws_wire.h"
 
 namespace sedna::gm {
 
 namespace {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
 constexpr std::size_t kKeepBufferBytes = 1u << 20;  // larger buffers are released after use
+constexpr std::size_t kMaxResponseHeadBytes = 16u << 10;
+constexpr std::size_t kReadChunkBytes = 16u << 10;
 constexpr const char* kUserAgent = "sedna-lc";
 
 struct HostPort {
   std::string host;
   std::string port;
+  uint16_t port_number = 0;
 };
 
 // "host:port" or "[v6]:port"; nullopt when malformed.
@@ -57,6 +64,7 @@ std::optional<HostPort> SplitAddress(const std::string& address) {
   if (hp.host.empty() || ec != std::errc() || ptr != end || port == 0 || port > 65535) {
     return std::nullopt;
   }
+  hp.port_number = static_cast<uint16_t>(port);
   return hp;
 }
 
@@ -80,12 +88,89 @@ const char* PhaseVerb(Phase p) {
 
 std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
+// Masking keys and handshake nonces from the kernel's CSPRNG (getrandom), 64 keys a call: a
+// frame's mask must not be predictable by whoever chooses its payload (RFC 6455 §10.3), and a
+// worker chooses much of a forwarded report's.
+class RandomPool {
+ public:
+  uint32_t Next() {
+    if (next_ == pool_.size()) Refill();
+    return pool_[next_++];
+  }
+
+ private:
+  void Refill() {
+    auto* p = reinterpret_cast<char*>(pool_.data());
+    size_t got = 0;
+    while (got < sizeof(pool_)) {
+      const ssize_t n = ::getrandom(p + got, sizeof(pool_) - got, 0);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+      } else if (n < 0 && errno != EINTR) {
+        break;
+      }
+    }
+    if (got < sizeof(pool_)) {  // no getrandom (ENOSYS): the C++ library's source
+      try {
+        std::random_device rd;
+        for (auto& v : pool_) v = rd();
+      } catch (const std::exception&) {  // keeps the previous keys: still masked, predictable
+      }
+    }
+    next_ = 0;
+  }
+
+  std::array<uint32_t, 64> pool_{};
+  size_t next_ = pool_.size();
+};
+
+// Bytes read and not yet taken: [begin, end) of `bytes`.
+struct ReadBuffer {
+  std::string_view data() const { return {bytes.data() + begin, end - begin}; }
+  void Consume(size_t n) {
+    begin += n;
+    if (begin == end) begin = end = 0;
+  }
+  // Room for at least `n` bytes after the data.
+  asio::mutable_buffer Prepare(size_t n) {
+    if (bytes.size() - end < n && begin > 0) {
+      std::memmove(bytes.data(), bytes.data() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+    }
+    if (bytes.size() - end < n) bytes.resize(end + n);
+    return asio::buffer(bytes.data() + end, bytes.size() - end);
+  }
+  void Commit(size_t n) { end += n; }
+  // Gives a large buffer back once it holds nothing.
+  void Trim() {
+    if (begin == end && bytes.size() > kKeepBufferBytes) std::vector<char>().swap(bytes);
+  }
+
+  std::vector<char> bytes;
+  size_t begin = 0, end = 0;
+};
+
+void TrimString(std::string& s) {
+  s.clear();
+  if (s.capacity() > kKeepBufferBytes) s.shrink_to_fit();
+}
+
+// The io_context's own executor, not the type-erased any_io_executor: every write's completion
+// would go through any_executor's dispatch and work tracking.
+using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
+
 // One connection attempt and, if it succeeds, that connection. Handlers hold it by shared_ptr, so
-// the stream outlives every operation on it; the link drops its own reference when the attempt
+// the socket outlives every operation on it; the link drops its own reference when the attempt
 // fails, which makes every later handler of that attempt a no-op.
 struct Conn {
-  explicit Conn(asio::io_context& io)
-      : resolver(io), ws(io.get_executor()), deadline(io), ping_timer(io), pong_deadline(io) {}
+  Conn(asio::io_context& io, size_t max_message_bytes)
+      : resolver(io),
+        socket(io.get_executor()),
+        deadline(io),
+        ping_timer(io),
+        pong_deadline(io),
+        reader(max_message_bytes) {}
 
   void MarkAlive() {
     alive = true;
@@ -93,20 +178,24 @@ struct Conn {
   }
 
   tcp::resolver resolver;
-  // The io_context's own executor, not tcp_stream's type-erased any_io_executor: every write's
-  // completion went through any_executor's dispatch and work tracking.
-  websocket::stream<beast::basic_stream<tcp, asio::io_context::executor_type>> ws;
+  Socket socket;
   asio::steady_timer deadline;  // bounds the attempt until kConnected
   asio::steady_timer ping_timer;
   asio::steady_timer pong_deadline;
-  websocket::response_type response;
-  beast::flat_buffer rbuf;
-  std::string wbuf;                // the frame being written; stable while writing
-  std::function<void(bool)> done;  // of the Send in flight
-  Phase phase = Phase::kResolving;
+  std::string key;  // Sec-WebSocket-Key of the upgrade request
+  ReadBuffer rbuf;
+  MessageReader reader;
+  // Writing: `out` is being written (stable until its completion), `queued` waits behind it.
+  // Frames are appended whole, so the stream never carries a frame inside another.
+  std::string out;
+  std::string queued;
   bool writing = false;
-  bool corked = false;  // TCP_CORK: frames of a burst leave in as few segments as possible
-  bool ping_in_flight = false;
+  // The Send batch not yet reported: its done, where each of its frames ends (in `queued`, or in
+  // `out` once batch_in_out).
+  std::function<void(size_t)> done;
+  std::vector<size_t> batch_ends;
+  bool batch_in_out = false;
+  Phase phase = Phase::kResolving;
   bool awaiting_pong = false;  // a ping was sent and nothing was received since
   bool alive = false;          // the GM sent something on this connection
   uint64_t ping_seq = 0;
@@ -118,7 +207,7 @@ void CloseConn(Conn& c) {
   c.deadline.cancel();
   c.ping_timer.cancel();
   c.pong_deadline.cancel();
-  beast::get_lowest_layer(c.ws).socket().close(ignored);
+  c.socket.close(ignored);
 }
 
 }  // namespace
@@ -152,40 +241,71 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
     }
   }
 
-  bool Send(std::string text, std::function<void(bool)> done, bool more) {
-    if (!running || !conn || conn->phase != Phase::kConnected || conn->writing) return false;
-    auto c = conn;
-    if (more != c->corked) {
-      // Uncorking before the last frame of a burst is written sends it with everything held.
-      int v = more ? 1 : 0;
-      const int fd = beast::get_lowest_layer(c->ws).socket().native_handle();
-      if (::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v) == 0) c->corked = more;
+  bool Send(std::span<const std::string_view> frames, std::function<void(size_t)> done) {
+    if (!running || !conn || conn->phase != Phase::kConnected || conn->done || frames.empty()) {
+      return false;
     }
-    c->writing = true;
-    c->wbuf = std::move(text);
-    c->done = std::move(done);
-    c->ws.text(true);
-    c->ws.async_write(asio::buffer(c->wbuf),
-                      [self = shared_from_this(), c](error_code ec, std::size_t) {
-                        if (!self->Current(c)) return;
-                        c->writing = false;
-                        if (ec) return self->Fail(c, "write: " + ec.message());
-                        ReleaseWriteBuffer(*c);
-                        auto d = std::move(c->done);
-                        c->done = nullptr;
-                        if (d) d(true);
-                      });
+    Conn& c = *conn;
+    c.batch_ends.clear();
+    for (std::string_view f : frames) {
+      AppendMaskedFrame(c.queued, kOpText, f, masks.Next());
+      c.batch_ends.push_back(c.queued.size());
+    }
+    c.done = std::move(done);
+    c.batch_in_out = false;
+    if (!c.writing) Write(conn);
     return true;
   }
 
-  static void ReleaseWriteBuffer(Conn& c) {
-    c.wbuf.clear();
-    if (c.wbuf.capacity() > kKeepBufferBytes) c.wbuf.shrink_to_fit();
+  // Queues a frame behind what is being written, and starts writing if nothing is.
+  void Queue(const std::shared_ptr<Conn>& c, uint8_t opcode, std::string_view payload) {
+    AppendMaskedFrame(c->queued, opcode, payload, masks.Next());
+    if (!c->writing) Write(c);
+  }
+
+  // Writes everything queued in one operation (one send while the socket takes it all).
+  void Write(const std::shared_ptr<Conn>& c) {
+    c->out.swap(c->queued);
+    c->queued.clear();
+    if (c->done) c->batch_in_out = true;  // a batch not yet reported was queued: it is in `out`
+    c->writing = true;
+    asio::async_write(c->socket, asio::buffer(c->out),
+                      [self = shared_from_this(), c](error_code ec, std::size_t n) {
+                        if (!self->Current(c)) return;
+                        c->writing = false;
+                        if (ec) {
+                          return self->Fail(c,
+                                            c->phase == Phase::kFirstFrame
+                                                ? "write first frame to " + self->opts.address +
+                                                      ": " + ec.message()
+                                                : "write: " + ec.message(),
+                                            n);
+                        }
+                        self->Written(c);
+                      });
+  }
+
+  void Written(const std::shared_ptr<Conn>& c) {
+    std::function<void(size_t)> d;
+    size_t frames = 0;
+    if (c->batch_in_out) {
+      d = std::move(c->done);
+      c->done = nullptr;
+      c->batch_in_out = false;
+      frames = c->batch_ends.size();
+    }
+    TrimString(c->out);
+    if (c->phase == Phase::kFirstFrame) {
+      OnConnected(c);  // may Send, which starts the next write
+      if (!Current(c)) return;
+    }
+    if (!c->writing && !c->queued.empty()) Write(c);
+    if (d) d(frames);
   }
 
   // Begins an attempt; its outcome is reported asynchronously, never from inside this call.
   void Connect() {
-    auto c = std::make_shared<Conn>(io);
+    auto c = std::make_shared<Conn>(io, opts.max_frame_bytes);
     conn = c;
     auto self = shared_from_this();
     auto fail_later = [&](std::string reason) {
@@ -209,104 +329,147 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
                         ": timed out after " + Ms(self->opts.connect_timeout));
     });
     c->resolver.async_resolve(
-        hp.host, hp.port, [self, c](error_code ec, const tcp::resolver::results_type& results) {
+        hp.host, hp.port, [self, c, hp](error_code ec, const tcp::resolver::results_type& results) {
           if (!self->Current(c)) return;
           if (ec) return self->Fail(c, "resolve " + self->opts.address + ": " + ec.message());
           c->phase = Phase::kConnecting;
-          beast::get_lowest_layer(c->ws).async_connect(
-              results, [self, c](error_code ec, const tcp::endpoint&) {
+          asio::async_connect(
+              c->socket, results, [self, c, hp](error_code ec, const tcp::endpoint&) {
                 if (!self->Current(c)) return;
                 if (ec) return self->Fail(c, "connect " + self->opts.address + ": " + ec.message());
-                self->Handshake(c);
+                self->Handshake(c, hp);
               });
         });
   }
 
-  void Handshake(const std::shared_ptr<Conn>& c) {
+  // Writes the upgrade request (protocol §P1.1: Node-Name, no Origin), then reads its answer.
+  void Handshake(const std::shared_ptr<Conn>& c, const HostPort& hp) {
     c->phase = Phase::kHandshaking;
     error_code ignored;
-    beast::get_lowest_layer(c->ws).socket().set_option(tcp::no_delay(true), ignored);
-    // The link enforces its own deadlines (connect_timeout, ping_timeout).
-    c->ws.set_option(websocket::stream_base::timeout{websocket::stream_base::none(),
-                                                     websocket::stream_base::none(), false});
-    c->ws.set_option(
-        websocket::stream_base::decorator([node = opts.node_name](websocket::request_type& req) {
-          req.set(beast::http::field::user_agent, kUserAgent);
-          req.set("Node-Name", node);
-        }));
-    c->ws.read_message_max(opts.max_frame_bytes);
-    c->ws.auto_fragment(false);  // one message = one frame, as gorilla writes them
-    Conn* raw = c.get();         // the callback is owned by raw->ws
-    c->ws.control_callback([raw](websocket::frame_type kind, beast::string_view) {
-      if (kind != websocket::frame_type::close) raw->MarkAlive();
-    });
-    auto self = shared_from_this();
-    c->ws.async_handshake(c->response, opts.address, "/", [self, c](error_code ec) {
-      if (!self->Current(c)) return;
-      if (ec) {
-        std::string reason = "handshake " + self->opts.address + ": " + ec.message();
-        if (ec == websocket::error::upgrade_declined) {
-          reason += " (HTTP " + std::to_string(c->response.result_int()) + ")";
-        }
-        return self->Fail(c, reason);
-      }
-      c->response = {};
-      if (self->opts.first_frame.empty()) return self->OnConnected(c);
-      c->phase = Phase::kFirstFrame;
-      c->writing = true;
-      c->wbuf = self->opts.first_frame;
-      c->ws.text(true);
-      c->ws.async_write(asio::buffer(c->wbuf), [self, c](error_code ec, std::size_t) {
-        if (!self->Current(c)) return;
-        c->writing = false;
-        if (ec) {
-          return self->Fail(c, "write first frame to " + self->opts.address + ": " + ec.message());
-        }
-        ReleaseWriteBuffer(*c);
-        self->OnConnected(c);
-      });
-    });
+    c->socket.set_option(tcp::no_delay(true), ignored);
+    std::array<uint32_t, 4> nonce{masks.Next(), masks.Next(), masks.Next(), masks.Next()};
+    c->key = Base64(std::string_view(reinterpret_cast<const char*>(nonce.data()), 16));
+    c->out = UpgradeRequest(hp.host, hp.port_number, c->key, opts.node_name, kUserAgent);
+    c->writing = true;
+    asio::async_write(c->socket, asio::buffer(c->out),
+                      [self = shared_from_this(), c](error_code ec, std::size_t) {
+                        if (!self->Current(c)) return;
+                        c->writing = false;
+                        TrimString(c->out);
+                        if (ec) {
+                          return self->Fail(
+                              c, "handshake " + self->opts.address + ": " + ec.message());
+                        }
+                        self->ReadHandshake(c);
+                      });
   }
 
+  void ReadHandshake(const std::shared_ptr<Conn>& c) {
+    c->socket.async_read_some(
+        c->rbuf.Prepare(kReadChunkBytes), [self = shared_from_this(), c](error_code ec, size_t n) {
+          if (!self->Current(c)) return;
+          const std::string fail = "handshake " + self->opts.address + ": ";
+          if (ec) return self->Fail(c, fail + ec.message());
+          c->rbuf.Commit(n);
+          const std::string_view in = c->rbuf.data();
+          const auto end = in.find("\r\n\r\n");
+          if (end == std::string_view::npos) {
+            if (in.size() > kMaxResponseHeadBytes) {
+              return self->Fail(c, fail + "response head over " +
+                                       std::to_string(kMaxResponseHeadBytes) + " bytes");
+            }
+            return self->ReadHandshake(c);
+          }
+          const std::string why = CheckUpgradeResponse(std::string(in.substr(0, end + 4)), c->key);
+          if (!why.empty()) return self->Fail(c, fail + why);
+          c->rbuf.Consume(end + 4);  // what follows is the GM's first frames
+          if (self->opts.first_frame.empty()) return self->OnConnected(c);
+          c->phase = Phase::kFirstFrame;
+          self->Queue(c, kOpText, self->opts.first_frame);
+        });
+  }
+
+  // on_connected comes before the first on_frame, also for frames that came with the handshake.
   void OnConnected(const std::shared_ptr<Conn>& c) {
     c->phase = Phase::kConnected;
     c->deadline.cancel();
-    Read(c);
     SchedulePing(c);
     if (cbs.on_connected) cbs.on_connected();
+    if (Current(c)) Read(c);
   }
 
+  // Delivers the frames already read, then reads more.
   void Read(const std::shared_ptr<Conn>& c) {
-    c->ws.async_read(c->rbuf, [self = shared_from_this(), c](error_code ec, std::size_t) {
-      if (!self->Current(c)) return;
-      if (ec == websocket::error::closed) {
-        const auto& cr = c->ws.reason();
-        std::string reason = "closed by GM (code " + std::to_string(cr.code);
-        if (!cr.reason.empty()) reason += ": " + std::string(cr.reason.data(), cr.reason.size());
-        return self->Fail(c, reason + ")");
-      }
-      if (ec == websocket::error::message_too_big) {
-        return self->Fail(c, "read: frame over the " + std::to_string(self->opts.max_frame_bytes) +
-                                 "-byte limit");
-      }
-      if (ec) return self->Fail(c, "read: " + ec.message());
-      c->MarkAlive();
-      std::string text = beast::buffers_to_string(c->rbuf.data());
-      c->rbuf.consume(c->rbuf.size());
-      if (c->rbuf.capacity() > kKeepBufferBytes) c->rbuf.shrink_to_fit();
-      if (self->cbs.on_frame) self->cbs.on_frame(std::move(text));
-      if (self->Current(c)) self->Read(c);
-    });
+    const std::optional<size_t> want = TakeFrames(c);
+    if (!want) return;
+    c->rbuf.Trim();
+    c->socket.async_read_some(c->rbuf.Prepare(std::max(*want, kReadChunkBytes)),
+                              [self = shared_from_this(), c](error_code ec, size_t n) {
+                                if (!self->Current(c)) return;
+                                if (ec) return self->Fail(c, "read: " + ec.message());
+                                c->rbuf.Commit(n);
+                                self->Read(c);
+                              });
   }
 
-  // Every ping_interval: send a ping unless one is unanswered or still queued behind a write; a
-  // ping left unanswered (no pong, no frame) for ping_timeout fails the connection.
+  // Takes every whole frame off the read buffer: data messages go to on_frame, pings are
+  // answered, a close or a forbidden frame ends the connection. Returns how many more bytes the
+  // next frame needs at least, or nullopt when the connection ended (also when a callback stopped
+  // the link).
+  std::optional<size_t> TakeFrames(const std::shared_ptr<Conn>& c) {
+    for (;;) {
+      size_t used = 0;
+      MessageReader::Event ev = c->reader.Next(c->rbuf.data(), used);
+      c->rbuf.Consume(used);
+      switch (ev.kind) {
+        case MessageReader::Event::kNeedMore:
+          return ev.need;
+        case MessageReader::Event::kMessage:
+          c->MarkAlive();
+          if (cbs.on_frame) cbs.on_frame(std::move(ev.payload));
+          if (!Current(c)) return std::nullopt;
+          break;
+        case MessageReader::Event::kPing:
+          c->MarkAlive();
+          Queue(c, kOpPong, ev.payload);
+          break;
+        case MessageReader::Event::kPong:
+          c->MarkAlive();
+          break;
+        case MessageReader::Event::kClose: {
+          SendCloseNow(*c, ev.code == 1005 ? 0 : ev.code);  // echoed (RFC 6455 §5.5.1)
+          std::string reason = "closed by GM (code " + std::to_string(ev.code);
+          if (!ev.payload.empty()) reason += ": " + ev.payload;
+          Fail(c, reason + ")");
+          return std::nullopt;
+        }
+        case MessageReader::Event::kRefused:
+          SendCloseNow(*c, ev.code);
+          Fail(c, "read: " + ev.payload);
+          return std::nullopt;
+      }
+    }
+  }
+
+  // Best effort, right before the socket closes: a close frame with `code` (none when 0) if no
+  // write is under way, which it would cut into.
+  void SendCloseNow(Conn& c, uint16_t code) {
+    if (c.writing) return;
+    const char body[2] = {static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
+    std::string frame;
+    AppendMaskedFrame(frame, kOpClose, std::string_view(body, code ? 2 : 0), masks.Next());
+    [[maybe_unused]] const ssize_t n =
+        ::send(c.socket.native_handle(), frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+
+  // Every ping_interval: send a ping unless one is unanswered; a ping left unanswered (no pong,
+  // no frame) for ping_timeout fails the connection.
   void SchedulePing(const std::shared_ptr<Conn>& c) {
     if (opts.ping_interval <= std::chrono::milliseconds::zero()) return;
     c->ping_timer.expires_after(opts.ping_interval);
     c->ping_timer.async_wait([self = shared_from_this(), c](error_code ec) {
       if (ec || !self->Current(c)) return;
-      if (!c->awaiting_pong && !c->ping_in_flight) self->Ping(c);
+      if (!c->awaiting_pong) self->Ping(c);
       self->SchedulePing(c);
     });
   }
@@ -314,20 +477,19 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
   void Ping(const std::shared_ptr<Conn>& c) {
     auto self = shared_from_this();
     c->awaiting_pong = true;
-    c->ping_in_flight = true;
     const uint64_t seq = ++c->ping_seq;
     c->pong_deadline.expires_after(opts.ping_timeout);
     c->pong_deadline.async_wait([self, c, seq](error_code ec) {
       if (ec || !self->Current(c) || !c->awaiting_pong || c->ping_seq != seq) return;
       self->Fail(c, "ping timeout after " + Ms(self->opts.ping_timeout));
     });
-    // A failed ping also fails the read loop, which reports it.
-    c->ws.async_ping({}, [c](error_code) { c->ping_in_flight = false; });
+    Queue(c, kOpPing, {});
   }
 
   // Ends the attempt or connection `c` (if still current), schedules the next attempt, then
-  // reports: done(false) of a Send in flight, on_disconnected, on_reconnect_scheduled.
-  void Fail(const std::shared_ptr<Conn>& c, std::string reason) {
+  // reports: done of a Send not yet reported (with how many of its frames were written whole:
+  // `written` bytes of the write under way were), on_disconnected, on_reconnect_scheduled.
+  void Fail(const std::shared_ptr<Conn>& c, std::string reason, size_t written = 0) {
     if (!Current(c)) return;
     conn = nullptr;
     CloseConn(*c);
@@ -341,7 +503,13 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
     });
     auto done = std::move(c->done);
     c->done = nullptr;
-    if (done) done(false);
+    if (done) {
+      size_t whole = 0;
+      if (c->batch_in_out) {
+        while (whole < c->batch_ends.size() && c->batch_ends[whole] <= written) ++whole;
+      }
+      done(whole);
+    }
     if (!running || epoch != e) return;  // a callback stopped or restarted the link
     if (cbs.on_disconnected) cbs.on_disconnected(std::move(reason));
     if (!running || epoch != e) return;
@@ -353,6 +521,7 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
   GmLinkCallbacks cbs;
   asio::steady_timer retry_timer;
   Backoff backoff;
+  RandomPool masks;
   bool running = false;
   uint64_t epoch = 0;          // bumped by Start, Stop and every scheduled retry
   std::shared_ptr<Conn> conn;  // the current attempt or connection; null while waiting or stopped
@@ -371,8 +540,9 @@ bool GmLink::connected() const {
   return impl_->running && impl_->conn && impl_->conn->phase == Phase::kConnected;
 }
 
-bool GmLink::Send(std::string text, std::function<void(bool written)> done, bool more) {
-  return impl_->Send(std::move(text), std::move(done), more);
+bool GmLink::Send(std::span<const std::string_view> frames,
+                  std::function<void(size_t written)> done) {
+  return impl_->Send(frames, std::move(done));
 }
 
 }  // namespace sedna::gm

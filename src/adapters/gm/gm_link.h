@@ -1,6 +1,8 @@
 // The LC's websocket client to Sedna's Global Manager (protocol §P1): dials ws://<address>/ with
 // the `Node-Name` header and no Origin, writes the first frame, then reads and writes text frames
-// concurrently, pings the GM to detect dead peers, and reconnects forever with backoff.
+// concurrently, pings the GM to detect dead peers, and reconnects forever with backoff. It frames
+// RFC 6455 itself (ws_wire.h), with one write queue for its data frames, its pings and its answers
+// to the GM's pings, so that a batch of frames leaves in one send.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12
@@ -11,7 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace sedna::gm {
 
@@ -31,9 +35,9 @@ struct GmLinkOptions {
   std::chrono::milliseconds connect_timeout{10000};
   uint64_t jitter_seed = 0;  // seeds the backoff jitter (tests); 0 = random
   // Largest frame read. A larger one is not buffered: the connection fails ("read: frame over the
-  // 2359296-byte limit"; Beast closes with code 1009) and reconnects. The default is the base64 of
-  // etcd's default 1.5 MiB object limit (2 MiB) plus room for the header: every object the GM can
-  // send fits, and a hostile frame costs at most ~2x this in the decoders (docs/benchmarks.md,
+  // 2359296-byte limit"; the link closes with code 1009) and reconnects. The default is the base64
+  // of etcd's default 1.5 MiB object limit (2 MiB) plus room for the header: every object the GM
+  // can send fits, and a hostile frame costs at most ~2x this in the decoders (docs/benchmarks.md,
   // frame_bench).
   std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
   static constexpr std::size_t kDefaultMaxFrameBytes = (9u << 20) / 4;  // 2.25 MiB
@@ -68,14 +72,17 @@ class GmLink {
   void Stop();
   // True between on_connected and the loss of that connection.
   bool connected() const;
-  // Writes one text frame now. Returns false (and never calls done) when not connected or a write
-  // is already in flight: the caller sends one frame at a time. Otherwise done(true) once the frame
-  // was fully written to the socket, or done(false) if the connection failed first (before
-  // on_disconnected for that connection). `more`: the caller has another frame to send right after
-  // this one; the link may hold this one back (TCP_CORK) until a Send without `more`, so that a
-  // burst of frames leaves in few TCP segments. A burst must end with a Send without `more`
-  // (else the kernel sends what it holds after 200 ms).
-  bool Send(std::string text, std::function<void(bool written)> done, bool more = false);
+  // Writes `frames` (at least one) as text frames, in order, in one write operation (one send
+  // while the socket takes them all). Returns false (and never calls done) when not connected,
+  // when `frames` is empty, or when the previous Send's done has not run yet: the caller sends one
+  // batch at a time. Otherwise done(n) once, with n = frames.size() when every frame was written
+  // to the socket, or, when the connection failed first (before on_disconnected for it), how many
+  // of the first frames were written whole before it did. The frames are copied before Send
+  // returns.
+  bool Send(std::span<const std::string_view> frames, std::function<void(size_t written)> done);
+  bool Send(std::string_view frame, std::function<void(size_t written)> done) {
+    return Send(std::span<const std::string_view>(&frame, 1), std::move(done));
+  }
 
  private:
   struct Impl;

@@ -3,6 +3,8 @@
 #include <utility>  // before Asio: Boost 1.74 + g++ 12
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -10,6 +12,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
 #include <cctype>
 #include <condition_variable>
 #include <future>
@@ -20,6 +23,8 @@
 #include <vector>
 
 #include "adapters/gm/backoff.h"
+#include "adapters/gm/ws_accept.h"
+#include "adapters/gm/ws_wire.h"
 #include "ws_test_server.h"
 
 namespace sedna::gm {
@@ -123,8 +128,8 @@ struct Events {
   std::vector<std::string> disconnects;  // reasons
   std::vector<std::string> frames;
   std::vector<milliseconds> delays;
-  std::vector<bool> dones;
-  std::vector<std::string> log;  // "connected", "done:<0|1>", "disconnected"
+  std::vector<size_t> dones;     // the frames each Send's done said were written
+  std::vector<std::string> log;  // "connected", "frame", "done:<n>", "disconnected"
 };
 
 class GmLinkTest : public ::testing::Test {
@@ -164,7 +169,10 @@ class GmLinkTest : public ::testing::Test {
       });
     };
     cb.on_frame = [this](std::string text) {
-      ev_.Update([&] { ev_.frames.push_back(std::move(text)); });
+      ev_.Update([&] {
+        ev_.frames.push_back(std::move(text));
+        ev_.log.push_back("frame");
+      });
     };
     cb.on_disconnected = [this](std::string reason) {
       ev_.Update([&] {
@@ -201,11 +209,11 @@ class GmLinkTest : public ::testing::Test {
     OnLoop([] {});
   }
 
-  std::function<void(bool)> RecordDone() {
-    return [this](bool written) {
+  std::function<void(size_t)> RecordDone() {
+    return [this](size_t written) {
       ev_.Update([&] {
         ev_.dones.push_back(written);
-        ev_.log.push_back(written ? "done:1" : "done:0");
+        ev_.log.push_back("done:" + std::to_string(written));
       });
     };
   }
@@ -302,45 +310,28 @@ TEST_F(GmLinkTest, SendWritesTheFrameThenReportsDone) {
   ConnectReady(Options());
   EXPECT_TRUE(OnLoop([&] { return link_->Send("hello", RecordDone()); }));
   ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == 1; }));
-  EXPECT_TRUE(ev_.Read([&] { return ev_.dones[0]; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.dones[0]; }), 1u);
   EXPECT_EQ(server_->WaitForFrame(kWait), "hello");
 }
 
-// `more` holds frames back (TCP_CORK) until the burst's last Send: every frame arrives, whole and
-// in order.
-constexpr int kBurstFrames = 50;
-
-TEST_F(GmLinkTest, ABurstSentWithMoreArrivesWholeAndInOrder) {
+// A batch leaves in one write: every frame arrives, whole and in order, and one done reports them
+// all; a Send after it is taken again.
+TEST_F(GmLinkTest, ABatchArrivesWholeAndInOrderAndIsReportedOnce) {
   ConnectReady(Options());
-  constexpr int kFrames = kBurstFrames;
-  std::function<void(int)> send_from = [&](int i) {
-    const bool more = i + 1 < kFrames;
-    link_->Send(
-        "burst-" + std::to_string(i) + std::string(700, 'x'),
-        [this, &send_from, i](bool ok) {
-          ev_.Update([&] { ev_.dones.push_back(ok); });
-          if (ok && i + 1 < kBurstFrames) send_from(i + 1);
-        },
-        more);
-  };
-  EXPECT_TRUE(OnLoop([&] {
-    send_from(0);
-    return true;
-  }));
+  constexpr int kFrames = 50;
+  std::vector<std::string> texts;
   for (int i = 0; i < kFrames; ++i) {
-    EXPECT_EQ(server_->WaitForFrame(kWait), "burst-" + std::to_string(i) + std::string(700, 'x'));
+    texts.push_back("burst-" + std::to_string(i) + std::string(i * 100, 'x'));
   }
-  // The server can read the last frame before the link has seen its write complete; a Send
-  // before that done would be refused as a second write in flight.
-  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == kFrames; }));
-  EXPECT_EQ(ev_.Read([&] { return std::count(ev_.dones.begin(), ev_.dones.end(), true); }),
-            kFrames);
-  // A burst left open is held (the cork is applied), and still delivered: the kernel sends what it
-  // holds after 200 ms. Corked, the frame cannot arrive sooner, however fast or slow the machine.
-  const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_TRUE(OnLoop([&] { return link_->Send("left-open", RecordDone(), true); }));
-  EXPECT_EQ(server_->WaitForFrame(kWait), "left-open");
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, 150ms) << "the frame was not held back";
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  EXPECT_TRUE(OnLoop([&] { return link_->Send(views, RecordDone()); }));
+  for (int i = 0; i < kFrames; ++i) EXPECT_EQ(server_->WaitForFrame(kWait), texts[i]);
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.dones.size() == 1; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.dones[0]; }), size_t{kFrames});
+  EXPECT_TRUE(OnLoop([&] { return link_->Send("next", RecordDone()); }));
+  EXPECT_EQ(server_->WaitForFrame(kWait), "next");
+  EXPECT_FALSE(
+      OnLoop([&] { return link_->Send(std::span<const std::string_view>(), RecordDone()); }));
 }
 
 TEST_F(GmLinkTest, SendWhileAWriteIsInFlightReturnsFalse) {
@@ -348,7 +339,7 @@ TEST_F(GmLinkTest, SendWhileAWriteIsInFlightReturnsFalse) {
   bool second_done_called = false;
   auto [first, second] = OnLoop([&] {
     bool a = link_->Send(std::string(1u << 20, 'a'), RecordDone());
-    bool b = link_->Send("b", [&](bool) { second_done_called = true; });
+    bool b = link_->Send("b", [&](size_t) { second_done_called = true; });
     return std::pair(a, b);
   });
   EXPECT_TRUE(first);
@@ -366,10 +357,10 @@ TEST_F(GmLinkTest, SendWhenNotConnectedReturnsFalse) {
   bool done_called = false;
   OnLoop([&] {
     link_ = std::make_unique<GmLink>(io_, Options(), Callbacks());
-    EXPECT_FALSE(link_->Send("early", [&](bool) { done_called = true; }));
+    EXPECT_FALSE(link_->Send("early", [&](size_t) { done_called = true; }));
     link_->Start();
     EXPECT_FALSE(link_->connected());
-    EXPECT_FALSE(link_->Send("connecting", [&](bool) { done_called = true; }));
+    EXPECT_FALSE(link_->Send("connecting", [&](size_t) { done_called = true; }));
   });
   ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
   FlushLoop();
@@ -597,6 +588,238 @@ TEST_F(GmLinkTest, AnInvalidAddressIsReportedAndRetried) {
   OnLoop([&] { link_->Stop(); });
   EXPECT_EQ(ev_.Read([&] { return ev_.disconnects[0]; }),
             "invalid GM address 'no-port-here' (want host:port)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// GmLink against a GM played byte by byte: what the link does with frames a server may send, or
+// must not, and with upgrade answers that are not an acceptance.
+
+// Accepts one connection, reads the upgrade request, then writes what the test gives and reads
+// what the link sends back, from the test thread (reads give up after kWait).
+class RawPeer {
+ public:
+  std::string address() const { return listener_.address(); }
+
+  // Accepts the link's connection and reads its upgrade request.
+  std::string Accept() {
+    listener_.acceptor.accept(sock_);
+    while (in_.find("\r\n\r\n") == std::string::npos && ReadSome()) {
+    }
+    const auto end = in_.find("\r\n\r\n");
+    if (end == std::string::npos) return "";
+    std::string request = in_.substr(0, end + 4);
+    in_.erase(0, end + 4);
+    key_ = HeaderValue(request, "Sec-WebSocket-Key");
+    return request;
+  }
+  std::string Accepting() const {
+    return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Accept: " +
+           WebSocketAccept(key_) + "\r\n\r\n";
+  }
+  void Write(const std::string& bytes) { asio::write(sock_, asio::buffer(bytes)); }
+
+  struct Frame {
+    FrameHead head;
+    std::string payload;  // unmasked
+  };
+  // The next frame the link wrote; nullopt on EOF or after kWait.
+  std::optional<Frame> ReadFrame() {
+    for (;;) {
+      if (auto h = ParseFrameHead(in_); h && in_.size() >= h->size + h->length) {
+        Frame f{*h, in_.substr(h->size, h->length)};
+        in_.erase(0, h->size + h->length);
+        Unmask(f.head, f.payload);
+        return f;
+      }
+      if (!ReadSome()) return std::nullopt;
+    }
+  }
+  // True when the link closed the connection (EOF) within kWait.
+  bool ReadsEof() {
+    while (ReadSome()) in_.clear();
+    return eof_;
+  }
+
+ private:
+  bool ReadSome() {
+    pollfd p{sock_.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(kWait.count())) != 1) return false;
+    char buf[65536];
+    const ssize_t n = ::recv(sock_.native_handle(), buf, sizeof buf, 0);
+    if (n <= 0) {
+      eof_ = n == 0;
+      return false;
+    }
+    in_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  SilentListener listener_;
+  tcp::socket sock_{listener_.io};
+  std::string in_;
+  std::string key_;
+  bool eof_ = false;
+};
+
+// A frame as a server may (unmasked) or may not (`first` byte as given) send it.
+std::string RawFrame(uint8_t first, const std::string& payload) {
+  std::string f = EncodeFrame(first & 0x0F, payload);
+  f[0] = static_cast<char>(first);
+  return f;
+}
+std::string Server(uint8_t opcode, const std::string& payload) {
+  return EncodeFrame(opcode, payload);
+}
+std::string CloseBody(uint16_t code, const std::string& reason) {
+  return std::string{static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)} + reason;
+}
+
+class GmLinkRawTest : public GmLinkTest {
+ protected:
+  // Starts the link against peer_, answers its upgrade with `answer` and, when it is the
+  // acceptance, reads the first frame.
+  void Connect(const std::string& answer = "") {
+    GmLinkOptions o = Options();
+    o.address = peer_.address();
+    o.ping_interval = milliseconds(0);
+    StartLink(o);
+    request_ = peer_.Accept();
+    ASSERT_FALSE(request_.empty());
+    peer_.Write(answer.empty() ? peer_.Accepting() : answer);
+    if (!answer.empty()) return;
+    auto first = peer_.ReadFrame();
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(first->payload, kFirstFrame);
+    ASSERT_TRUE(ev_.Wait([&] { return ev_.connected == 1; }));
+  }
+  std::string Disconnect() {
+    EXPECT_TRUE(ev_.Wait([&] { return !ev_.disconnects.empty(); }));
+    return ev_.Read([&] { return ev_.disconnects.empty() ? "" : ev_.disconnects[0]; });
+  }
+
+  RawPeer peer_;
+  std::string request_;
+};
+
+TEST_F(GmLinkRawTest, EveryFrameIsMaskedWithAKeyOfItsOwn) {
+  Connect();
+  EXPECT_TRUE(OnLoop([&] {
+    const std::string_view two[] = {"same payload", "same payload"};
+    return link_->Send(two, RecordDone());
+  }));
+  auto a = peer_.ReadFrame(), b = peer_.ReadFrame();
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(a->head.masked && b->head.masked && a->head.fin);
+  EXPECT_EQ(a->head.opcode, kOpText);
+  EXPECT_EQ(a->payload, "same payload");
+  EXPECT_EQ(b->payload, "same payload");
+  EXPECT_NE(a->head.mask, b->head.mask);
+}
+
+TEST_F(GmLinkRawTest, APingIsAnsweredWithItsPayloadAndAFragmentedMessageArrivesWhole) {
+  Connect();
+  // "hel" + a ping between the fragments + "lo": one message, and the ping answered at once.
+  peer_.Write(RawFrame(kOpText, "hel") + Server(kOpPing, "p-1") +
+              RawFrame(0x80 | kOpContinuation, "lo") + Server(kOpBinary, "bin"));
+  auto pong = peer_.ReadFrame();
+  ASSERT_TRUE(pong.has_value());
+  EXPECT_EQ(pong->head.opcode, kOpPong);
+  EXPECT_EQ(pong->payload, "p-1");
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 2; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.frames; }), (std::vector<std::string>{"hello", "bin"}));
+  EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
+}
+
+TEST_F(GmLinkRawTest, FramesThatCameWithTheUpgradeAnswerAreDeliveredAfterOnConnected) {
+  GmLinkOptions o = Options();
+  o.address = peer_.address();
+  o.first_frame.clear();
+  StartLink(o);
+  ASSERT_FALSE(peer_.Accept().empty());
+  peer_.Write(peer_.Accepting() + Server(kOpText, "early-1") + Server(kOpText, "early-2"));
+  ASSERT_TRUE(ev_.Wait([&] { return ev_.frames.size() == 2; }));
+  EXPECT_EQ(ev_.Read([&] { return ev_.log; }),
+            (std::vector<std::string>{"connected", "frame", "frame"}));
+}
+
+TEST_F(GmLinkRawTest, ACloseFromTheGmIsEchoedAndReportedWithItsCodeAndReason) {
+  Connect();
+  peer_.Write(Server(kOpClose, CloseBody(1001, "going away")));
+  EXPECT_EQ(Disconnect(), "closed by GM (code 1001: going away)");
+  auto echo = peer_.ReadFrame();
+  ASSERT_TRUE(echo.has_value());
+  EXPECT_EQ(echo->head.opcode, kOpClose);
+  EXPECT_EQ(echo->payload, CloseBody(1001, ""));
+  EXPECT_TRUE(peer_.ReadsEof());
+}
+
+// Each forbidden frame fails the connection with its reason, and the link tells the GM why in a
+// close frame with the RFC's code.
+TEST_F(GmLinkRawTest, AFrameTheProtocolForbidsFailsTheConnectionWithItsCloseCode) {
+  struct Case {
+    std::string bytes;
+    std::string reason;
+    uint16_t code;
+  };
+  std::string masked = ClientFrame(kOpText, "hi", "abcd");
+  const std::vector<Case> cases = {
+      {masked, "read: a masked frame from the server", 1002},
+      {RawFrame(0x80 | 0x40 | kOpText, "x"), "read: a frame with reserved bits set", 1002},
+      {RawFrame(0x80 | kOpContinuation, "x"), "read: an unexpected frame (opcode 0)", 1002},
+      {RawFrame(kOpText, "a") + Server(kOpText, "b"), "read: an unexpected frame (opcode 1)", 1002},
+      {Server(0x3, "x"), "read: an unexpected frame (opcode 3)", 1002},
+      {Server(0xB, "x"), "read: an unknown control frame (opcode 11)", 1002},
+      {RawFrame(kOpPing, "x"), "read: a fragmented or long control frame", 1002},
+      {Server(kOpPing, std::string(126, 'p')), "read: a fragmented or long control frame", 1002},
+      {Server(kOpText, "caf\xC3"), "read: a text message that is not UTF-8", 1007},
+      {RawFrame(kOpText, "\xE2\x82") + RawFrame(0x80, "\xAC\xFF"),
+       "read: a text message that is not UTF-8", 1007},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].reason + " #" + std::to_string(i));
+    RawPeer peer;
+    GmLinkOptions o = Options();
+    o.address = peer.address();
+    o.ping_interval = milliseconds(0);
+    o.first_frame.clear();
+    Events ev;
+    GmLinkCallbacks cb;
+    cb.on_frame = [&](std::string text) { ev.Update([&] { ev.frames.push_back(text); }); };
+    cb.on_disconnected = [&](std::string r) { ev.Update([&] { ev.disconnects.push_back(r); }); };
+    OnLoop([&] {
+      link_ = std::make_unique<GmLink>(io_, o, cb);
+      link_->Start();
+    });
+    ASSERT_FALSE(peer.Accept().empty());
+    peer.Write(peer.Accepting() + Server(kOpText, "before") + cases[i].bytes);
+    ASSERT_TRUE(ev.Wait([&] { return !ev.disconnects.empty(); }));
+    OnLoop([&] { link_.reset(); });
+    EXPECT_EQ(ev.Read([&] { return ev.disconnects[0]; }), cases[i].reason);
+    EXPECT_EQ(ev.Read([&] { return ev.frames; }), std::vector<std::string>{"before"});
+    auto close = peer.ReadFrame();
+    ASSERT_TRUE(close.has_value());
+    EXPECT_EQ(close->head.opcode, kOpClose);
+    EXPECT_EQ(close->payload, CloseBody(cases[i].code, ""));
+  }
+}
+
+TEST_F(GmLinkRawTest, AnUpgradeAnswerThatIsNotAnAcceptanceIsReported) {
+  Connect("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(Disconnect(), "handshake " + peer_.address() + ": declined (HTTP 403)");
+  // The request was the one Sedna's GM expects (protocol §P1.1).
+  EXPECT_EQ(request_.rfind("GET / HTTP/1.1\r\n", 0), 0u);
+  EXPECT_EQ(HeaderValue(request_, "Sec-WebSocket-Version"), "13");
+  EXPECT_EQ(HeaderValue(request_, "Node-Name"), "edge-node");
+  EXPECT_EQ(Base64(std::string(16, '\0')).size(),
+            HeaderValue(request_, "Sec-WebSocket-Key").size());
+}
+
+TEST_F(GmLinkRawTest, AnAcceptanceForAnotherKeyIsRefused) {
+  Connect(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+  EXPECT_EQ(Disconnect(), "handshake " + peer_.address() + ": no Sec-WebSocket-Accept for the key");
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sedna::gm {
 namespace {
@@ -135,6 +138,139 @@ TEST(WsWireTest, UpgradeRequestAndHeaderValue) {
   EXPECT_EQ(HeaderValue(head, "Sec-WebSocket-Accept"), "abc=");
   EXPECT_EQ(HeaderValue(head, "X"), "1");
   EXPECT_EQ(HeaderValue(head, "Missing"), "");
+}
+
+TEST(WsWireTest, AppendMaskedFrameIsClientFrameAtEveryLengthFormAndOffset) {
+  const uint32_t mask = 0x9A3C5EF1;
+  char m[4];
+  std::memcpy(m, &mask, 4);
+  for (size_t n : {0, 1, 7, 8, 9, 125, 126, 127, 1000, 65535, 65536, 70001}) {
+    std::string payload(n, '\0');
+    for (size_t i = 0; i < n; ++i) payload[i] = static_cast<char>(i * 131 + 7);
+    for (size_t before : {0, 3}) {
+      std::string out(before, '#');
+      AppendMaskedFrame(out, kOpText, payload, mask);
+      EXPECT_EQ(out, std::string(before, '#') + ClientFrame(kOpText, payload, std::string(m, 4)))
+          << n << " " << before;
+    }
+  }
+}
+
+TEST(WsWireTest, CheckUpgradeResponseAcceptsOnlyTheAnswerToItsKey) {
+  const std::string key = "dGhlIHNhbXBsZSBub25jZQ==";  // RFC 6455 §1.3's example
+  const std::string ok =
+      "HTTP/1.1 101 Switching Protocols\r\nupgrade: WebSocket\r\nConnection: keep-alive, "
+      "Upgrade\r\n"
+      "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+  EXPECT_EQ(CheckUpgradeResponse(ok, key), "");
+  struct Case {
+    std::string head, why;
+  };
+  const std::vector<Case> cases = {
+      {"HTTP/1.1 403 Forbidden\r\n\r\n", "declined (HTTP 403)"},
+      {"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP/1.1 response"},
+      {"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+       "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+       "no \"Upgrade: websocket\""},
+      {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgraded\r\n"
+       "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+       "no \"Connection: Upgrade\""},
+      {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+       "Sec-WebSocket-Accept: AAAPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+       "no Sec-WebSocket-Accept for the key"},
+      {ok.substr(0, ok.size() - 2) + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+       "an extension not offered"},
+      {ok.substr(0, ok.size() - 2) + "Sec-WebSocket-Protocol: chat\r\n\r\n",
+       "a subprotocol not offered"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(CheckUpgradeResponse(c.head, key), c.why) << c.head;
+}
+
+TEST(WsWireTest, IsValidUtf8FollowsRfc3629) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"", true},
+      {"plain ascii, longer than a word", true},
+      {"caf\xC3\xA9", true},
+      {"\xE2\x82\xAC euro", true},
+      {"\xF0\x9F\x98\x80", true},  // U+1F600
+      {"\xF4\x8F\xBF\xBF", true},  // U+10FFFF
+      {"\xED\x9F\xBF", true},      // U+D7FF
+      {std::string("nul\0inside", 10), true},
+      {"\xC3", false},              // cut
+      {"12345678\xC3", false},      // cut after a word
+      {"\xC0\xAF", false},          // overlong '/'
+      {"\xE0\x80\xAF", false},      // overlong
+      {"\xF0\x80\x80\xAF", false},  // overlong
+      {"\xED\xA0\x80", false},      // U+D800, a surrogate
+      {"\xF4\x90\x80\x80", false},  // above U+10FFFF
+      {"\xF5\x80\x80\x80", false},
+      {"\x80", false},          // a lone continuation byte
+      {"\xE2\x28\xA1", false},  // a bad second byte
+      {"\xE2\x82\x28", false},  // a bad third byte
+      {"\xFF", false},
+  };
+  for (const auto& [text, valid] : cases) {
+    EXPECT_EQ(IsValidUtf8(text), valid) << testing::PrintToString(text);
+    EXPECT_EQ(IsValidUtf8("prefix:" + text + ":suffix"), valid) << testing::PrintToString(text);
+  }
+}
+
+// MessageReader fed one byte at a time gives the same events as fed everything at once.
+TEST(WsWireTest, MessageReaderGivesTheSameEventsWhateverTheBytesArriveIn) {
+  std::string close_body =
+      "\x03\xE9"
+      "bye";  // 1001
+  const std::string stream = ServerBytes(kOpText, "one") + std::string("\x01\x02he", 4) +
+                             ServerBytes(kOpPing, "p") + std::string("\x80\x03llo", 5) +
+                             ServerBytes(kOpBinary, std::string(300, 'b')) +
+                             ServerBytes(kOpPong, "") + ServerBytes(kOpClose, close_body);
+  auto events = [&](size_t step) {
+    MessageReader r(1000);
+    std::vector<std::string> out;
+    std::string buf;
+    size_t fed = 0;
+    for (;;) {
+      size_t used = 0;
+      auto ev = r.Next(buf, used);
+      buf.erase(0, used);
+      if (ev.kind == MessageReader::Event::kNeedMore) {
+        EXPECT_GE(ev.need, 1u);
+        if (fed == stream.size()) break;
+        buf += stream.substr(fed, step);
+        fed = std::min(stream.size(), fed + step);
+        continue;
+      }
+      out.push_back(std::to_string(ev.kind) + (ev.text ? "t:" : ":") + ev.payload + ":" +
+                    std::to_string(ev.code));
+    }
+    EXPECT_TRUE(buf.empty());
+    return out;
+  };
+  const std::vector<std::string> want = {
+      "1t:one:0", "2:p:0", "1t:hello:0", "1:" + std::string(300, 'b') + ":0", "3::0", "4:bye:1001"};
+  EXPECT_EQ(events(stream.size()), want);
+  EXPECT_EQ(events(1), want);
+  EXPECT_EQ(events(7), want);
+}
+
+TEST(WsWireTest, MessageReaderRefusesAMessageOverItsLimitAtTheHeadOfTheFrame) {
+  MessageReader r(10);
+  size_t used = 0;
+  EXPECT_EQ(r.Next(std::string("\x01\x06"
+                               "123456",
+                               8),
+                   used)
+                .kind,
+            MessageReader::Event::kNeedMore);  // 6 bytes kept, non-final
+  EXPECT_EQ(used, 8u);
+  // Another 5 would make 11: refused from its two head bytes alone, its payload never read.
+  auto ev = r.Next(std::string("\x80\x05", 2), used);
+  EXPECT_EQ(ev.kind, MessageReader::Event::kRefused);
+  EXPECT_EQ(ev.code, 1009);
+  EXPECT_EQ(ev.payload, "frame over the 10-byte limit");
+  MessageReader exact(10);
+  auto ok = exact.Next(ServerBytes(kOpText, std::string(10, 'x')), used);
+  EXPECT_EQ(ok.kind, MessageReader::Event::kMessage);
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ class GmLinkSink : public UpstreamSink {
  public:
   explicit GmLinkSink(gm::GmLink& link) : link_(link) {}
   bool connected() const override { return link_.connected(); }
-  bool Send(std::string frame, std::function<void(bool)> done, bool more) override {
-    return link_.Send(std::move(frame), std::move(done), more);
+  bool Send(std::span<const std::string_view> frames, std::function<void(size_t)> done) override {
+    return link_.Send(frames, std::move(done));
   }
 
  private:

@@ -461,11 +461,14 @@ Status LocalGm::MayReport(const core::WorkerReport& report) const {
 
 bool LocalGm::connected() const { return !impl_->stopped && impl_->store != nullptr; }
 
-bool LocalGm::Send(std::string frame, std::function<void(bool)> done, bool /*more*/) {
-  if (!connected()) return false;
-  asio::post(impl_->io, [this, frame = std::move(frame), done = std::move(done)] {
-    if (!impl_->stopped) impl_->Apply(frame);
-    done(true);
+bool LocalGm::Send(std::span<const std::string_view> frames, std::function<void(size_t)> done) {
+  if (!connected() || frames.empty()) return false;
+  asio::post(impl_->io, [this, batch = std::vector<std::string>(frames.begin(), frames.end()),
+                         done = std::move(done)] {
+    for (const std::string& frame : batch) {
+      if (!impl_->stopped) impl_->Apply(frame);
+    }
+    done(batch.size());
   });
   return true;
 }

@@ -83,7 +83,7 @@ class LocalGm : public UpstreamSink {
   std::vector<WorkerView> Workers() const;
 
   bool connected() const override;
-  bool Send(std::string frame, std::function<void(bool)> done, bool more) override;
+  bool Send(std::span<const std::string_view> frames, std::function<void(size_t)> done) override;
 
  private:
   struct Impl;

@@ -180,13 +180,13 @@ class LocalGmTest : public ::testing::Test {
 
   // The LC's status message for the job, through LocalGm::Send as the outbox sends it.
   void Upstream(const std::string& content) {
-    bool done = false;
+    size_t done = 0;
     const std::string kind =
         job_kind == "lifelonglearningjob" ? "LifelongLearningJob" : "IncrementalLearningJob";
-    ASSERT_TRUE(gm->Send(
-        json::EncodeFrame({"default", kind, kJob, "status"}, content), [&](bool) { done = true; },
-        false));
-    ASSERT_TRUE(RunUntil([&] { return done; }));
+    const std::string frame = json::EncodeFrame({"default", kind, kJob, "status"}, content);
+    const std::string_view batch[] = {frame};
+    ASSERT_TRUE(gm->Send(batch, [&](size_t applied) { done = applied; }));
+    ASSERT_TRUE(RunUntil([&] { return done == 1; }));
   }
 
   std::vector<Sent> Jobs() const {

@@ -12,6 +12,8 @@ namespace sedna::app {
 namespace {
 
 constexpr size_t kOutboxBatch = 64;
+// A send batch stops before the frame that would take it over this (a larger frame goes alone).
+constexpr size_t kSendBatchBytes = 256u << 10;
 // Written frames are already recorded as sent (Store::OutboxAck); deleting their rows is
 // housekeeping, done by a later transaction or after this delay.
 constexpr auto kAckFlushDelay = std::chrono::milliseconds(50);
@@ -97,33 +99,42 @@ void Outbox::Pump() {
     queued_through_ = peek->back().id;
     for (auto& e : *peek) queue_.push_back(std::move(e));
   }
-  const int64_t id = queue_.front().id;
-  const int64_t bytes = static_cast<int64_t>(queue_.front().frame.size());
+  // The batch: the frames read ahead, in id order, up to kSendBatchBytes (at least one).
+  batch_.clear();
+  size_t bytes = 0;
+  for (const store::OutboxEntry& e : queue_) {
+    if (!batch_.empty() && bytes + e.frame.size() > kSendBatchBytes) break;
+    batch_.emplace_back(e.frame);
+    bytes += e.frame.size();
+  }
   inflight_ = true;
-  const bool more = queue_.size() > 1;
-  bool sent = sink_->Send(
-      std::move(queue_.front().frame),
-      [this, id, bytes](bool written) {
-        inflight_ = false;
-        if (!written) {
-          Requeue();
-          return;  // the link calls Pump again when it reconnects
-        }
-        queue_.pop_front();
-        ctx_.store->OutboxAck(id, bytes);
-        ctx_.metrics.frames_sent++;
-        while (!written_watchers_.empty() && written_watchers_.begin()->first <= id) {
-          boost::asio::post(ctx_.io, std::move(written_watchers_.begin()->second));
-          written_watchers_.erase(written_watchers_.begin());
-        }
-        ScheduleAckFlush();
-        Pump();
-      },
-      more);
-  if (!sent) {
+  const size_t n = batch_.size();
+  if (!sink_->Send(batch_, [this, n](size_t written) { OnWritten(n, written); })) {
     inflight_ = false;
     Requeue();
   }
+}
+
+void Outbox::OnWritten(size_t sent, size_t written) {
+  inflight_ = false;
+  int64_t last = 0;
+  for (size_t i = 0; i < written && !queue_.empty(); ++i) {
+    const store::OutboxEntry& e = queue_.front();
+    last = e.id;
+    ctx_.store->OutboxAck(e.id, static_cast<int64_t>(e.frame.size()));
+    queue_.pop_front();
+    ctx_.metrics.frames_sent++;
+  }
+  while (!written_watchers_.empty() && written_watchers_.begin()->first <= last) {
+    boost::asio::post(ctx_.io, std::move(written_watchers_.begin()->second));
+    written_watchers_.erase(written_watchers_.begin());
+  }
+  if (written > 0) ScheduleAckFlush();
+  if (written < sent) {
+    Requeue();
+    return;  // the link calls Pump again when it reconnects
+  }
+  Pump();
 }
 
 void Outbox::Requeue() {

@@ -1,7 +1,7 @@
 // The outbox: upstream frames (to the GM link or, in standalone mode, the local manager) that were
 // committed to the store together with the state that produced them, sent in id order.
 //
-// Owns: the upstream sink it sends to, the frames read ahead from SQLite, the one frame in flight,
+// Owns: the upstream sink it sends to, the frames read ahead from SQLite, the one batch in flight,
 //   the acknowledgement flush timer, and whether the outbox is over its bound.
 // Calls: the store (peek, acknowledge, flush acknowledgements, stats) and the sink.
 // Called by: every part that commits frames (it appends them with Append, inside its own
@@ -10,10 +10,11 @@
 // Emits: on_below_limit, once the outbox drains below --outbox-max-bytes after being over it
 //   (the composition root resumes dataset reads).
 //
-// Contract (docs/durability.md): one frame in flight; a written frame is recorded as sent at once
-// (Store::OutboxAck) and its row deleted by a later transaction or kAckFlushDelay later, so the
-// at-least-once window is that one record; unsent frames are read again from the first
-// unacknowledged one after a lost write.
+// Contract (docs/durability.md): one batch in flight (the frames read ahead, up to 64 and 256 KiB,
+// written in one send); the frames written are recorded as sent as soon as the write completes
+// (Store::OutboxAck) and their rows deleted by a later transaction or kAckFlushDelay later, so
+// the at-least-once window is that record (a crash in it repeats that batch); unsent frames are
+// read again from the first unacknowledged one after a lost write.
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -25,6 +26,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "adapters/store/store.h"
 #include "app/cluster/context.h"
@@ -62,7 +65,7 @@ class Outbox {
   bool InformationalFull();
   // The informational share of --outbox-max-bytes.
   static constexpr int64_t kInformationalShareDivisor = 4;
-  // Sends the outbox in id order, one frame in flight.
+  // Sends the outbox in id order, one batch in flight.
   void Pump();
   // Pump after the current handler (a worker's HTTP reply goes out first); coalesced.
   void PostPump();
@@ -74,6 +77,8 @@ class Outbox {
   void Stop();
 
  private:
+  // The sink wrote the first `written` of the `sent` frames of the batch in flight.
+  void OnWritten(size_t sent, size_t written);
   void Requeue();
   void ScheduleAckFlush();
 
@@ -88,6 +93,7 @@ class Outbox {
   bool ack_flush_armed_ = false;  // the timer is armed: acks wait deletion
   std::multimap<int64_t, std::function<void()>> written_watchers_;
   std::deque<store::OutboxEntry> queue_;  // read ahead from SQLite, not yet written
+  std::vector<std::string_view> batch_;   // the front of queue_ handed to the sink
   int64_t queued_through_ = 0;
 };
 

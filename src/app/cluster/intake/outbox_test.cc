@@ -1,5 +1,6 @@
-// The outbox (outbox.h) over a real store: committed frames only, in id order, one in flight; the
-// sent mark across a reopen; a lost write sent again; the bound and the informational quota.
+// The outbox (outbox.h) over a real store: committed frames only, in id order, one batch in flight;
+// the sent mark across a reopen; a lost or partly written batch sent again; the bound and the
+// informational quota.
 #include "app/cluster/intake/outbox.h"
 
 #include <gtest/gtest.h>
@@ -18,33 +19,37 @@ namespace {
 
 using testing::ClusterTestEnv;
 
-// Takes frames while connected; each write completes when the test says (Complete), or at once
-// with `auto_complete`.
+// Takes batches while connected; each completes when the test says (Complete), or at once with
+// `auto_complete`.
 class RecordingSink : public UpstreamSink {
  public:
   bool connected() const override { return connected_; }
-  bool Send(std::string frame, std::function<void(bool)> done, bool more) override {
+  bool Send(std::span<const std::string_view> frames, std::function<void(size_t)> done) override {
     if (!connected_) return false;
-    sent.push_back(frame);
+    sent.insert(sent.end(), frames.begin(), frames.end());
+    batches.push_back(frames.size());
     if (auto_complete) {
-      done(true);
+      done(frames.size());
     } else {
-      pending.push_back(std::move(done));
+      pending.emplace_back(frames.size(), std::move(done));
     }
     return true;
   }
-  // Completes the oldest write in flight.
-  void Complete(bool written) {
+  // Completes the oldest batch in flight: every frame written, or none.
+  void Complete(bool written) { CompletePartly(written ? pending.front().first : 0); }
+  // Completes it with only its first `written` frames written.
+  void CompletePartly(size_t written) {
     ASSERT_FALSE(pending.empty());
-    auto done = std::move(pending.front());
+    auto done = std::move(pending.front().second);
     pending.erase(pending.begin());
     done(written);
   }
 
   bool connected_ = true;
   bool auto_complete = false;
-  std::vector<std::string> sent;
-  std::vector<std::function<void(bool)>> pending;
+  std::vector<std::string> sent;  // every frame of every batch, in order
+  std::vector<size_t> batches;    // their sizes
+  std::vector<std::pair<size_t, std::function<void(size_t)>>> pending;
 };
 
 // A frame of the LC's own (a Dataset count: never informational) and a forwarded worker report
@@ -96,24 +101,38 @@ class OutboxTest : public ::testing::Test {
   std::unique_ptr<Outbox> outbox;
 };
 
-TEST_F(OutboxTest, SendsCommittedFramesInIdOrderOneInFlight) {
+TEST_F(OutboxTest, SendsCommittedFramesInIdOrderOneBatchInFlight) {
   const auto a = Commit({CountFrame(1), CountFrame(2)});
-  Commit({CountFrame(3)});
+  const auto b = Commit({CountFrame(3)});
   ASSERT_EQ(a.size(), 2u);
   EXPECT_LT(a[0], a[1]);
   outbox->Pump();
-  EXPECT_EQ(sink.sent, std::vector<std::string>{CountFrame(1)});  // one in flight
-  outbox->Pump();
-  EXPECT_EQ(sink.sent.size(), 1u);
-  sink.Complete(true);
-  EXPECT_EQ(sink.sent, (std::vector<std::string>{CountFrame(1), CountFrame(2)}));
-  EXPECT_EQ(env.store().OutboxAckedThrough(), a[0]);
-  sink.Complete(true);
-  sink.Complete(true);
   EXPECT_EQ(sink.sent, (std::vector<std::string>{CountFrame(1), CountFrame(2), CountFrame(3)}));
+  EXPECT_EQ(sink.batches, std::vector<size_t>{3});  // what was committed, in one batch
+  const auto c = Commit({CountFrame(4)});
+  outbox->Pump();
+  EXPECT_EQ(sink.batches, std::vector<size_t>{3});  // in flight: nothing more
+  EXPECT_EQ(env.store().OutboxAckedThrough(), 0);
+  sink.Complete(true);
+  EXPECT_EQ(env.store().OutboxAckedThrough(), b[0]);
+  EXPECT_EQ(sink.batches, (std::vector<size_t>{3, 1}));  // the next batch at once
+  EXPECT_EQ(sink.sent.back(), CountFrame(4));
+  sink.Complete(true);
+  EXPECT_EQ(env.store().OutboxAckedThrough(), c[0]);
   EXPECT_TRUE(sink.pending.empty());
   EXPECT_EQ(Unsent(), 0);
-  EXPECT_EQ(env.ctx().metrics.frames_sent, 3u);
+  EXPECT_EQ(env.ctx().metrics.frames_sent, 4u);
+}
+
+// A batch ends before the frame that would take it past 256 KiB; a larger frame goes alone.
+TEST_F(OutboxTest, ABatchStaysWithin256KiBUnlessOneFrameIsLarger) {
+  const std::string k100(100u << 10, 'a'), k300(300u << 10, 'b');
+  Commit({k100, k100, k100, k300, "small"});
+  sink.auto_complete = true;
+  outbox->Pump();
+  EXPECT_EQ(sink.batches, (std::vector<size_t>{2, 1, 1, 1}));
+  EXPECT_EQ(sink.sent, (std::vector<std::string>{k100, k100, k100, k300, "small"}));
+  EXPECT_EQ(Unsent(), 0);
 }
 
 TEST_F(OutboxTest, AFrameOfATransactionThatFailedIsNeverSent) {
@@ -140,16 +159,34 @@ TEST_F(OutboxTest, NothingIsSentWhileDisconnectedAndALostWriteIsSentAgainFirst) 
   EXPECT_TRUE(sink.sent.empty());
   sink.connected_ = true;
   outbox->Pump();
-  ASSERT_EQ(sink.sent.size(), 1u);
+  ASSERT_EQ(sink.sent.size(), 2u);
   sink.Complete(false);  // lost with the connection
   outbox->OnDisconnected();
   EXPECT_EQ(env.store().OutboxAckedThrough(), 0);
+  EXPECT_EQ(Unsent(), 2);
   outbox->Pump();  // reconnected
-  ASSERT_EQ(sink.sent.size(), 2u);
-  EXPECT_EQ(sink.sent[1], CountFrame(1));
   sink.Complete(true);
+  EXPECT_EQ(sink.sent,
+            (std::vector<std::string>{CountFrame(1), CountFrame(2), CountFrame(1), CountFrame(2)}));
+  EXPECT_EQ(Unsent(), 0);
+}
+
+// The connection failed after the batch's first frame was written whole: that one is recorded as
+// sent, and only the rest is sent again.
+TEST_F(OutboxTest, APartlyWrittenBatchSendsAgainOnlyWhatWasNotWritten) {
+  const auto ids = Commit({CountFrame(1), CountFrame(2), CountFrame(3)});
+  outbox->Pump();
+  sink.CompletePartly(1);
+  outbox->OnDisconnected();
+  EXPECT_EQ(env.store().OutboxAckedThrough(), ids[0]);
+  EXPECT_EQ(Unsent(), 2);
+  EXPECT_EQ(env.ctx().metrics.frames_sent, 1u);
+  outbox->Pump();  // reconnected
   sink.Complete(true);
-  EXPECT_EQ(sink.sent, (std::vector<std::string>{CountFrame(1), CountFrame(1), CountFrame(2)}));
+  EXPECT_EQ(sink.sent, (std::vector<std::string>{CountFrame(1), CountFrame(2), CountFrame(3),
+                                                 CountFrame(2), CountFrame(3)}));
+  EXPECT_EQ(Unsent(), 0);
+  EXPECT_EQ(env.ctx().metrics.frames_sent, 3u);
 }
 
 // A restart (the store closed and opened again): what was written is not sent again, the rest is
@@ -157,9 +194,8 @@ TEST_F(OutboxTest, NothingIsSentWhileDisconnectedAndALostWriteIsSentAgainFirst) 
 TEST_F(OutboxTest, OrderIsKeptAcrossAReopen) {
   Commit({CountFrame(1), CountFrame(2), CountFrame(3), CountFrame(4)});
   outbox->Pump();
-  sink.Complete(true);
-  sink.Complete(true);  // 1 and 2 written; 3 in flight when the LC stops
-  ASSERT_EQ(sink.sent.size(), 3u);
+  sink.CompletePartly(2);  // 1 and 2 written; the LC stops before 3 was
+  ASSERT_EQ(sink.sent.size(), 4u);
   outbox.reset();
   env.Reopen();
   sink.sent.clear();
@@ -178,9 +214,10 @@ TEST_F(OutboxTest, WhenWrittenRunsOnceTheFrameIsWritten) {
   int ran = 0;
   outbox->WhenWritten(ids[1], [&] { ++ran; });
   outbox->Pump();
-  sink.Complete(true);  // frame 1 only
+  sink.CompletePartly(1);  // frame 1 only
   env.RunReady();
   EXPECT_EQ(ran, 0);
+  outbox->Pump();
   sink.Complete(true);
   EXPECT_EQ(ran, 0);  // posted, not called inside the sink's callback
   env.RunReady();
@@ -244,8 +281,9 @@ TEST_F(OutboxQuotaTest, DrainingBelowTheBoundResumesOnce) {
   outbox->set_on_below_limit([&] { ++resumed; });
   ASSERT_TRUE(outbox->Full());
   outbox->Pump();
-  sink.Complete(true);
+  sink.CompletePartly(1);
   EXPECT_EQ(resumed, 0);  // still above
+  outbox->Pump();
   while (!sink.pending.empty()) sink.Complete(true);
   EXPECT_EQ(resumed, 1);
   EXPECT_FALSE(outbox->Full());
