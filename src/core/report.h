@@ -36,7 +36,7 @@ struct StatusReport {
 // (what a trigger compares for a bare list), a nested object's members as "<key>/<member>" (LL's
 // per-task metrics, two levels deep); at most kMaxObservedMetrics names of at most
 // kMaxObservedMetricName bytes, finite values only.
-using MetricNumbers = std::map<std::string, double>;
+using MetricNumbers = NameMap<double>;
 inline constexpr size_t kMaxObservedMetrics = 32;
 inline constexpr size_t kMaxObservedMetricName = 64;
 // The numbers of parsed metrics (nested objects are not in core::Metrics: the codec flattens them

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_map.h"
+
 namespace sedna::core {
 
 inline constexpr const char* kApiVersion = "sedna.io/v1alpha1";
@@ -79,7 +81,7 @@ struct MetricValue {
   static MetricValue Other() { return {}; }
   bool operator==(const MetricValue&) const = default;
 };
-using Metrics = std::map<std::string, MetricValue>;
+using Metrics = NameMap<MetricValue>;
 
 // A model reference as it appears in upstream messages and condition data: {format, url, metrics}
 // and, from a G2 GM, device_soc_versions (§H4.3). Other runtime.Model keys (classes, ...) are not

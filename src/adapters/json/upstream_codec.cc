@@ -373,6 +373,8 @@ Result<WorkerMessage> DecodeWorkerMessage(std::string_view body, ReportMetrics m
 // any other member is read again as AddObservedMetric reads it.
 void DecodeResultMetrics(const RawJson& m, core::Metrics& metrics, core::MetricNumbers& observed,
                          std::string& name) {
+  metrics.reserve(m.size());
+  observed.reserve(std::min(m.size(), core::kMaxObservedMetrics));
   for (size_t i = 0, count = m.size(); i < count; ++i) {
     const RawJson& v = m[i];
     core::MetricValue mv = internal::DecodeMetricValue(v);
