@@ -33,6 +33,9 @@ using boost::system::error_code;
 constexpr std::size_t kKeepBufferBytes = 1u << 20;  // larger buffers are released after use
 constexpr std::size_t kMaxResponseHeadBytes = 16u << 10;
 constexpr std::size_t kReadChunkBytes = 16u << 10;
+// Reading stops while more than this waits to be written behind the write under way, and resumes
+// once it is being written: a GM that pings and does not read cannot grow the queue of pongs.
+constexpr std::size_t kMaxQueuedBytes = 64u << 10;
 constexpr const char* kUserAgent = "sedna-lc";
 
 struct HostPort {
@@ -190,6 +193,7 @@ struct Conn {
   std::string out;
   std::string queued;
   bool writing = false;
+  bool read_paused = false;  // by kMaxQueuedBytes: no read is under way
   // The Send batch not yet reported: its done, where each of its frames ends (in `queued`, or in
   // `out` once batch_in_out).
   std::function<void(size_t)> done;
@@ -301,6 +305,10 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
     }
     if (!c->writing && !c->queued.empty()) Write(c);
     if (d) d(frames);
+    if (Current(c) && c->read_paused && c->queued.size() <= kMaxQueuedBytes) {
+      c->read_paused = false;
+      Read(c);
+    }
   }
 
   // Begins an attempt; its outcome is reported asynchronously, never from inside this call.
@@ -402,6 +410,10 @@ struct GmLink::Impl : std::enable_shared_from_this<GmLink::Impl> {
   void Read(const std::shared_ptr<Conn>& c) {
     const std::optional<size_t> want = TakeFrames(c);
     if (!want) return;
+    if (c->queued.size() > kMaxQueuedBytes) {
+      c->read_paused = true;  // Written() reads again
+      return;
+    }
     c->rbuf.Trim();
     c->socket.async_read_some(c->rbuf.Prepare(std::max(*want, kReadChunkBytes)),
                               [self = shared_from_this(), c](error_code ec, size_t n) {

@@ -14,6 +14,7 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
+#include <cerrno>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -618,6 +619,30 @@ class RawPeer {
            WebSocketAccept(key_) + "\r\n\r\n";
   }
   void Write(const std::string& bytes) { asio::write(sock_, asio::buffer(bytes)); }
+  // Small kernel buffers for the connections accepted after this (set on the listener).
+  void SmallBuffers(int bytes) {
+    for (int opt : {SO_RCVBUF, SO_SNDBUF}) {
+      ::setsockopt(listener_.acceptor.native_handle(), SOL_SOCKET, opt, &bytes, sizeof bytes);
+    }
+  }
+  // Writes `bytes` over and over without blocking until the link stops taking them (no room for
+  // `stall`) or `limit` bytes were written; returns how many were.
+  size_t WriteUntilStalled(const std::string& bytes, size_t limit, milliseconds stall) {
+    size_t total = 0, at = 0;
+    while (total < limit) {
+      const ssize_t n = ::send(sock_.native_handle(), bytes.data() + at, bytes.size() - at,
+                               MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        total += static_cast<size_t>(n);
+        at = (at + static_cast<size_t>(n)) % bytes.size();
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) break;
+      pollfd p{sock_.native_handle(), POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(stall.count())) == 0) break;
+    }
+    return total;
+  }
 
   struct Frame {
     FrameHead head;
@@ -820,6 +845,41 @@ TEST_F(GmLinkRawTest, AnAcceptanceForAnotherKeyIsRefused) {
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
       "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
   EXPECT_EQ(Disconnect(), "handshake " + peer_.address() + ": no Sec-WebSocket-Accept for the key");
+}
+
+// A GM that pings and never reads: once the pongs wait behind a write the GM does not take, the
+// link stops reading, so the GM's own writes stall, instead of the link queueing pongs without
+// bound. When the GM reads again, every ping got its pong, and the link's frames follow.
+TEST_F(GmLinkRawTest, AGmThatPingsWithoutReadingIsNotReadEither) {
+  peer_.SmallBuffers(64 << 10);
+  Connect();
+  std::string pings;
+  for (int i = 0; i < 512; ++i)
+    pings += Server(kOpPing, std::string(125, static_cast<char>('a' + i % 26)));
+  const size_t frame = pings.size() / 512;
+  const size_t limit = 256u << 20;  // without the stop, the link would take all of it
+  const size_t sent = peer_.WriteUntilStalled(pings, limit, 2000ms);
+  EXPECT_LT(sent, limit / 4) << "the link kept reading";
+  std::printf("the GM stalled after %zu bytes of pings\n", sent);
+  EXPECT_TRUE(OnLoop([&] { return link_->Send("after", RecordDone()); }));
+  // The pongs of the pings the link had read come first, then "after" among the pongs of those it
+  // reads once its writes move again.
+  size_t pongs = 0;
+  bool after = false;
+  while (!after || pongs < sent / frame) {
+    auto f = peer_.ReadFrame();
+    ASSERT_TRUE(f.has_value()) << pongs << " pongs of " << sent / frame;
+    if (f->head.opcode == kOpText) {
+      EXPECT_EQ(f->payload, "after");
+      after = true;
+      continue;
+    }
+    ASSERT_EQ(f->head.opcode, kOpPong);
+    ASSERT_EQ(f->payload, std::string(125, static_cast<char>('a' + pongs % 512 % 26)));
+    ++pongs;
+  }
+  EXPECT_EQ(pongs, sent / frame);  // a ping cut short by the stall is not answered
+  EXPECT_TRUE(ev_.Read([&] { return ev_.disconnects.empty(); }));
 }
 
 }  // namespace
