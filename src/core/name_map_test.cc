@@ -50,7 +50,9 @@ TEST(NameMapTest, BehavesAsStdMapUnderRandomOperations) {
       case 3:
         ASSERT_EQ(m.count(name), want.count(name));
         ASSERT_EQ(m.find(name) == m.end(), want.find(name) == want.end());
-        if (m.contains(name)) ASSERT_EQ(m.at(name), want.at(name));
+        if (m.contains(name)) {
+          ASSERT_EQ(m.at(name), want.at(name));
+        }
         break;
       default:
         ASSERT_EQ(m[name], want[name]);  // inserts a zero when absent, on both

@@ -160,8 +160,8 @@ class Store {
   // Transact() (whatever else it writes) once 64 are pending, or by OutboxFlushAcks();
   // GetOutboxStats() no longer counts them. Only a crash between the write upstream and this call
   // re-sends a frame (at-least-once delivery). Read-only stores keep the mark in memory. `bytes` is
-  // the size of entry `id`'s frame: acks come one entry at a time, in id order (the outbox is sent
-  // one frame at a time), so GetOutboxStats() can count only unsent entries.
+  // the size of entry `id`'s frame: acks come one entry at a time, in id order (the outbox acks a
+  // written batch entry by entry), so GetOutboxStats() can count only unsent entries.
   void OutboxAck(int64_t id, int64_t bytes);
   int64_t OutboxAckedThrough() const;
   // Deletes the acknowledged entries in a transaction of its own; Ok when there are none.
