@@ -34,11 +34,11 @@ struct GmLinkOptions {
   // Bounds one attempt: resolve, TCP connect, handshake and the first frame's write.
   std::chrono::milliseconds connect_timeout{10000};
   uint64_t jitter_seed = 0;  // seeds the backoff jitter (tests); 0 = random
-  // Largest frame read. A larger one is not buffered: the connection fails ("read: frame over the
-  // 2359296-byte limit"; the link closes with code 1009) and reconnects. The default is the base64
-  // of etcd's default 1.5 MiB object limit (2 MiB) plus room for the header: every object the GM
-  // can send fits, and a hostile frame costs at most ~2x this in the decoders (docs/benchmarks.md,
-  // frame_bench).
+  // Largest message read (its fragments together). A larger one is not buffered: the connection
+  // fails ("read: frame over the 2359296-byte limit"; the link closes with code 1009) and
+  // reconnects. The default is the base64 of etcd's default 1.5 MiB object limit (2 MiB) plus room
+  // for the header: every object the GM can send fits, and a hostile frame costs at most ~2x this
+  // in the decoders (docs/benchmarks.md, frame_bench).
   std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
   static constexpr std::size_t kDefaultMaxFrameBytes = (9u << 20) / 4;  // 2.25 MiB
 };
