@@ -709,7 +709,7 @@ Result<UniqueFd> Dir::Lock() const {
 Result<FileId> CopyInto(const OpenedFile& src, const Dir& dir, std::string_view name, int mode) {
   const int m = mode >= 0 ? mode : static_cast<int>(src.st.st_mode & 07777);
   return dir.Replace(name, m, [&](int out, const std::string& target) -> Status {
-    auto buf = std::make_unique<char[]>(kCopyChunk);
+    auto buf = std::make_unique_for_overwrite<char[]>(kCopyChunk);
     int64_t off = 0;
     for (;;) {
       const ssize_t n = ::pread(src.fd.get(), buf.get(), kCopyChunk, off);

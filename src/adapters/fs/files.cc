@@ -172,11 +172,11 @@ Status ReplaceAtomically(const std::string& path, int mode,
 
 // Copies [begin, end) of `src` (or to EOF when end < 0) into `out` at *out_off.
 Status CopyRange(int src_fd, const std::string& src, int64_t begin, int64_t end, int out_fd,
-                 const std::string& out_path, int64_t* out_off, char* buf) {
+                 const std::string& out_path, int64_t* out_off, char* buf, size_t buf_size) {
   int64_t pos = begin;
   while (end < 0 || pos < end) {
-    size_t want = kCopyChunk;
-    if (end >= 0) want = static_cast<size_t>(std::min<int64_t>(end - pos, kCopyChunk));
+    size_t want = buf_size;
+    if (end >= 0) want = static_cast<size_t>(std::min<int64_t>(end - pos, buf_size));
     ssize_t n = ::pread(src_fd, buf, want, pos);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -250,13 +250,19 @@ Status WriteRangesTo(int fd, const std::string& path, std::string_view prefix,
   int64_t off = 0;
   if (Status s = WriteAllAt(fd, off, prefix, path); !s.ok()) return s;
   off += static_cast<int64_t>(prefix.size());
+  // Sized to the largest range, up to a chunk, and not zeroed: a round's file is often a few lines
+  // (zeroing the whole chunk cost more than the copy).
+  int64_t largest = 1;
+  for (const FileRange& r : ranges) largest = std::max(largest, r.end - r.begin);
+  const size_t buf_size = static_cast<size_t>(std::min<int64_t>(largest, kCopyChunk));
   std::unique_ptr<char[]> buf;
   for (const FileRange& r : ranges) {
     if (r.begin == r.end) continue;
     Fd src(::open(r.path.c_str(), O_RDONLY | O_CLOEXEC));
     if (src.get() < 0) return ErrnoError("reading " + r.path, errno);
-    if (!buf) buf = std::make_unique<char[]>(kCopyChunk);
-    if (Status s = CopyRange(src.get(), r.path, r.begin, r.end, fd, path, &off, buf.get());
+    if (!buf) buf = std::make_unique_for_overwrite<char[]>(buf_size);
+    if (Status s =
+            CopyRange(src.get(), r.path, r.begin, r.end, fd, path, &off, buf.get(), buf_size);
         !s.ok()) {
       return s;
     }
@@ -289,9 +295,9 @@ Status AtomicCopyFile(const std::string& src, const std::string& dst) {
   if (!S_ISREG(st.st_mode)) return Status::Error("copying " + src + ": not a regular file");
   if (Status s = MakeDirs(Dirname(dst)); !s.ok()) return s.With("copying " + src + " to " + dst);
   return ReplaceAtomically(dst, static_cast<int>(st.st_mode & 07777), [&](int fd) -> Status {
-    auto buf = std::make_unique<char[]>(kCopyChunk);
+    auto buf = std::make_unique_for_overwrite<char[]>(kCopyChunk);
     int64_t off = 0;
-    return CopyRange(in.get(), src, 0, -1, fd, dst, &off, buf.get());
+    return CopyRange(in.get(), src, 0, -1, fd, dst, &off, buf.get(), kCopyChunk);
   });
 }
 

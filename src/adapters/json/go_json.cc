@@ -21,37 +21,6 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// Go's utf8.DecodeRuneInString: (rune, size) for a valid sequence, (-1, 1) otherwise.
-std::pair<int32_t, int> DecodeRune(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c0 = b(i);
-  size_t avail = s.size() - i;
-  auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
-    return k < s.size() && b(k) >= lo && b(k) <= hi;
-  };
-  if (c0 < 0x80) return {c0, 1};
-  if (c0 < 0xc2) return {-1, 1};
-  if (c0 < 0xe0) {
-    if (avail < 2 || !cont(i + 1)) return {-1, 1};
-    return {((c0 & 0x1f) << 6) | (b(i + 1) & 0x3f), 2};
-  }
-  if (c0 < 0xf0) {
-    unsigned char lo = c0 == 0xe0 ? 0xa0 : 0x80;
-    unsigned char hi = c0 == 0xed ? 0x9f : 0xbf;
-    if (avail < 3 || !cont(i + 1, lo, hi) || !cont(i + 2)) return {-1, 1};
-    return {((c0 & 0x0f) << 12) | ((b(i + 1) & 0x3f) << 6) | (b(i + 2) & 0x3f), 3};
-  }
-  if (c0 < 0xf5) {
-    unsigned char lo = c0 == 0xf0 ? 0x90 : 0x80;
-    unsigned char hi = c0 == 0xf4 ? 0x8f : 0xbf;
-    if (avail < 4 || !cont(i + 1, lo, hi) || !cont(i + 2) || !cont(i + 3)) return {-1, 1};
-    return {((c0 & 0x07) << 18) | ((b(i + 1) & 0x3f) << 12) | ((b(i + 2) & 0x3f) << 6) |
-                (b(i + 3) & 0x3f),
-            4};
-  }
-  return {-1, 1};
-}
-
 // True when none of the 8 bytes of `w` needs a closer look: none is below 0x20, at or above 0x80,
 // '"', '\\', '<', '>' or '&'.
 inline bool IsPlainGoWord(uint64_t w) {
@@ -82,6 +51,36 @@ size_t PlainGoPrefix(std::string_view s) {
 }
 
 }  // namespace
+
+std::pair<int32_t, int> internal::DecodeRune(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c0 = b(i);
+  size_t avail = s.size() - i;
+  auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
+    return k < s.size() && b(k) >= lo && b(k) <= hi;
+  };
+  if (c0 < 0x80) return {c0, 1};
+  if (c0 < 0xc2) return {-1, 1};
+  if (c0 < 0xe0) {
+    if (avail < 2 || !cont(i + 1)) return {-1, 1};
+    return {((c0 & 0x1f) << 6) | (b(i + 1) & 0x3f), 2};
+  }
+  if (c0 < 0xf0) {
+    unsigned char lo = c0 == 0xe0 ? 0xa0 : 0x80;
+    unsigned char hi = c0 == 0xed ? 0x9f : 0xbf;
+    if (avail < 3 || !cont(i + 1, lo, hi) || !cont(i + 2)) return {-1, 1};
+    return {((c0 & 0x0f) << 12) | ((b(i + 1) & 0x3f) << 6) | (b(i + 2) & 0x3f), 3};
+  }
+  if (c0 < 0xf5) {
+    unsigned char lo = c0 == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c0 == 0xf4 ? 0x8f : 0xbf;
+    if (avail < 4 || !cont(i + 1, lo, hi) || !cont(i + 2) || !cont(i + 3)) return {-1, 1};
+    return {((c0 & 0x07) << 18) | ((b(i + 1) & 0x3f) << 12) | ((b(i + 2) & 0x3f) << 6) |
+                (b(i + 3) & 0x3f),
+            4};
+  }
+  return {-1, 1};
+}
 
 void AppendGoString(std::string& out, std::string_view s) {
   size_t i = PlainGoPrefix(s);
@@ -135,7 +134,7 @@ void AppendGoString(std::string& out, std::string_view s) {
       start = i;
       continue;
     }
-    auto [rune, size] = DecodeRune(s, i);
+    auto [rune, size] = internal::DecodeRune(s, i);
     if (rune < 0) {
       out.append(s.data() + start, i - start);
       out += "\\ufffd";

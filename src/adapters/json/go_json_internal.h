@@ -111,6 +111,10 @@ bool IsJsonNumber(std::string_view s);
 // "250" -> 2), saturating; very negative for zero.
 long long LeadingExponent(std::string_view s);
 
+// Go's utf8.DecodeRuneInString: (rune, size) for a valid sequence at s[i] (i < s.size()), (-1, 1)
+// otherwise (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF).
+std::pair<int32_t, int> DecodeRune(std::string_view s, size_t i);
+
 // Appends v.Dump() to `out` (no intermediate string).
 void AppendDump(const RawJson& v, std::string& out);
 

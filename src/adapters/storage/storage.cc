@@ -304,7 +304,7 @@ Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::
     // The upload reads a staging copy made from the opened source, never the source by name.
     auto tmp = StagingFile::Make(ctx, src_url);
     if (!tmp.ok()) return tmp.status();
-    auto buf = std::make_unique<char[]>(128 * 1024);
+    auto buf = std::make_unique_for_overwrite<char[]>(128 * 1024);
     for (int64_t off = 0;;) {
       const ssize_t n = ::pread(src_file->fd.get(), buf.get(), 128 * 1024, off);
       if (n < 0 && errno == EINTR) continue;

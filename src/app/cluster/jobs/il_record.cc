@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "adapters/json/json_writer.h"
 #include "adapters/json/upstream_codec.h"
 
 namespace sedna::app {
@@ -12,24 +13,7 @@ using core::MetricValue;
 using core::ModelRef;
 using core::il::SpoolRange;
 using Json = nlohmann::json;
-
-Json MetricsToJson(const core::Metrics& m) {
-  Json j = Json::object();
-  for (const auto& [k, v] : m) {
-    switch (v.kind) {
-      case MetricValue::Kind::kNumber:
-        j[k] = v.number;
-        break;
-      case MetricValue::Kind::kList:
-        j[k] = v.list;
-        break;
-      case MetricValue::Kind::kOther:
-        j[k] = nullptr;
-        break;
-    }
-  }
-  return j;
-}
+using json::JsonWriter;
 
 core::Metrics MetricsFromJson(const Json& j) {
   core::Metrics m;
@@ -46,13 +30,6 @@ core::Metrics MetricsFromJson(const Json& j) {
   return m;
 }
 
-Json ModelToJson(const ModelRef& m) {
-  Json j{{"format", m.format}, {"url", m.url}};
-  if (!m.metrics.empty()) j["metrics"] = MetricsToJson(m.metrics);
-  if (!m.devices.empty()) j["devices"] = m.devices;
-  return j;
-}
-
 ModelRef ModelFromJson(const Json& j) {
   ModelRef m;
   m.format = j.value("format", "");
@@ -66,12 +43,6 @@ ModelRef ModelFromJson(const Json& j) {
   return m;
 }
 
-Json ModelsToJson(const std::vector<ModelRef>& v) {
-  Json a = Json::array();
-  for (const auto& m : v) a.push_back(ModelToJson(m));
-  return a;
-}
-
 std::vector<ModelRef> ModelsFromJson(const Json& j) {
   std::vector<ModelRef> v;
   if (j.is_array()) {
@@ -79,8 +50,6 @@ std::vector<ModelRef> ModelsFromJson(const Json& j) {
   }
   return v;
 }
-
-Json RangeToJson(const SpoolRange& r) { return Json::array({r.begin, r.end, r.count}); }
 
 SpoolRange RangeFromJson(const Json& j) {
   if (!j.is_array() || j.size() != 3) return {};
@@ -106,26 +75,95 @@ bool DigestFromHex(const std::string& s, uint64_t& d) {
   return true;
 }
 
+// Writers for the records' parts. Each object's keys are written in byte order: the text is then
+// what the nlohmann::json tree these records were built with gave (json::JsonWriter), so records
+// read the same in every version (testdata/records.golden).
+
+void WriteMetrics(JsonWriter& w, const core::Metrics& m) {
+  w.BeginObject();
+  for (const auto& [k, v] : m) {  // a NameMap iterates in byte order
+    w.Key(k);
+    switch (v.kind) {
+      case MetricValue::Kind::kNumber:
+        w.Double(v.number);
+        break;
+      case MetricValue::Kind::kList:
+        w.BeginArray();
+        for (double d : v.list) w.Double(d);
+        w.EndArray();
+        break;
+      case MetricValue::Kind::kOther:
+        w.Null();
+        break;
+    }
+  }
+  w.EndObject();
+}
+
+void WriteModel(JsonWriter& w, const ModelRef& m) {
+  w.BeginObject();
+  if (!m.devices.empty()) {
+    w.Key("devices").BeginArray();
+    for (const auto& d : m.devices) w.String(d);
+    w.EndArray();
+  }
+  w.Key("format").String(m.format);
+  if (!m.metrics.empty()) WriteMetrics(w.Key("metrics"), m.metrics);
+  w.Key("url").String(m.url);
+  w.EndObject();
+}
+
+void WriteModels(JsonWriter& w, const std::vector<ModelRef>& v) {
+  w.BeginArray();
+  for (const auto& m : v) WriteModel(w, m);
+  w.EndArray();
+}
+
+void WriteRange(JsonWriter& w, const SpoolRange& r) {
+  w.BeginArray().Int(r.begin).Int(r.end).Int(r.count).EndArray();
+}
+
+void WriteRanges(JsonWriter& w, const std::vector<SpoolRange>& v) {
+  w.BeginArray();
+  for (const auto& r : v) WriteRange(w, r);
+  w.EndArray();
+}
+
+void WriteDeployments(JsonWriter& w, const std::vector<core::il::Deployment>& v) {
+  w.BeginArray();
+  for (const auto& d : v) {
+    w.BeginObject().Key("at").String(d.at).Key("round").Int(d.round).Key("url").String(d.url);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // `scanned` is not kept (0 is always correct); `skipping` only when set, so that a record
 // without it (written before it existed) reads as not skipping. `prefix_digest` only when known:
 // a record without it (written before digests, or unreadable) gives prefix_digest_known = false,
 // and the reader handles a rewrite by the consumed count, as before.
-Json CursorToJson(const dataset::IndexCursor& c) {
-  Json j{{"path", c.path},
-         {"dev", c.dev},
-         {"ino", c.ino},
-         {"offset", c.offset},
-         {"samples", c.samples},
-         {"skip", c.skip},
-         {"header_done", c.header_done},
-         {"header", c.header},
-         {"tail_size", c.tail_size}};
-  if (c.skipping) j["skipping"] = true;
+void WriteCursor(JsonWriter& w, const dataset::IndexCursor& c) {
+  w.BeginObject()
+      .Key("dev")
+      .UInt(c.dev)
+      .Key("header")
+      .String(c.header)
+      .Key("header_done")
+      .Bool(c.header_done)
+      .Key("ino")
+      .UInt(c.ino)
+      .Key("offset")
+      .Int(c.offset)
+      .Key("path")
+      .String(c.path);
   if (c.prefix_digest_known) {
-    j["prefix_digest"] = DigestToHex(c.prefix_digest);
-    j["prefix_samples"] = c.prefix_samples;
+    w.Key("prefix_digest").String(DigestToHex(c.prefix_digest));
+    w.Key("prefix_samples").Int(c.prefix_samples);
   }
-  return j;
+  w.Key("samples").Int(c.samples).Key("skip").Int(c.skip);
+  if (c.skipping) w.Key("skipping").Bool(true);
+  w.Key("tail_size").Int(c.tail_size);
+  w.EndObject();
 }
 
 dataset::IndexCursor CursorFromJson(const Json& j) {
@@ -165,11 +203,12 @@ core::ReportStatus StatusFrom(const std::string& text, const char* field) {
   return *s;
 }
 
-Json DecisionToJson(const core::StatusReport& d) {
-  return Json{{"phase", sedna::json::ReportPhaseText(d.phase, sedna::json::ReportSpelling::kIl)},
-              {"status", sedna::json::ReportStatusText(d.status, sedna::json::ReportSpelling::kIl)},
-              {"has_input", d.has_input},
-              {"input_models", ModelsToJson(d.input_models)}};
+void WriteDecision(JsonWriter& w, const core::StatusReport& d) {
+  w.BeginObject().Key("has_input").Bool(d.has_input);
+  WriteModels(w.Key("input_models"), d.input_models);
+  w.Key("phase").String(sedna::json::ReportPhaseText(d.phase, sedna::json::ReportSpelling::kIl));
+  w.Key("status").String(sedna::json::ReportStatusText(d.status, sedna::json::ReportSpelling::kIl));
+  w.EndObject();
 }
 
 core::StatusReport DecisionFromJson(const Json& d) {
@@ -185,61 +224,62 @@ core::StatusReport DecisionFromJson(const Json& d) {
 
 std::string EncodeIlRecord(const IlRecord& r) {
   const auto& s = r.state;
-  Json windows = Json::array();
-  for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
-  Json deployments = Json::array();
-  for (const auto& d : s.deployments) {
-    deployments.push_back(Json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
-  }
-  Json st{{"round", s.round},
-          {"samples_seen", s.samples_seen},
-          {"train_pending", RangeToJson(s.train_pending)},
-          {"eval_open", RangeToJson(s.eval_open)},
-          {"eval_windows", windows},
-          {"answered_train_waiting", s.answered_train_waiting},
-          {"answered_eval_waiting", s.answered_eval_waiting},
-          {"answered_deploy_waiting", s.answered_deploy_waiting},
-          {"eval_refused_deadline_ms", s.eval_refused_deadline_ms},
-          {"pending_round_id", s.pending_round_id},
-          {"eval_reported", s.eval_reported},
-          {"eval_report", ModelsToJson(s.eval_report)},
-          {"pending_models", ModelsToJson(s.pending_models)},
-          {"eval_written_ms", s.eval_written_ms},
-          {"decided_round_id", s.decided_round_id},
-          {"decided_at_ms", s.decided_at_ms},
-          {"decided_by", s.decided_by},
-          {"answered_hot_update", s.answered_hot_update},
-          {"work_copies_done", s.work_copies_done},
-          {"work", static_cast<int>(s.work)},
-          {"work_condition", s.work_condition},
-          {"work_round", s.work_round},
-          {"work_layout", core::il::LayoutName(s.work_layout)},
-          {"work_range", RangeToJson(s.work_range)},
-          {"work_models", ModelsToJson(s.work_models)},
-          {"eval_outstanding", s.eval_outstanding},
-          {"eval_round", s.eval_round},
-          {"eval_models", ModelsToJson(s.eval_models)},
-          {"last_eval_results", ModelsToJson(s.last_eval_results)},
-          {"last_decision", s.last_decision},
-          {"decisions", s.decisions},
-          {"decided_round", s.decided_round},
-          {"deployments", deployments},
-          {"retry_after_ms", s.retry_after_ms},
-          {"last_error", s.last_error}};
-  if (s.trained) st["trained"] = ModelToJson(*s.trained);
-  if (s.trained_base) st["trained_base"] = ModelToJson(*s.trained_base);
-  if (s.decision_report) st["decision_report"] = DecisionToJson(*s.decision_report);
+  std::string out;
+  out.reserve(1536);
+  JsonWriter w(out);
+  WriteCursor(w.BeginObject().Key("cursor"), r.cursor);
+  w.Key("state").BeginObject();
+  w.Key("answered_deploy_waiting").Int(s.answered_deploy_waiting);
+  w.Key("answered_eval_waiting").Int(s.answered_eval_waiting);
+  w.Key("answered_hot_update").Int(s.answered_hot_update);
+  w.Key("answered_train_waiting").Int(s.answered_train_waiting);
+  w.Key("closed_round").Int(s.closed_round);
+  w.Key("decided_at_ms").Int(s.decided_at_ms);
+  w.Key("decided_by").String(s.decided_by);
+  w.Key("decided_round").Int(s.decided_round);
+  w.Key("decided_round_id").Int(s.decided_round_id);
   // One decision per round ([D:I23]): absent in older records, which decode to the index rules.
-  st["pending_round_key"] = s.pending_round_key;
-  st["decided_round_key"] = s.decided_round_key;
-  st["closed_round"] = s.closed_round;
-  Json decided = Json::array();
+  w.Key("decided_round_key").Int(s.decided_round_key);
+  w.Key("decided_rounds").BeginArray();
   for (const auto& d : s.decided_rounds) {
-    decided.push_back(
-        Json{{"round", d.round}, {"report", DecisionToJson(d.report)}, {"at_ms", d.at_ms}});
+    w.BeginObject().Key("at_ms").Int(d.at_ms);
+    WriteDecision(w.Key("report"), d.report);
+    w.Key("round").Int(d.round).EndObject();
   }
-  st["decided_rounds"] = decided;
-  return Json{{"v", 1}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+  w.EndArray();
+  if (s.decision_report) WriteDecision(w.Key("decision_report"), *s.decision_report);
+  w.Key("decisions").Int(s.decisions);
+  WriteDeployments(w.Key("deployments"), s.deployments);
+  WriteModels(w.Key("eval_models"), s.eval_models);
+  WriteRange(w.Key("eval_open"), s.eval_open);
+  w.Key("eval_outstanding").Bool(s.eval_outstanding);
+  w.Key("eval_refused_deadline_ms").Int(s.eval_refused_deadline_ms);
+  WriteModels(w.Key("eval_report"), s.eval_report);
+  w.Key("eval_reported").Bool(s.eval_reported);
+  w.Key("eval_round").Int(s.eval_round);
+  WriteRanges(w.Key("eval_windows"), s.eval_windows);
+  w.Key("eval_written_ms").Int(s.eval_written_ms);
+  w.Key("last_decision").String(s.last_decision);
+  w.Key("last_error").String(s.last_error);
+  WriteModels(w.Key("last_eval_results"), s.last_eval_results);
+  WriteModels(w.Key("pending_models"), s.pending_models);
+  w.Key("pending_round_id").Int(s.pending_round_id);
+  w.Key("pending_round_key").Int(s.pending_round_key);
+  w.Key("retry_after_ms").Int(s.retry_after_ms);
+  w.Key("round").Int(s.round);
+  w.Key("samples_seen").Int(s.samples_seen);
+  WriteRange(w.Key("train_pending"), s.train_pending);
+  if (s.trained) WriteModel(w.Key("trained"), *s.trained);
+  if (s.trained_base) WriteModel(w.Key("trained_base"), *s.trained_base);
+  w.Key("work").Int(static_cast<int>(s.work));
+  w.Key("work_condition").Int(s.work_condition);
+  w.Key("work_copies_done").Int(s.work_copies_done);
+  w.Key("work_layout").String(core::il::LayoutName(s.work_layout));
+  WriteModels(w.Key("work_models"), s.work_models);
+  WriteRange(w.Key("work_range"), s.work_range);
+  w.Key("work_round").Int(s.work_round);
+  w.EndObject().Key("v").Int(1).EndObject();
+  return out;
 }
 
 Result<IlRecord> DecodeIlRecord(const std::string& text) {
@@ -335,16 +375,17 @@ Result<IlRecord> DecodeIlRecord(const std::string& text) {
 
 namespace {
 
-Json ReportToJson(const core::StatusReport& r) {
-  Json j{{"phase", sedna::json::ReportPhaseText(r.phase, sedna::json::ReportSpelling::kLl)},
-         {"status", sedna::json::ReportStatusText(r.status, sedna::json::ReportSpelling::kLl)}};
+void WriteReport(JsonWriter& w, const core::StatusReport& r) {
+  w.BeginObject();
   if (r.has_input) {
-    j["input"] = Json{{"models", ModelsToJson(r.input_models)},
-                      {"data_url", r.data_url},
-                      {"data_index_url", r.data_index_url},
-                      {"output_dir", r.output_dir}};
+    w.Key("input").BeginObject().Key("data_index_url").String(r.data_index_url);
+    w.Key("data_url").String(r.data_url);
+    WriteModels(w.Key("models"), r.input_models);
+    w.Key("output_dir").String(r.output_dir).EndObject();
   }
-  return j;
+  w.Key("phase").String(sedna::json::ReportPhaseText(r.phase, sedna::json::ReportSpelling::kLl));
+  w.Key("status").String(sedna::json::ReportStatusText(r.status, sedna::json::ReportSpelling::kLl));
+  w.EndObject();
 }
 
 core::StatusReport ReportFromJson(const Json& j) {
@@ -415,43 +456,43 @@ void MigrateV1(const Json& st, core::ll::State& s) {
 
 std::string EncodeLlRecord(const LlRecord& r) {
   const auto& s = r.state;
-  Json windows = Json::array();
-  for (const auto& w : s.eval_windows) windows.push_back(RangeToJson(w));
-  Json deployments = Json::array();
-  for (const auto& d : s.deployments) {
-    deployments.push_back(Json{{"round", d.round}, {"url", d.url}, {"at", d.at}});
-  }
-  Json st{{"phase", static_cast<int>(s.phase)},
-          {"version", s.version},
-          {"samples_seen", s.samples_seen},
-          {"train_pending", RangeToJson(s.train_pending)},
-          {"eval_open", RangeToJson(s.eval_open)},
-          {"eval_windows", windows},
-          {"train_range", RangeToJson(s.train_range)},
-          {"work", static_cast<int>(s.work)},
-          {"work_condition", s.work_condition},
-          {"work_models", ModelsToJson(s.work_models)},
-          {"worker_awaited", s.worker_awaited},
-          {"eval_inputs", ModelsToJson(s.eval_inputs)},
-          {"answered_train_waiting", s.answered_train_waiting},
-          {"answered_eval_waiting", s.answered_eval_waiting},
-          {"answered_deploy_waiting", s.answered_deploy_waiting},
-          {"answered_eval_version", s.answered_eval_version},
-          {"answered_deploy_version", s.answered_deploy_version},
-          {"answer_condition", s.answer_condition},
-          {"answer_at_ms", s.answer_at_ms},
-          {"train_models", ModelsToJson(s.train_models)},
-          {"train_models_version", s.train_models_version},
-          {"eval_models", ModelsToJson(s.eval_models)},
-          {"eval_models_version", s.eval_models_version},
-          {"conditions_seen", s.conditions_seen},
-          {"deploy_count", s.deploy_count},
-          {"consecutive_failures", s.consecutive_failures},
-          {"deployments", deployments},
-          {"retry_after_ms", s.retry_after_ms},
-          {"last_error", s.last_error}};
-  if (s.answer) st["answer"] = ReportToJson(*s.answer);
-  return Json{{"v", 2}, {"state", st}, {"cursor", CursorToJson(r.cursor)}}.dump();
+  std::string out;
+  out.reserve(1536);
+  JsonWriter w(out);
+  WriteCursor(w.BeginObject().Key("cursor"), r.cursor);
+  w.Key("state").BeginObject();
+  if (s.answer) WriteReport(w.Key("answer"), *s.answer);
+  w.Key("answer_at_ms").Int(s.answer_at_ms);
+  w.Key("answer_condition").Int(s.answer_condition);
+  w.Key("answered_deploy_version").Int(s.answered_deploy_version);
+  w.Key("answered_deploy_waiting").Int(s.answered_deploy_waiting);
+  w.Key("answered_eval_version").Int(s.answered_eval_version);
+  w.Key("answered_eval_waiting").Int(s.answered_eval_waiting);
+  w.Key("answered_train_waiting").Int(s.answered_train_waiting);
+  w.Key("conditions_seen").Int(s.conditions_seen);
+  w.Key("consecutive_failures").Int(s.consecutive_failures);
+  w.Key("deploy_count").Int(s.deploy_count);
+  WriteDeployments(w.Key("deployments"), s.deployments);
+  WriteModels(w.Key("eval_inputs"), s.eval_inputs);
+  WriteModels(w.Key("eval_models"), s.eval_models);
+  w.Key("eval_models_version").Int(s.eval_models_version);
+  WriteRange(w.Key("eval_open"), s.eval_open);
+  WriteRanges(w.Key("eval_windows"), s.eval_windows);
+  w.Key("last_error").String(s.last_error);
+  w.Key("phase").Int(static_cast<int>(s.phase));
+  w.Key("retry_after_ms").Int(s.retry_after_ms);
+  w.Key("samples_seen").Int(s.samples_seen);
+  WriteModels(w.Key("train_models"), s.train_models);
+  w.Key("train_models_version").Int(s.train_models_version);
+  WriteRange(w.Key("train_pending"), s.train_pending);
+  WriteRange(w.Key("train_range"), s.train_range);
+  w.Key("version").Int(s.version);
+  w.Key("work").Int(static_cast<int>(s.work));
+  w.Key("work_condition").Int(s.work_condition);
+  WriteModels(w.Key("work_models"), s.work_models);
+  w.Key("worker_awaited").Bool(s.worker_awaited);
+  w.EndObject().Key("v").Int(2).EndObject();
+  return out;
 }
 
 Result<LlRecord> DecodeLlRecord(const std::string& text) {
@@ -518,7 +559,12 @@ Result<LlRecord> DecodeLlRecord(const std::string& text) {
 }
 
 std::string EncodeDatasetRecord(const DatasetRecord& r) {
-  return Json{{"v", 1}, {"cursor", CursorToJson(r.cursor)}, {"reported", r.reported}}.dump();
+  std::string out;
+  out.reserve(320);
+  JsonWriter w(out);
+  WriteCursor(w.BeginObject().Key("cursor"), r.cursor);
+  w.Key("reported").Int(r.reported).Key("v").Int(1).EndObject();
+  return out;
 }
 
 Result<DatasetRecord> DecodeDatasetRecord(const std::string& text) {

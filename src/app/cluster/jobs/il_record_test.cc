@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string_view>
 
 #include <gtest/gtest.h>
@@ -47,7 +48,8 @@ void ExpectCursorEq(const dataset::IndexCursor& a, const dataset::IndexCursor& b
   EXPECT_EQ(a.prefix_digest_known, b.prefix_digest_known);
 }
 
-TEST(IlRecordTest, RoundTripsEveryField) {
+// Every field away from its default.
+IlRecord EveryFieldIl() {
   IlRecord r;
   auto& s = r.state;
   s.round = 4;
@@ -70,7 +72,14 @@ TEST(IlRecordTest, RoundTripsEveryField) {
   s.eval_models = s.work_models;
   s.last_eval_results = {
       {"pb", "/o/train/3/m.pb", {{"precision", core::MetricValue::List({0.5, 0.25})}}},
-      {"pb", "/models/d.pb", {{"loss", core::MetricValue::Number(0.125)}}}};
+      {"pb",
+       "/models/d.pb",
+       {{"loss", core::MetricValue::Number(0.125)},
+        {"f1", core::MetricValue::Other()},
+        {"tiny", core::MetricValue::Number(1e-7)},
+        {"huge", core::MetricValue::Number(-1.5e300)},
+        {"whole", core::MetricValue::Number(3.0)},
+        {"k\"ey\n", core::MetricValue::List({})}}}};
   s.last_decision = "deploying";
   s.decisions = 3;
   s.decided_round = 3;
@@ -99,6 +108,11 @@ TEST(IlRecordTest, RoundTripsEveryField) {
        1699999999000},
       {2, *s.decision_report, 1700000000000}};
   r.cursor = SampleCursor();
+  return r;
+}
+
+TEST(IlRecordTest, RoundTripsEveryField) {
+  const IlRecord r = EveryFieldIl();
   auto back = DecodeIlRecord(EncodeIlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
@@ -178,7 +192,7 @@ TEST(IlRecordTest, AnOldRecordsWriteKeepsThe2021Layout_BadLayoutRefused) {
   EXPECT_NE(b.message().find("state.work_layout"), std::string::npos) << b.message();
 }
 
-TEST(IlRecordTest, LlRoundTripsEveryField) {
+LlRecord EveryFieldLl() {
   LlRecord r;
   auto& s = r.state;
   s.phase = core::ll::Phase::kDeploy;
@@ -217,6 +231,12 @@ TEST(IlRecordTest, LlRoundTripsEveryField) {
   s.retry_after_ms = 77;
   s.last_error = "x";
   r.cursor = SampleCursor();
+  return r;
+}
+
+TEST(IlRecordTest, LlRoundTripsEveryField) {
+  LlRecord r = EveryFieldLl();
+  auto& s = r.state;
   auto back = DecodeLlRecord(EncodeLlRecord(r));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->state, r.state);
@@ -508,6 +528,60 @@ TEST(IlRecordTest, CorruptRecordIsAnErrorNotACrash) {
   EXPECT_FALSE(DecodeIlRecord("{").ok());
   EXPECT_FALSE(DecodeIlRecord(R"({"state":{"round":"x"}})").ok());
   EXPECT_FALSE(DecodeLlRecord(R"({"state":{"phase":9,"version":1}})").ok());
+}
+
+// The records' text from testdata/records.golden, by name.
+std::map<std::string, std::string> Goldens() {
+  std::ifstream in(std::string(SEDNA_SOURCE_DIR) + "/src/app/cluster/jobs/testdata/records.golden");
+  std::map<std::string, std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find(' ');
+    out[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return out;
+}
+
+// The text is what the nlohmann::json tree gave (key order, escapes, number forms), so records
+// written now read in every earlier LC and the other way round.
+TEST(IlRecordTest, RecordsAreWrittenByteForByteAsBefore) {
+  const auto golden = Goldens();
+  ASSERT_EQ(golden.size(), 6u);
+  IlRecord il = EveryFieldIl();
+  il.state.last_error = "tab\there \x01 \xc3\xbc \x7f";
+  DatasetRecord ds;
+  ds.cursor = SampleCursor();
+  ds.reported = 42;
+  EXPECT_EQ(EncodeIlRecord(IlRecord{}), golden.at("IL0"));
+  EXPECT_EQ(EncodeIlRecord(il), golden.at("IL1"));
+  EXPECT_EQ(EncodeLlRecord(LlRecord{}), golden.at("LL0"));
+  EXPECT_EQ(EncodeLlRecord(EveryFieldLl()), golden.at("LL1"));
+  EXPECT_EQ(EncodeDatasetRecord(ds), golden.at("DS1"));
+  EXPECT_EQ(EncodeDatasetRecord(DatasetRecord{}), golden.at("DS0"));
+  for (const auto& [name, text] : golden) {
+    EXPECT_EQ(nlohmann::json::parse(text).dump(), text) << name;
+  }
+}
+
+// A CSV header (the index's first line) is any bytes. The tree encoder threw on one that is not
+// UTF-8; the record now keeps U+FFFD for each such byte, and reads back.
+TEST(IlRecordTest, AHeaderThatIsNotUtf8IsStoredWithReplacementCharacters) {
+  IlRecord r;
+  r.cursor.header = "a\xff,b\xed\xa0\x80,\xc3";
+  r.cursor.header_done = true;
+  r.state.last_error = "bad byte \xfe";
+  std::string text;
+  ASSERT_NO_THROW(text = EncodeIlRecord(r));
+  auto back = DecodeIlRecord(text);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->cursor.header, "a\uFFFD,b\uFFFD\uFFFD\uFFFD,\uFFFD");
+  EXPECT_EQ(back->state.last_error, "bad byte \uFFFD");
+  DatasetRecord ds;
+  ds.cursor = r.cursor;
+  auto ds_back = DecodeDatasetRecord(EncodeDatasetRecord(ds));
+  ASSERT_TRUE(ds_back.ok()) << ds_back.message();
+  EXPECT_EQ(ds_back->cursor.header, back->cursor.header);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
+#include "adapters/json/json_writer.h"
+
 namespace sedna::app {
 
 using Json = nlohmann::json;
@@ -155,12 +157,13 @@ struct Recorder {
   }
 };
 
-Json MetricsJson(const std::map<std::string, double>& m) {
-  Json o = Json::object();
+// A history record's metrics: the finite ones (JSON has no NaN or infinity).
+void WriteMetrics(json::JsonWriter& w, const std::map<std::string, double>& m) {
+  w.BeginObject();
   for (const auto& [k, v] : m) {
-    if (std::isfinite(v)) o[k] = v;
+    if (std::isfinite(v)) w.Key(k).Double(v);
   }
-  return o;
+  w.EndObject();
 }
 
 std::map<std::string, double> MetricsFrom(const Json& o) {
@@ -195,49 +198,57 @@ bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fa
   return changed;
 }
 
-Json JobHistoryJson(const JobHistory& h) {
-  Json rounds = Json::array();
+// Keys in byte order: the text is what the nlohmann::json tree these records were first built
+// with gave (json::JsonWriter), bytes that are not UTF-8 replaced by U+FFFD as it did.
+std::string EncodeJobHistory(const JobHistory& h) {
+  std::string out;
+  out.reserve(512 + 640 * h.rounds.size());
+  json::JsonWriter w(out);
+  w.BeginObject();
+  w.Key("decisionsSeen").Int(h.decisions_seen);
+  w.Key("deployTarget").String(h.deploy_target);
+  w.Key("deployTrigger").String(h.deploy_trigger);
+  w.Key("deploys").Int(h.deploys);
+  w.Key("key").String(h.key);
+  w.Key("kind").String(h.kind);
+  w.Key("name").String(h.name);
+  w.Key("namespace").String(h.ns);
+  w.Key("rounds").BeginArray();
   for (const RoundRecord& r : h.rounds) {
-    rounds.push_back(Json{{"round", r.round},
-                          {"samples", r.samples},
-                          {"trainTrigger", r.train_trigger},
-                          {"fired", r.fired},
-                          {"firedMs", r.fired_ms},
-                          {"attempts", r.attempts},
-                          {"dataURL", r.data_url},
-                          {"outputDir", r.output_dir},
-                          {"trainReadyMs", r.train_ready_ms},
-                          {"trainDoneMs", r.train_done_ms},
-                          {"trainStatus", r.train_status},
-                          {"trainedModel", r.trained_model},
-                          {"trainMetrics", MetricsJson(r.train_metrics)},
-                          {"evalReadyMs", r.eval_ready_ms},
-                          {"evalDoneMs", r.eval_done_ms},
-                          {"evalStatus", r.eval_status},
-                          {"newMetrics", MetricsJson(r.new_metrics)},
-                          {"deployedMetrics", MetricsJson(r.deployed_metrics)},
-                          {"decision", r.decision},
-                          {"decisionReason", r.decision_reason},
-                          {"deployTrigger", r.deploy_trigger},
-                          {"decidedMs", r.decided_ms},
-                          {"deployedMs", r.deployed_ms}});
+    w.BeginObject();
+    w.Key("attempts").Int(r.attempts);
+    w.Key("dataURL").String(r.data_url);
+    w.Key("decidedMs").Int(r.decided_ms);
+    w.Key("decision").String(r.decision);
+    w.Key("decisionReason").String(r.decision_reason);
+    w.Key("deployTrigger").String(r.deploy_trigger);
+    WriteMetrics(w.Key("deployedMetrics"), r.deployed_metrics);
+    w.Key("deployedMs").Int(r.deployed_ms);
+    w.Key("evalDoneMs").Int(r.eval_done_ms);
+    w.Key("evalReadyMs").Int(r.eval_ready_ms);
+    w.Key("evalStatus").String(r.eval_status);
+    w.Key("fired").String(r.fired);
+    w.Key("firedMs").Int(r.fired_ms);
+    WriteMetrics(w.Key("newMetrics"), r.new_metrics);
+    w.Key("outputDir").String(r.output_dir);
+    w.Key("round").Int(r.round);
+    w.Key("samples").Int(r.samples);
+    w.Key("trainDoneMs").Int(r.train_done_ms);
+    WriteMetrics(w.Key("trainMetrics"), r.train_metrics);
+    w.Key("trainReadyMs").Int(r.train_ready_ms);
+    w.Key("trainStatus").String(r.train_status);
+    w.Key("trainTrigger").String(r.train_trigger);
+    w.Key("trainedModel").String(r.trained_model);
+    w.EndObject();
   }
-  return Json{{"key", h.key},
-              {"kind", h.kind},
-              {"namespace", h.ns},
-              {"name", h.name},
-              {"trainTrigger", h.train_trigger},
-              {"deployTrigger", h.deploy_trigger},
-              {"deployTarget", h.deploy_target},
-              {"deploys", h.deploys},
-              {"decisionsSeen", h.decisions_seen},
-              {"updatedMs", h.updated_ms},
-              {"rounds", rounds}};
+  w.EndArray();
+  w.Key("trainTrigger").String(h.train_trigger);
+  w.Key("updatedMs").Int(h.updated_ms);
+  w.EndObject();
+  return out;
 }
 
-std::string EncodeJobHistory(const JobHistory& h) {
-  return JobHistoryJson(h).dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+Json JobHistoryJson(const JobHistory& h) { return Json::parse(EncodeJobHistory(h)); }
 
 Result<JobHistory> DecodeJobHistory(const std::string& text) {
   Json j = Json::parse(text, nullptr, false);

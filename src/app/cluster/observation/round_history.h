@@ -93,8 +93,10 @@ struct HistoryJob {
 bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fact>& facts,
                 int64_t now_ms, size_t max_rounds);
 
+// The stored record (what `status --history -o json` prints); JobHistoryJson is it parsed, for
+// documents that embed it (the dashboard feed).
+std::string EncodeJobHistory(const JobHistory& h);
 nlohmann::json JobHistoryJson(const JobHistory& h);
-std::string EncodeJobHistory(const JobHistory& h);  // JobHistoryJson, dumped
 // Errors name the field; a record of a newer layout decodes what it knows.
 Result<JobHistory> DecodeJobHistory(const std::string& text);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <boost/asio/io_context.hpp>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -265,6 +266,18 @@ TEST(RoundHistoryTest, AnOldRecordLoads) {
   EXPECT_EQ(h->rounds[0].decision, "deployed");
   EXPECT_EQ(h->rounds[0].new_metrics, (std::map<std::string, double>{{"acc", 0.5}}));
   EXPECT_EQ(nlohmann::json::parse(EncodeJobHistory(*h)), nlohmann::json::parse(old));
+  // Byte for byte what the nlohmann::json tree the records were first built with wrote.
+  EXPECT_EQ(EncodeJobHistory(*h), nlohmann::json::parse(old).dump());
+  h->rounds[0].decision_reason = "q\"\\\n\x01 \xc3\xa9";
+  h->rounds[0].new_metrics["nan"] = std::nan("");  // not finite: not written
+  h->rounds[0].new_metrics["small"] = 1e-7;
+  const std::string text = EncodeJobHistory(*h);
+  EXPECT_EQ(nlohmann::json::parse(text).dump(), text);
+  EXPECT_EQ(nlohmann::json::parse(text)["rounds"][0]["newMetrics"].size(), 2u);
+  EXPECT_EQ(JobHistoryJson(*h), nlohmann::json::parse(text));
+  auto back = DecodeJobHistory(text);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->rounds[0].decision_reason, h->rounds[0].decision_reason);
   // The next round is recorded after it.
   Job j;
   RecordStep(*h, j.Facts(), {Fired(3, "g")}, 7, 10);
