@@ -168,9 +168,6 @@ void JobRunner::Adopt(PlannedStep& p) {
 
 void JobRunner::ActOn(PlannedStep& p) {
   const JobEntry& e = *p.e;
-  history_.OnStep({e.key, e.object_kind(), e.meta().ns, e.meta().name, e.train_trigger.text,
-                   e.runner->deploy_trigger_text()},
-                  p.facts, p.now_ms);
   for (const Action& a : p.actions) RunAction(*p.e, a);
   if (p.watch_forward && p.last_frame_id > 0) {
     outbox_.WhenWritten(p.last_frame_id, [this, job = JobRef{p.e->key, p.e->incarnation}] {
@@ -179,6 +176,11 @@ void JobRunner::ActOn(PlannedStep& p) {
   }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms, p.next_wake_ms);
+  // Last: the history's flush (a commit of its own, posted) then runs after the send and the
+  // actions the step started, not before them.
+  history_.OnStep({e.key, e.object_kind(), e.meta().ns, e.meta().name, e.train_trigger.text,
+                   e.runner->deploy_trigger_text()},
+                  p.facts, p.now_ms);
 }
 
 // Steps the job; commits the new state and `pre_frames` in one transaction; then runs the
