@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "gm_emulator.h"
 #include "lc_process.h"
@@ -147,6 +150,53 @@ TEST(LlBadInputTest, BadTrainReportsLeaveTheJobUnchanged) {
   EXPECT_FALSE(gm.Next("LifelongLearningJob", std::chrono::milliseconds(300)));
   EXPECT_EQ(lc.Stop(), 0);
   std::filesystem::remove_all(tmp);
+}
+
+// A CSV index is any bytes: a header line that is not UTF-8 goes into the round's data.csv exactly,
+// and into the job's record (as U+FFFD, and its bytes in base64), which a restarted LC reads. The
+// LC before this test existed exited on it ("sedna-lc: fatal: [json.exception.type_error.316]
+// invalid UTF-8 byte") at the first ingest, and again at every restart.
+TEST(LlBadInputTest, ACsvHeaderThatIsNotUtf8IsCopiedExactlyAndSurvivesARestart) {
+  const std::string tmp = MakeTempDir("sedna-llcsv-");
+  const std::string rootfs = tmp + "/rootfs";
+  std::filesystem::create_directories(rootfs + "/data");
+  const std::string header = "img\xff\xfe,label";
+  std::string csv = header + "\n";
+  for (int i = 1; i <= 200; ++i) csv += "s" + std::to_string(i) + ".jpg,1\n";
+  WriteFile(rootfs + "/data/d.csv", csv);
+  GmEmulator gm;
+  const uint16_t port = FreePort();
+  const uint16_t status_port = FreePort();
+  const std::map<std::string, std::string> env = {{"GM_ADDRESS", gm.address()},
+                                                  {"NODENAME", "edge"},
+                                                  {"BIND_PORT", std::to_string(port)},
+                                                  {"ROOTFS_MOUNT_DIR", rootfs}};
+  const std::vector<std::string> args = {"--db", tmp + "/db/database.db", "--status-port",
+                                         std::to_string(status_port)};
+  auto lc = std::make_unique<LcProcess>(std::string(SEDNA_BINARY_DIR) + "/sedna-lc", env, args,
+                                        tmp + "/lc.log");
+  ASSERT_TRUE(gm.server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  gm.Send("insert", Json{{"kind", "Dataset"},
+                         {"apiVersion", "sedna.io/v1alpha1"},
+                         {"metadata", {{"name", "ds"}, {"namespace", "default"}}},
+                         {"spec", {{"url", "/data/d.csv"}, {"format", "csv"}}}});
+  GmJob job(core::gm::JobKind::kLifelong, LlJobObject());
+  gm.Send("insert", job.Object());
+  auto ll1 = gm.Next("LifelongLearningJob");
+  ASSERT_TRUE(ll1) << lc->Log();
+  EXPECT_NE(ll1->content.find(R"("phase":"train","status":"ready")"), std::string::npos);
+  const std::string data = ReadFile(rootfs + "/output/data/train/1/data.csv");
+  EXPECT_EQ(data.substr(0, header.size() + 1), header + "\n");
+
+  lc->Kill();
+  lc = std::make_unique<LcProcess>(std::string(SEDNA_BINARY_DIR) + "/sedna-lc", env, args,
+                                   tmp + "/lc2.log");
+  ASSERT_TRUE(gm.server().WaitForConnection(std::chrono::seconds(20))) << lc->Log();
+  HttpResult st = HttpRequest(status_port, "GET", "/status", "");
+  EXPECT_EQ(st.status, 200) << st.raw;
+  EXPECT_NE(st.body.find("\"ll\""), std::string::npos) << st.body;
+  EXPECT_EQ(lc->Log().find("fatal"), std::string::npos) << lc->Log();
+  EXPECT_EQ(lc->Stop(), 0) << lc->Log();
 }
 
 }  // namespace

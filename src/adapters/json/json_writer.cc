@@ -171,4 +171,17 @@ void JsonWriter::AppendEscaped(std::string_view s) {
   out_ += '"';
 }
 
+bool IsUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const auto [rune, size] = internal::DecodeRune(s, i);
+    if (rune < 0) return false;
+    i += static_cast<size_t>(size);
+  }
+  return true;
+}
+
 }  // namespace sedna::json

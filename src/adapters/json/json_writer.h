@@ -45,4 +45,7 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+// Whether `s` is UTF-8 (RFC 3629), i.e. whether JsonWriter::String writes it without loss.
+bool IsUtf8(std::string_view s);
+
 }  // namespace sedna::json

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "adapters/json/base64.h"
 #include "adapters/json/json_writer.h"
 #include "adapters/json/upstream_codec.h"
 
@@ -143,12 +144,11 @@ void WriteDeployments(JsonWriter& w, const std::vector<core::il::Deployment>& v)
 // a record without it (written before digests, or unreadable) gives prefix_digest_known = false,
 // and the reader handles a rewrite by the consumed count, as before.
 void WriteCursor(JsonWriter& w, const dataset::IndexCursor& c) {
-  w.BeginObject()
-      .Key("dev")
-      .UInt(c.dev)
-      .Key("header")
-      .String(c.header)
-      .Key("header_done")
+  w.BeginObject().Key("dev").UInt(c.dev).Key("header").String(c.header);
+  // A header is the index's first line, any bytes: one that is not UTF-8 also goes as base64, so
+  // the round files keep it exactly after a restart ("header" has U+FFFD for older readers).
+  if (!json::IsUtf8(c.header)) w.Key("header_base64").String(json::Base64Encode(c.header));
+  w.Key("header_done")
       .Bool(c.header_done)
       .Key("ino")
       .UInt(c.ino)
@@ -176,6 +176,11 @@ dataset::IndexCursor CursorFromJson(const Json& j) {
   c.skip = j.value("skip", int64_t{0});
   c.header_done = j.value("header_done", false);
   c.header = j.value("header", "");
+  if (const auto b64 = j.find("header_base64"); b64 != j.end() && b64->is_string()) {
+    if (auto bytes = json::Base64Decode(b64->get<std::string>()); bytes.ok()) {
+      c.header = std::move(*bytes);
+    }
+  }
   c.tail_size = j.value("tail_size", int64_t{-1});
   c.skipping = j.value("skipping", false);
   const auto digest = j.find("prefix_digest");
