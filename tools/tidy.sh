@@ -5,7 +5,7 @@
 # the preset if needed; fails on any finding. Usage: tools/tidy.sh [files...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh --tests
+bash tools/setup.sh --test-build  # clang-tidy; not --tests: .ci/run installs those beside this
 # SEDNA_TIDY_DB: a compile database to read instead (.ci/run passes a copy of its own).
 db=${SEDNA_TIDY_DB:-build/debug/compile_commands.json}
 [ -f "$db" ] || cmake --preset debug >/dev/null
