@@ -53,10 +53,6 @@ void AppendMaskedFrame(std::string& out, uint8_t opcode, std::string_view payloa
 // "declined (HTTP 403)" or "no Sec-WebSocket-Accept for the key".
 std::string CheckUpgradeResponse(const std::string& head, std::string_view key);
 
-// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above
-// U+10FFFF), as a text message must be.
-bool IsValidUtf8(std::string_view text);
-
 // Bits of a frame's first byte.
 inline constexpr uint8_t kFinBit = 0x80;
 inline constexpr uint8_t kReservedBits = 0x70;  // RSV1-3: no extension is negotiated

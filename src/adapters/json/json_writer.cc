@@ -33,31 +33,35 @@ void JsonWriter::BeforeValue() {
   has_element_ |= bit;
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+void JsonWriter::Open(char bracket) {
   BeforeValue();
-  out_ += '{';
+  out_ += bracket;
   ++depth_;
   has_element_ &= ~(uint64_t{1} << (depth_ - 1));
+}
+
+void JsonWriter::Close(char bracket) {
+  --depth_;
+  out_ += bracket;
+}
+
+JsonWriter& JsonWriter::BeginObject() {
+  Open('{');
   return *this;
 }
 
 JsonWriter& JsonWriter::EndObject() {
-  --depth_;
-  out_ += '}';
+  Close('}');
   return *this;
 }
 
 JsonWriter& JsonWriter::BeginArray() {
-  BeforeValue();
-  out_ += '[';
-  ++depth_;
-  has_element_ &= ~(uint64_t{1} << (depth_ - 1));
+  Open('[');
   return *this;
 }
 
 JsonWriter& JsonWriter::EndArray() {
-  --depth_;
-  out_ += ']';
+  Close(']');
   return *this;
 }
 
@@ -169,19 +173,6 @@ void JsonWriter::AppendEscaped(std::string_view s) {
   }
   out_.append(s.data() + start, s.size() - start);
   out_ += '"';
-}
-
-bool IsUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    const auto [rune, size] = internal::DecodeRune(s, i);
-    if (rune < 0) return false;
-    i += static_cast<size_t>(size);
-  }
-  return true;
 }
 
 }  // namespace sedna::json

@@ -36,6 +36,8 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  void Open(char bracket);   // a container's opening bracket, one level deeper
+  void Close(char bracket);  // its closing bracket, one level up
   void AppendEscaped(std::string_view s);
 
   std::string& out_;
@@ -44,8 +46,5 @@ class JsonWriter {
   int depth_ = 0;  // at most 64 (the LC's records nest 5 deep)
   bool after_key_ = false;
 };
-
-// Whether `s` is UTF-8 (RFC 3629), i.e. whether JsonWriter::String writes it without loss.
-bool IsUtf8(std::string_view s);
 
 }  // namespace sedna::json

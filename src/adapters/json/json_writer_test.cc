@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.h"
+
 namespace sedna::json {
 namespace {
 
@@ -150,10 +152,10 @@ TEST(JsonWriterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
     Json back;
     ASSERT_NO_THROW(back = Json::parse(out)) << out;
     EXPECT_EQ(back.get<std::string>(), row.want) << out;
-    EXPECT_FALSE(IsUtf8(row.in)) << row.in;
+    EXPECT_FALSE(core::IsValidUtf8(row.in)) << row.in;
   }
   for (const char* ok : {"", "plain", "\xc3\xa9", "\xf0\x9f\x98\x80", "\xef\xbf\xbf\x7f"}) {
-    EXPECT_TRUE(IsUtf8(ok)) << ok;
+    EXPECT_TRUE(core::IsValidUtf8(ok)) << ok;
   }
 }
 

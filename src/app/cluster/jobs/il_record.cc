@@ -6,6 +6,7 @@
 #include "adapters/json/base64.h"
 #include "adapters/json/json_writer.h"
 #include "adapters/json/upstream_codec.h"
+#include "core/utf8.h"
 
 namespace sedna::app {
 namespace {
@@ -147,7 +148,7 @@ void WriteCursor(JsonWriter& w, const dataset::IndexCursor& c) {
   w.BeginObject().Key("dev").UInt(c.dev).Key("header").String(c.header);
   // A header is the index's first line, any bytes: one that is not UTF-8 also goes as base64, so
   // the round files keep it exactly after a restart ("header" has U+FFFD for older readers).
-  if (!json::IsUtf8(c.header)) w.Key("header_base64").String(json::Base64Encode(c.header));
+  if (!core::IsValidUtf8(c.header)) w.Key("header_base64").String(json::Base64Encode(c.header));
   w.Key("header_done")
       .Bool(c.header_done)
       .Key("ino")
