@@ -170,11 +170,11 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   }
 
   IndexCursor c = cursor;
+  const bool fresh = c.dev == 0 && c.ino == 0 && c.offset == 0 && c.samples == 0;
   if (c.skipping) c.scanned = 0;
   int64_t eof = st.st_size;
   const bool same_file = c.dev == st.st_dev && c.ino == st.st_ino;
   if (!same_file || eof < c.offset + c.scanned) {
-    const bool fresh = c.dev == 0 && c.ino == 0 && c.offset == 0 && c.samples == 0;
     Rewrite kind = Rewrite::kNewFile;
     if (fresh) {
       kind = Rewrite::kNone;
@@ -228,7 +228,7 @@ Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, I
   // Stop: this file read as if it ended where the other cursor stands.
   const IndexStop& stop = options.stop;
   bool at_stop = stop.offset >= 0 && stop.dev == c.dev && stop.ino == c.ino &&
-                 stop.offset > c.offset && stop.offset <= eof;
+                 (stop.offset > c.offset || (fresh && stop.offset == 0)) && stop.offset <= eof;
   if (at_stop) {
     eof = stop.offset;
     if (c.offset + c.scanned > eof) c.scanned = 0;

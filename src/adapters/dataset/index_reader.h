@@ -178,7 +178,9 @@ struct ReadOptions {
 //   line it is inside is being skipped, as by the cursor stopped at). A call that reaches the stop
 //   leaves `cursor` where a cursor that read the same bytes up to there stands (same offset,
 //   digest, header and skipping state), with tail_size -1. A stop on another file, or at or
-//   before where the call starts, is ignored.
+//   before where the call starts, is ignored, except a stop at offset 0 for a fresh cursor (a
+//   first read): that call reads nothing and leaves the cursor at the file's start, level with a
+//   cursor that read the file while it was empty.
 Result<ReadResult> ReadNewSamples(const std::string& path, IndexFormat format, IndexCursor& cursor,
                                   const ReadOptions& options,
                                   const std::function<Status(std::string_view sample)>& on_sample);

@@ -100,7 +100,9 @@ PassTotals ReadPass(const std::string& path, IndexFormat format, std::vector<Pas
       const bool same_file = Fresh(before)
                                  ? Fresh(anchor) || (h.dev == anchor.dev && h.ino == anchor.ino)
                                  : h.dev == before.dev && h.ino == before.ino;
-      if (same_file && h.offset > before.offset) target = hi;
+      // A fresh cursor also joins one at the start of the file (it read the file while it was
+      // empty): its read up to offset 0 reads nothing and leaves it level there.
+      if (same_file && (h.offset > before.offset || (Fresh(before) && h.offset == 0))) target = hi;
     }
     ReadOptions o = options;
     o.stop = target < groups.size() ? StopAt(groups[target].cursor) : IndexStop{};

@@ -136,6 +136,43 @@ TEST_F(SharedReadTest, LevelCursorsReadEachByteOnce) {
   }
 }
 
+// A new job (a fresh cursor) on a Dataset whose count has read the index while it was still empty
+// (at its start: offset 0, nothing consumed): the samples appended before the job's first pass are
+// read once, for both. (The fresh cursor was read on its own here, every appended byte twice,
+// whenever the job's first pass came after the append.)
+TEST_F(SharedReadTest, AFreshCursorJoinsOneAtTheStartOfTheFile) {
+  for (IndexFormat f : {IndexFormat::kTxt, IndexFormat::kCsv}) {
+    SCOPED_TRACE(f == IndexFormat::kTxt ? "txt" : "csv");
+    Replace("");
+    auto [none, at_start] = Alone(IndexCursor{}, f);
+    ASSERT_TRUE(none.empty());
+    ASSERT_NE(at_start.ino, 0u);
+    const std::string appended = (f == IndexFormat::kCsv ? "url,label\n" : "") + Lines(1, 300);
+    Append(appended);
+    for (bool count_first : {true, false}) {
+      SCOPED_TRACE(count_first ? "count first" : "job first");
+      std::vector<IndexCursor> starts = {at_start, IndexCursor{}};
+      if (!count_first) std::swap(starts[0], starts[1]);
+      std::vector<std::unique_ptr<Collector>> cs;
+      for (const auto& s : starts) cs.push_back(std::make_unique<Collector>(s));
+      int reads = 0;
+      EXPECT_EQ(Passes(cs, f, {}, &reads), static_cast<int64_t>(appended.size()));
+      ExpectAsAlone(cs, starts, f);
+      EXPECT_TRUE(SameReadPosition(cs[0]->m.cursor, cs[1]->m.cursor));
+      EXPECT_EQ(cs[0]->got.size(), 300u);
+    }
+  }
+  // A fresh cursor beside one at the start of ANOTHER file (the index was replaced meanwhile)
+  // reads on its own, as before: the other's read sees the replacement.
+  auto [none, old_start] = Alone(IndexCursor{}, IndexFormat::kTxt);
+  Replace(Lines(1, 50));
+  std::vector<IndexCursor> starts = {old_start, IndexCursor{}};
+  std::vector<std::unique_ptr<Collector>> cs;
+  for (const auto& s : starts) cs.push_back(std::make_unique<Collector>(s));
+  Passes(cs, IndexFormat::kTxt);
+  ExpectAsAlone(cs, starts, IndexFormat::kTxt);
+}
+
 // Sliced (max_bytes) passes with a cursor behind the others: the one behind reads its range only
 // and then joins; every byte is read once overall.
 TEST_F(SharedReadTest, ACursorBehindCatchesUpAndJoins) {
