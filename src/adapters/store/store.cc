@@ -861,6 +861,24 @@ Result<std::vector<OutboxEntry>> Store::OutboxPeek(size_t limit, int64_t after_i
   return out;
 }
 
+Result<std::vector<OutboxEntry>> Store::OutboxTake(size_t limit, int64_t after_id) {
+  Impl& im = *impl_;
+  const int64_t after = std::max(after_id, im.acked_through);
+  if (limit == 0 || options_.read_only || after < im.tail_floor) return OutboxPeek(limit, after);
+  // What is above tail_floor is all in the tail: taking from its front (raising tail_floor past
+  // what was taken) keeps that true, and OutboxPeek/OutboxTake of what is left still read it.
+  std::vector<OutboxEntry> out;
+  out.reserve(std::min(limit, im.tail.size()));
+  while (!im.tail.empty() && out.size() < limit) {
+    OutboxEntry& e = im.tail.front();
+    im.tail_floor = std::max(im.tail_floor, e.id);
+    im.tail_bytes -= static_cast<int64_t>(e.frame.size());
+    if (e.id > after) out.push_back(std::move(e));
+    im.tail.pop_front();
+  }
+  return out;
+}
+
 void Store::OutboxAck(int64_t id, int64_t bytes) {
   Impl& im = *impl_;
   if (id <= im.acked_through) return;

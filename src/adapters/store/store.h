@@ -154,6 +154,11 @@ class Store {
   // Up to `limit` entries with an id above `after_id` and above every acknowledged id (OutboxAck),
   // oldest first.
   Result<std::vector<OutboxEntry>> OutboxPeek(size_t limit, int64_t after_id = 0) const;
+  // As OutboxPeek, for the reader that sends them (the outbox pump): entries served from memory
+  // (committed by this process, not yet acknowledged) leave it rather than being copied, so a
+  // frame is not copied on its way out; asked for again (a resend after a reconnect), they are
+  // read from the database. The result is OutboxPeek's.
+  Result<std::vector<OutboxEntry>> OutboxTake(size_t limit, int64_t after_id = 0);
   // Marks every entry with an id <= `id` as written upstream, in the sent mark (sent_mark.h: one
   // store to a mapped page, durable against a process crash, no commit). Acknowledged entries are
   // no longer returned by OutboxPeek, also after a restart; they are deleted inside a later

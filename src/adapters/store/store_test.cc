@@ -715,9 +715,10 @@ TEST(StoreTest, SentMarkOfAnotherDatabaseFileIsIgnored) {
   EXPECT_EQ(s->OutboxPeek(10)->size(), 3u) << "the copy's unsent frames are all still to send";
 }
 
-// OutboxPeek serves what this process just committed from memory (no SELECT); whatever the mix
-// of commits, failed transactions, acknowledgements, batch deletes and tail evictions, it returns
-// exactly what SQL returns (a read-only store on the same file always reads SQL).
+// OutboxPeek serves what this process just committed from memory (no SELECT), and OutboxTake
+// moves it out of memory; whatever the mix of commits, failed transactions, takes,
+// acknowledgements, batch deletes and tail evictions, both return exactly what SQL returns (a
+// read-only store on the same file always reads SQL).
 TEST(StoreTest, OutboxPeekFromMemoryMatchesSql) {
   TempDir t;
   const fs::path db = t.path() / "db.sqlite";
@@ -751,7 +752,7 @@ TEST(StoreTest, OutboxPeekFromMemoryMatchesSql) {
       });
       ASSERT_EQ(st.ok(), !fail) << st.message();
     } else if (op < 8) {  // acknowledge the next unsent entries, one at a time
-      auto peek = s->OutboxPeek(1 + next(4));
+      auto peek = next(2) == 0 ? s->OutboxPeek(1 + next(4)) : s->OutboxTake(1 + next(4));
       ASSERT_TRUE(peek.ok());
       for (const auto& e : *peek) s->OutboxAck(e.id, static_cast<int64_t>(e.frame.size()));
     } else if (op == 8) {
@@ -759,13 +760,42 @@ TEST(StoreTest, OutboxPeekFromMemoryMatchesSql) {
     }
     const int64_t after = next(3) == 0 ? 0 : std::max<int64_t>(0, last_id - next(300));
     const size_t limit = 1 + next(70);
-    auto mem = s->OutboxPeek(limit, after);
+    const bool take = next(3) == 0;
+    auto mem = take ? s->OutboxTake(limit, after) : s->OutboxPeek(limit, after);
     auto sql = ro->OutboxPeek(limit, std::max(after, s->OutboxAckedThrough()));
     ASSERT_TRUE(mem.ok() && sql.ok());
-    ASSERT_EQ(*mem, *sql) << "step " << step << " after " << after << " limit " << limit;
+    ASSERT_EQ(*mem, *sql) << "step " << step << " after " << after << " limit " << limit
+                          << (take ? " (take)" : " (peek)");
     checks += static_cast<int64_t>(mem->size());
   }
   EXPECT_GT(checks, 10000) << "the comparison saw too few entries to mean much";
+}
+
+// OutboxTake hands over the frames it serves from memory: asked again for the same range (the
+// pump's resend after a reconnect), it and OutboxPeek read them from the database, unchanged.
+TEST(StoreTest, OutboxTakeMovesFramesOutAndAResendReadsThemBack) {
+  TempDir t;
+  auto s = MustOpen(t.path() / "db.sqlite");
+  ASSERT_TRUE(s);
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(s->Transact([&](Store::Tx& tx) -> Status {
+                 for (const char* f : {"aaaa", "bbbb", "cccc"}) {
+                   auto id = tx.OutboxAppend(f);
+                   if (!id.ok()) return id.status();
+                   ids.push_back(*id);
+                 }
+                 return Status::Ok();
+               }).ok());
+  const std::vector<OutboxEntry> all = {{ids[0], "aaaa"}, {ids[1], "bbbb"}, {ids[2], "cccc"}};
+  auto first = s->OutboxTake(2);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, (std::vector<OutboxEntry>{all[0], all[1]}));
+  EXPECT_EQ(*s->OutboxTake(10, ids[1]), std::vector<OutboxEntry>{all[2]});
+  EXPECT_EQ(*s->OutboxPeek(10), all) << "taken, not acknowledged: still in the outbox";
+  EXPECT_EQ(*s->OutboxTake(10), all) << "the resend";
+  s->OutboxAck(ids[0], 4);
+  EXPECT_EQ(*s->OutboxTake(10), (std::vector<OutboxEntry>{all[1], all[2]}));
+  EXPECT_EQ(s->GetOutboxStats()->count, 2);
 }
 
 TEST(StoreTest, TransactRollsBackWhenFnFails) {

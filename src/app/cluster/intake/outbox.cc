@@ -90,7 +90,7 @@ void Outbox::PostPump() {
 void Outbox::Pump() {
   if (ctx_.stopped || !sink_ || !sink_->connected() || inflight_) return;
   if (queue_.empty()) {
-    auto peek = ctx_.store->OutboxPeek(kOutboxBatch, queued_through_);
+    auto peek = ctx_.store->OutboxTake(kOutboxBatch, queued_through_);
     if (!peek.ok()) {
       spdlog::error("outbox: {}", peek.message());
       return;
