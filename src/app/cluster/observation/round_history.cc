@@ -1,7 +1,6 @@
 // The round history (round_history.h).
 #include "app/cluster/observation/round_history.h"
 
-#include <boost/asio/post.hpp>
 #include "adapters/log/log.h"
 
 #include <algorithm>
@@ -303,7 +302,7 @@ Result<JobHistory> DecodeJobHistory(const std::string& text) {
 RoundHistory::RoundHistory(Context& ctx) : ctx_(ctx) {}
 
 RoundHistory::~RoundHistory() {
-  *alive_ = false;
+  *alive_ = false;  // a wait that completed and has not run yet finds this gone
   Flush();
 }
 
@@ -364,14 +363,17 @@ void RoundHistory::OnStep(const HistoryJob& job, const std::vector<core::Fact>& 
 }
 
 void RoundHistory::ScheduleFlush() {
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  boost::asio::post(ctx_.io, [this, alive = std::weak_ptr<bool>(alive_)] {
-    if (auto a = alive.lock(); a && *a) {
-      flush_posted_ = false;
-      Flush();
-    }
-  });
+  if (flush_armed_) return;
+  if (!flush_timer_) flush_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
+  flush_armed_ = true;
+  flush_timer_->expires_after(kFlushDelay);
+  flush_timer_->async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& ec) {
+        auto a = alive.lock();
+        if (ec || !a || !*a) return;  // destroyed (it flushed then)
+        flush_armed_ = false;
+        Flush();
+      });
 }
 
 void RoundHistory::Forget(const std::string& key) {

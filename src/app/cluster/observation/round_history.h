@@ -8,8 +8,10 @@
 // (core/facts.h: trigger fired, report sent, train/eval reported, deploy decided), never from log
 // text or the frames the step sends, so it never changes what a job does. It is kept in the
 // lc_state scope
-// "history" (one record per job), written in a transaction of its own after the step (a posted
-// flush, coalesced): a crash may lose the step's history entry, never the step.
+// "history" (one record per job), written in a transaction of its own kFlushDelay after the step
+// (coalesced: one commit for a round's steps, off the path from a step to the next one, e.g. an
+// append to its Train Ready), and at a graceful stop: a crash may lose the history entries of the
+// last kFlushDelay, never a step.
 //
 // Owns: the histories (bounded: --history-rounds rounds per job, kMaxJobs jobs, kMaxMetrics
 //   metrics per model, text fields cut at kMaxText bytes), their flush.
@@ -18,6 +20,11 @@
 //   (lazily, on first use: Load from the store).
 #pragma once
 
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -105,6 +112,7 @@ class RoundHistory {
   static constexpr size_t kMaxJobs = 256;
   static constexpr size_t kMaxMetrics = 32;
   static constexpr size_t kMaxText = 512;
+  static constexpr std::chrono::milliseconds kFlushDelay{20};
 
   explicit RoundHistory(Context& ctx);
   ~RoundHistory();
@@ -116,7 +124,7 @@ class RoundHistory {
   // The histories, by job key. The first call loads them from the store.
   const std::map<std::string, JobHistory>& All() const;
   const JobHistory* Find(const std::string& key) const;
-  // Writes what changed now (the posted flush does it otherwise).
+  // Writes what changed now (the flush kFlushDelay after a step does it otherwise).
   void Flush();
   // The job was deleted: its history goes too (the caller deletes the record in its delete
   // transaction, kScopeHistory).
@@ -130,8 +138,9 @@ class RoundHistory {
   mutable bool loaded_ = false;
   mutable std::map<std::string, JobHistory> jobs_;
   std::map<std::string, bool> dirty_;  // key -> true: write, false: delete (evicted)
-  bool flush_posted_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<boost::asio::steady_timer> flush_timer_;  // armed: a flush is due
+  bool flush_armed_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
 };
 
 }  // namespace sedna::app

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -333,6 +334,31 @@ TEST(RoundHistoryTest, SurvivesARestart) {
   EXPECT_EQ(h->rounds[0].round, 2);
   EXPECT_EQ(h->rounds[1].round, 3);
   EXPECT_EQ(h->train_trigger, "num_of_samples > 300");
+}
+
+// The flush comes kFlushDelay after a step, not as the next handler: the handlers the step posted
+// (its send, the next event) run first, and a round's steps share one commit.
+TEST(RoundHistoryTest, FlushesAfterTheHandlersTheStepPosted) {
+  TempDb db;
+  Job j;
+  boost::asio::io_context io;
+  auto ctx = OpenContext(io, db.path(), 10);
+  RoundHistory rh(*ctx);
+  rh.OnStep(j.Facts(), {Fired(1, "f")}, 1);
+  bool posted_ran = false;
+  boost::asio::post(io, [&] { posted_ran = true; });
+  io.poll();  // what is ready now: the posted handler, not the flush
+  EXPECT_TRUE(posted_ran);
+  const std::string key(j.Facts().key);
+  EXPECT_EQ(*ctx->store->GetState(kScopeHistory, key), std::nullopt);
+  rh.OnStep(j.Facts(), {Fired(2, "f")}, 2);
+  io.restart();
+  io.run();  // the flush, once
+  auto stored = ctx->store->GetState(kScopeHistory, key);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  auto h = DecodeJobHistory(**stored);
+  ASSERT_TRUE(h.ok()) << h.message();
+  EXPECT_EQ(h->rounds.size(), 2u);
 }
 
 // Only the step's own facts are recorded: a job whose history starts late (an upgrade) has no
