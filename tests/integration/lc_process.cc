@@ -142,8 +142,10 @@ void WriteFile(const std::string& path, const std::string& content) {
 }
 
 void AppendFile(const std::string& path, const std::string& content) {
-  // One write(2): a reader never sees part of this append. Linux writes at most 0x7ffff000 bytes
-  // per call, so a larger append (rss_bench's 1e8-line index) takes as few writes as that allows.
+  // One write(2): the inotify event that makes the LC read comes once it returned. (A read that
+  // runs meanwhile, e.g. a poll, can see part of it: the file grows a page at a time; the tests'
+  // jobs poll every 60 s.) Linux writes at most 0x7ffff000 bytes per call, so a larger append
+  // (rss_bench's 1e8-line index) takes as few writes as that allows.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
   size_t done = 0;
