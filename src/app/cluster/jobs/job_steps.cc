@@ -176,8 +176,8 @@ void JobRunner::ActOn(PlannedStep& p) {
   }
   if (!p.frames.empty()) outbox_.PostPump();
   ScheduleRetry(*p.e, p.now_ms, p.next_wake_ms);
-  // Last: the history's flush (a commit of its own, posted) then runs after the send and the
-  // actions the step started, not before them.
+  // Last: the history records the step; its commit comes RoundHistory::kFlushDelay later, after
+  // the send and the actions the step started.
   history_.OnStep({e.key, e.object_kind(), e.meta().ns, e.meta().name, e.train_trigger.text,
                    e.runner->deploy_trigger_text()},
                   p.facts, p.now_ms);
