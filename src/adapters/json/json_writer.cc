@@ -20,6 +20,14 @@ constexpr std::array<bool, 256> kPlainByte = [] {
   return t;
 }();
 
+// An integer in decimal, as dump() writes it.
+template <typename T>
+void AppendInteger(std::string& out, T v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
 }  // namespace
 
 void JsonWriter::BeforeValue() {
@@ -75,17 +83,13 @@ JsonWriter& JsonWriter::Key(std::string_view key) {
 
 JsonWriter& JsonWriter::Int(int64_t v) {
   BeforeValue();
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, static_cast<size_t>(r.ptr - buf));
+  AppendInteger(out_, v);
   return *this;
 }
 
 JsonWriter& JsonWriter::UInt(uint64_t v) {
   BeforeValue();
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, static_cast<size_t>(r.ptr - buf));
+  AppendInteger(out_, v);
   return *this;
 }
 
