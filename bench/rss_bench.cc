@@ -9,9 +9,14 @@
 //
 // Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator, so
 // VmHWM (peak RSS, /proc/<pid>/status) belongs to that scenario alone:
-//   idle-0      no objects; settle, read VmRSS/VmHWM.
+//   idle-0      no objects; poll the status server once; settle, read VmRSS/VmHWM.
 //   idle-100    100 Datasets (empty indexes) + 100 IL jobs (or --shared-dataset: one Dataset for
-//               all); wait until /status lists 100 jobs, settle, read; then idle CPU.
+//               all); wait until /status lists 100 jobs, poll the status server once, settle,
+//               read; then idle CPU.
+// "Poll the status server" GETs /healthz, /readyz, /status, /metrics and / (the dashboard), each
+// of which must answer 200: a node's probes, a Prometheus scrape and a look at the jobs touch that
+// code, so an idle LC that is watched has it resident (its pages count in VmRSS).
+// --no-status-poll leaves it out (the figure before session 30).
 //   index-N     one Dataset + one IL job (trainProb 0.8, trigger num_of_samples > N/2, so one
 //               train round fires mid-ingest and its ~N/2-line train file is written too). The
 //               whole N-line index is appended with one write(2); ingest ends when /status
@@ -22,7 +27,7 @@
 //
 //   rss_bench [--sizes=1e6,1e7] [--idle-seconds=10] [--settle-seconds=3] [--jobs=100]
 //             [--shared-dataset] [--skip-idle] [--log-level=info] [--tmp-root=/tmp]
-//             [--lc=<sedna-lc>] [--long-line-gib=3]
+//             [--lc=<sedna-lc>] [--long-line-gib=3] [--no-status-poll]
 // (--long-line-gib: also an index whose first line is that many GiB, sparse, without a newline.)
 // (--sizes= with an empty list skips the index scenarios; --skip-idle the two idle ones.)
 #include <fcntl.h>
@@ -75,9 +80,19 @@ Cluster::Options Opts(const Args& args, const std::string& scenario) {
   return o;
 }
 
+// GETs each endpoint of the status server once (see the header comment).
+void PollStatusServer(const Args& args, Cluster& c) {
+  if (args.Has("no-status-poll")) return;
+  for (const char* path : {"/healthz", "/readyz", "/status", "/metrics", "/"}) {
+    auto r = testing::HttpRequest(c.status_port(), "GET", path, "", {});
+    if (r.status != 200) throw std::runtime_error(std::string("GET ") + path + ": " + r.raw);
+  }
+}
+
 Row Idle0(const Args& args) {
   Cluster c(Opts(args, "idle0"));
   Row r{"idle, 0 jobs"};
+  PollStatusServer(args, c);
   Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
   c.Stop();
@@ -106,6 +121,7 @@ Row IdleJobs(const Args& args) {
                     std::chrono::seconds(60), std::chrono::milliseconds(20))) {
     throw std::runtime_error("not all jobs listed in /status");
   }
+  PollStatusServer(args, c);
   Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
   r.idle_cpu_s_per_min = IdleCpu(c, args.GetDouble("idle-seconds", 10));
