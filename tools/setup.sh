@@ -4,22 +4,25 @@
 set -euo pipefail
 
 PACKAGES=(
-  g++ cmake ninja-build clang-format pkg-config lld
+  g++ cmake ninja-build clang-format pkg-config lld-16
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libcurl4-openssl-dev libssl-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-sklearn tzdata
 )
-# The test build (tools/test.sh, tools/tsan.sh: the debug and tsan presets build with clang, whose
-# sanitizer runtimes are in libclang-rt-14-dev) and clang-tidy (tools/tidy.sh): --test-build.
+# lld-16 links the release sedna-lc (its link order, packed relocations: CMakeLists.txt); Debian's
+# default `lld` (14, beside clang 14's own LLVM) links the test builds.
+# The test build (tools/test.sh, tools/tsan.sh: the debug and tsan presets build with clang and
+# lld, clang's sanitizer runtimes are in libclang-rt-14-dev) and clang-tidy (tools/tidy.sh):
+# --test-build.
 # Only running the tests needs the rest (--tests, which includes --test-build): the image, .deb
 # and manifest checks of tests/packaging (umoci, lintian, dpkg-dev, systemd-analyze, man, the
 # Kubernetes API models), the dashboard's browser test (chromium), the image under a container
 # runtime (container_podman: podman with runc; 13 packages, 21 MB, about 1 min to install).
 case "${1:-}" in
-  --test-build) PACKAGES+=(clang libclang-rt-14-dev clang-tidy) ;;
+  --test-build) PACKAGES+=(clang lld libclang-rt-14-dev clang-tidy) ;;
   --tests)
-    PACKAGES+=(clang libclang-rt-14-dev clang-tidy umoci lintian dpkg-dev systemd man-db
+    PACKAGES+=(clang lld libclang-rt-14-dev clang-tidy umoci lintian dpkg-dev systemd man-db
                python3-kubernetes python3-yaml chromium podman runc)
     ;;
 esac
