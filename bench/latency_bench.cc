@@ -14,7 +14,11 @@
 // data.txt written on the worker pool (fsync, rename, fsync dir) -> Train Ready persisted to the
 // outbox -> websocket write.
 //
-//   latency_bench [--trials=200] [--warmup=5] [--log-level=info] [--tmp-root=/tmp]
+// --jobs=N (default 1): N jobs on the trial's Dataset, so the one appended line reaches N train
+// spools and starts N rounds (N train files, each with its fsyncs, on the LC's pool of two
+// threads); every job's latency counts, and the first and last job of each trial are also shown.
+//
+//   latency_bench [--trials=200] [--warmup=5] [--jobs=1] [--log-level=info] [--tmp-root=/tmp]
 //   [--lc=<sedna-lc>]
 #include <algorithm>
 #include <cstdio>
@@ -40,30 +44,38 @@ int main(int argc, char** argv) try {
 
   c.Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
 
-  std::vector<double> ready_ms, count_ms;
+  const int jobs = static_cast<int>(args.GetInt("jobs", 1));
+  if (jobs < 1) throw std::runtime_error("--jobs must be at least 1");
+  std::vector<double> ready_ms, first_ms, last_ms, count_ms;
   for (int k = 0; k < warmup + trials; ++k) {
     const std::string name = "lat-" + std::to_string(k);
     const std::string url = "/data/" + name + ".txt";
     testing::WriteFile(c.Host(url), "");
-    JobParams p;
-    p.name = name;
-    p.dataset = name;
-    p.train_prob = 1.0;
-    p.threshold = 0;
-    p.output_dir = "/output/" + name;
+    std::vector<std::string> job_names;
+    std::vector<Json> job_objects;
+    for (int j = 0; j < jobs; ++j) {
+      JobParams p;
+      p.name = jobs == 1 ? name : name + "-" + std::to_string(j);
+      p.dataset = name;
+      p.train_prob = 1.0;
+      p.threshold = 0;
+      p.output_dir = "/output/" + p.name;
+      job_names.push_back(p.name);
+      job_objects.push_back(IlJobAtTrainWaiting(p));
+    }
     const Json ds = DatasetObject(name, url);
-    const Json job = IlJobAtTrainWaiting(p);
     c.Send("insert", ds);
-    c.Send("insert", job);
+    for (const auto& job : job_objects) c.Send("insert", job);
     bool loaded = c.WaitStatus(
-        [&](const Json& jobs) {
-          for (const auto& j : jobs) {
-            if (j.at("name") == name) return true;
+        [&](const Json& listed) {
+          int n = 0;
+          for (const auto& j : listed) {
+            n += std::count(job_names.begin(), job_names.end(), j.at("name").get<std::string>());
           }
-          return false;
+          return n == jobs;
         },
         std::chrono::seconds(10));
-    if (!loaded) throw std::runtime_error("job " + name + " never listed in /status");
+    if (!loaded) throw std::runtime_error("the jobs of " + name + " never listed in /status");
 
     const auto t0 = Clock::now();
     testing::AppendFile(c.Host(url), IndexLine(k) + "\n");
@@ -72,18 +84,25 @@ int main(int argc, char** argv) try {
           return s.kind == "Dataset" && s.name == name && s.body.value("numberOfSamples", 0) == 1;
         },
         std::chrono::seconds(10));
-    auto ready = c.WaitFrame(
-        [&](const Seen& s) {
-          return s.kind == "IncrementalLearningJob" && s.name == name &&
-                 s.body.value("phase", "") == "Train" && s.body.value("status", "") == "Ready";
-        },
-        std::chrono::seconds(10));
-    if (!ready) throw std::runtime_error("no Train Ready for " + name + " within 10 s");
+    std::vector<double> trial;
+    for (int j = 0; j < jobs; ++j) {
+      auto ready = c.WaitFrame(
+          [&](const Seen& s) {
+            return s.kind == "IncrementalLearningJob" &&
+                   std::count(job_names.begin(), job_names.end(), s.name) > 0 &&
+                   s.body.value("phase", "") == "Train" && s.body.value("status", "") == "Ready";
+          },
+          std::chrono::seconds(10));
+      if (!ready) throw std::runtime_error("no Train Ready for a job of " + name + " within 10 s");
+      trial.push_back(Millis(ready->at - t0));
+    }
     if (k >= warmup) {
-      ready_ms.push_back(Millis(ready->at - t0));
+      ready_ms.insert(ready_ms.end(), trial.begin(), trial.end());
+      first_ms.push_back(*std::min_element(trial.begin(), trial.end()));
+      last_ms.push_back(*std::max_element(trial.begin(), trial.end()));
       if (count) count_ms.push_back(Millis(count->at - t0));
     }
-    c.Send("delete", job);
+    for (const auto& job : job_objects) c.Send("delete", job);
     c.Send("delete", ds);
     c.ClearFrames();
   }
@@ -95,13 +114,18 @@ int main(int argc, char** argv) try {
                 what, v.size(), Percentile(v, 50), Percentile(v, 90), Percentile(v, 99),
                 *std::max_element(v.begin(), v.end()), Mean(v));
   };
-  std::printf("latency_bench: %d trials (+%d warm-up), one fresh job per trial\n", trials, warmup);
+  std::printf("latency_bench: %d trials (+%d warm-up), %d fresh job(s) on one Dataset per trial\n",
+              trials, warmup, jobs);
   line("append -> Dataset numberOfSamples", count_ms);
   line("append -> Train Ready (target)", ready_ms);
+  if (jobs > 1) {
+    line("  the first job of a trial", first_ms);
+    line("  the last job of a trial", last_ms);
+  }
   std::printf("  at the end: %s\n", LoadAvg().c_str());
-  std::printf("RESULT latency_train_ready_ms p50=%.2f p90=%.2f p99=%.2f max=%.2f n=%zu\n",
+  std::printf("RESULT latency_train_ready_ms p50=%.2f p90=%.2f p99=%.2f max=%.2f n=%zu jobs=%d\n",
               Percentile(ready_ms, 50), Percentile(ready_ms, 90), Percentile(ready_ms, 99),
-              *std::max_element(ready_ms.begin(), ready_ms.end()), ready_ms.size());
+              *std::max_element(ready_ms.begin(), ready_ms.end()), ready_ms.size(), jobs);
   if (c.Stop() != 0) std::fprintf(stderr, "sedna-lc exited non-zero; log:\n%s", c.Log().c_str());
   return 0;
 } catch (const std::exception& e) {

@@ -140,7 +140,8 @@ Row Index(const Args& args, int64_t n) {
   p.name = "big-job";
   p.dataset = "big";
   p.train_prob = 0.8;
-  p.threshold = static_cast<double>(n / 2);
+  const int64_t half = n / 2;  // the train round fires at the ingest's midpoint
+  p.threshold = static_cast<double>(half);
   p.output_dir = "/output";
   c.Send("insert", IlJobAtTrainWaiting(p));
   if (!c.WaitStatus([](const Json& jobs) { return jobs.size() == 1; }, std::chrono::seconds(20))) {
