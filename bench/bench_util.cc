@@ -90,13 +90,18 @@ void Cluster::StartLc() {
   std::map<std::string, std::string> env{{"NODENAME", "edge-node"},
                                          {"BIND_PORT", std::to_string(worker_port_)},
                                          {"ROOTFS_MOUNT_DIR", rootfs_}};
-  if (opt_.connect_gm) env["GM_ADDRESS"] = gm_->address();
+  const bool emulated_gm = opt_.connect_gm && opt_.gm_address.empty();
+  if (!opt_.gm_address.empty()) {
+    env["GM_ADDRESS"] = opt_.gm_address;
+  } else if (opt_.connect_gm) {
+    env["GM_ADDRESS"] = gm_->address();
+  }
   lc_ = std::make_unique<testing::LcProcess>(
       opt_.lc_binary, env,
       std::vector<std::string>{"--db", tmp_ + "/db/database.db", "--status-port",
                                std::to_string(status_port_), "--log-level", opt_.log_level},
       tmp_ + "/lc.log");
-  if (opt_.connect_gm && !gm_->server().WaitForConnection(std::chrono::seconds(20))) {
+  if (emulated_gm && !gm_->server().WaitForConnection(std::chrono::seconds(20))) {
     throw std::runtime_error("sedna-lc did not connect to the GM emulator; log:\n" + lc_->Log());
   }
   // The status server answers once the controller has started.

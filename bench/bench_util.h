@@ -63,7 +63,10 @@ class Cluster {
   struct Options {
     std::string lc_binary;
     std::string log_level = "info";
-    bool connect_gm = true;     // false: no GM_ADDRESS (upstream frames stay in the outbox)
+    bool connect_gm = true;  // false: no GM_ADDRESS (upstream frames stay in the outbox)
+    // Non-empty: GM_ADDRESS is this instead of the emulator's (e.g. "127.0.0.1:1", a port that
+    // refuses: the GM unreachable), and no connection is awaited.
+    std::string gm_address;
     bool decode_frames = true;  // false: only count upstream frames (cheap tap)
     std::string tmp_prefix = "sedna-bench-";
     std::string tmp_root = "/tmp";  // where the rootfs, database and spools go (its filesystem

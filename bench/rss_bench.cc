@@ -13,6 +13,9 @@
 //   idle-100    100 Datasets (empty indexes) + 100 IL jobs (or --shared-dataset: one Dataset for
 //               all); wait until /status lists 100 jobs, poll the status server once, settle,
 //               read; then idle CPU.
+//   idle-gm-down  no objects, GM_ADDRESS a port that refuses (127.0.0.1:1): the link's doctor
+//               and reconnects, what an edge node runs while its GM is down; poll the status
+//               server once; settle, read.
 // "Poll the status server" GETs /healthz, /readyz, /status, /metrics and / (the dashboard), each
 // of which must answer 200: a node's probes, a Prometheus scrape and a look at the jobs touch that
 // code, so an idle LC that is watched has it resident (its pages count in VmRSS).
@@ -29,7 +32,7 @@
 //             [--shared-dataset] [--skip-idle] [--log-level=info] [--tmp-root=/tmp]
 //             [--lc=<sedna-lc>] [--long-line-gib=3] [--no-status-poll]
 // (--long-line-gib: also an index whose first line is that many GiB, sparse, without a newline.)
-// (--sizes= with an empty list skips the index scenarios; --skip-idle the two idle ones.)
+// (--sizes= with an empty list skips the index scenarios; --skip-idle the three idle ones.)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -92,6 +95,18 @@ void PollStatusServer(const Args& args, Cluster& c) {
 Row Idle0(const Args& args) {
   Cluster c(Opts(args, "idle0"));
   Row r{"idle, 0 jobs"};
+  PollStatusServer(args, c);
+  Sleep(args.GetDouble("settle-seconds", 3));
+  ReadMem(c, r);
+  c.Stop();
+  return r;
+}
+
+Row IdleGmDown(const Args& args) {
+  Cluster::Options o = Opts(args, "idle-gm-down");
+  o.gm_address = "127.0.0.1:1";  // nothing listens there: every connect is refused
+  Cluster c(o);
+  Row r{"idle, 0 jobs, GM unreachable"};
   PollStatusServer(args, c);
   Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
@@ -263,6 +278,7 @@ int main(int argc, char** argv) try {
   if (!args.Has("skip-idle")) {
     run("idle, 0 jobs", [&] { return Idle0(args); });
     run("idle, jobs", [&] { return IdleJobs(args); });
+    run("idle, GM unreachable", [&] { return IdleGmDown(args); });
   }
   for (int64_t n : Sizes(args.Get("sizes", "1e6,1e7"))) {
     run(Fmt("index of %g lines", static_cast<double>(n)).c_str(), [&] { return Index(args, n); });

@@ -6,7 +6,9 @@
 #
 # Each workload runs the release sedna-lc under valgrind's callgrind, dumping every DUMP_BB basic
 # blocks, so the dumps of one process are in time order; workloads come in this order:
-#   1. rss_bench idle-0 and idle-100: start-up, the GM handshake, idle; 100 Datasets + IL jobs
+#   1. rss_bench's idle scenarios: start-up, the GM handshake, the status server's endpoints,
+#      idle; 100 Datasets + IL jobs; the GM unreachable (the link's doctor, reconnects: what an
+#      edge node runs while its GM is down), in that order, so an idle LC's code stays together
 #   2. il_demo, 2 rounds: the cluster round trip (GM frames, worker POSTs, eval, deploy)
 #   3. the standalone demo, 2 rounds: manifests, the local GM, worker processes (under valgrind,
 #      whose 3.19 lacks pidfd_open, their exits are watched through SIGCHLD)
@@ -38,7 +40,7 @@ wrapper 1
 wrapper 2
 wrapper 3
 
-echo "gen_link_order: 1/3 rss_bench idle-0, idle-100 (under callgrind, ~1 min)"
+echo "gen_link_order: 1/3 rss_bench idle-0, idle-100, GM unreachable (under callgrind, ~1 min)"
 build/release/bench/rss_bench --sizes= --idle-seconds=1 --settle-seconds=3 \
   --lc="$work/1/sedna-lc" >"$work/rss.log" 2>&1 || { cat "$work/rss.log"; exit 1; }
 echo "gen_link_order: 2/3 il_demo, 2 rounds"
