@@ -7,7 +7,8 @@
 // pages a burst freed back to the OS (malloc_trim, app/cluster/context.h HeapTrim), so the figure
 // is the idle state, not the tail of start-up. VmHWM keeps the peak.
 //
-// Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator, so
+// Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator (but
+// idle-gm-down, whose GM address refuses), so
 // VmHWM (peak RSS, /proc/<pid>/status) belongs to that scenario alone:
 //   idle-0      no objects; poll the status server once; settle, read VmRSS/VmHWM.
 //   idle-100    100 Datasets (empty indexes) + 100 IL jobs (or --shared-dataset: one Dataset for
@@ -16,10 +17,6 @@
 //   idle-gm-down  no objects, GM_ADDRESS a port that refuses (127.0.0.1:1): the link's doctor
 //               and reconnects, what an edge node runs while its GM is down; poll the status
 //               server once; settle, read.
-// "Poll the status server" GETs /healthz, /readyz, /status, /metrics and / (the dashboard), each
-// of which must answer 200: a node's probes, a Prometheus scrape and a look at the jobs touch that
-// code, so an idle LC that is watched has it resident (its pages count in VmRSS).
-// --no-status-poll leaves it out (the figure before session 30).
 //   index-N     one Dataset + one IL job (trainProb 0.8, trigger num_of_samples > N/2, so one
 //               train round fires mid-ingest and its ~N/2-line train file is written too). The
 //               whole N-line index is appended with one write(2); ingest ends when /status
@@ -27,6 +24,11 @@
 //               awaited after it, untimed, because --dataset-status-interval-ms holds the last
 //               count up to 1 s). Then settle, read VmRSS/VmHWM, and sample utime+stime over
 //               --idle-seconds.
+//
+// "Poll the status server" GETs /healthz, /readyz, /status, /metrics and / (the dashboard), each
+// of which must answer 200: a node's probes, a Prometheus scrape and a look at the jobs touch that
+// code, so an idle LC that is watched has it resident (its pages count in VmRSS).
+// --no-status-poll leaves it out (the figure before session 30).
 //
 //   rss_bench [--sizes=1e6,1e7] [--idle-seconds=10] [--settle-seconds=3] [--jobs=100]
 //             [--shared-dataset] [--skip-idle] [--log-level=info] [--tmp-root=/tmp]
