@@ -8,8 +8,8 @@
 // is the idle state, not the tail of start-up. VmHWM keeps the peak.
 //
 // Each scenario runs a fresh sedna-lc (fresh database and rootfs) against the GM emulator (but
-// idle-gm-down, whose GM address refuses), so
-// VmHWM (peak RSS, /proc/<pid>/status) belongs to that scenario alone:
+// idle-gm-down, whose GM address refuses), so VmHWM (peak RSS, /proc/<pid>/status) belongs to
+// that scenario alone:
 //   idle-0      no objects; poll the status server once; settle, read VmRSS/VmHWM.
 //   idle-100    100 Datasets (empty indexes) + 100 IL jobs (or --shared-dataset: one Dataset for
 //               all); wait until /status lists 100 jobs, poll the status server once, settle,
