@@ -94,9 +94,10 @@ void PollStatusServer(const Args& args, Cluster& c) {
   }
 }
 
-Row Idle0(const Args& args) {
-  Cluster c(Opts(args, "idle0"));
-  Row r{"idle, 0 jobs"};
+// An LC without objects (`o`: its GM reachable or not): poll, settle, read.
+Row IdleNoJobs(const Args& args, const Cluster::Options& o, const std::string& scenario) {
+  Cluster c(o);
+  Row r{scenario};
   PollStatusServer(args, c);
   Sleep(args.GetDouble("settle-seconds", 3));
   ReadMem(c, r);
@@ -104,16 +105,12 @@ Row Idle0(const Args& args) {
   return r;
 }
 
+Row Idle0(const Args& args) { return IdleNoJobs(args, Opts(args, "idle0"), "idle, 0 jobs"); }
+
 Row IdleGmDown(const Args& args) {
   Cluster::Options o = Opts(args, "idle-gm-down");
   o.gm_address = "127.0.0.1:1";  // nothing listens there: every connect is refused
-  Cluster c(o);
-  Row r{"idle, 0 jobs, GM unreachable"};
-  PollStatusServer(args, c);
-  Sleep(args.GetDouble("settle-seconds", 3));
-  ReadMem(c, r);
-  c.Stop();
-  return r;
+  return IdleNoJobs(args, o, "idle, 0 jobs, GM unreachable");
 }
 
 Row IdleJobs(const Args& args) {
