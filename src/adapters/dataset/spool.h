@@ -32,6 +32,11 @@ class Spool {
   // Writes the buffered bytes and fdatasyncs; afterwards size() bytes are durable. Safe to retry
   // after an error (writes are positional, a partial write is overwritten).
   Status Flush();
+  // Writes the buffered bytes and starts their write-back without waiting for it: the Flush of
+  // several spools after each one's StartWriteback waits for their writes together instead of one
+  // after another. Best effort: an error here is left for Flush, which writes again and reports
+  // it.
+  void StartWriteback();
   // Drops everything beyond `size` (buffered and written bytes), e.g. to roll back the samples
   // of a read that failed part way; size must not exceed size(). Not synced: the caller's
   // committed size already excludes those bytes.

@@ -190,5 +190,29 @@ TEST_F(SpoolTest, WriteFaultIsReportedAndFlushCanBeRetried) {
   EXPECT_EQ(Content(), "a\nb\n");
 }
 
+TEST_F(SpoolTest, StartWritebackWritesTheBufferAndLeavesTheSyncToFlush) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool->Append("a").ok());
+  ASSERT_TRUE(spool->Append("b").ok());
+  EXPECT_EQ(spool->written(), 0);
+  spool->StartWriteback();
+  EXPECT_EQ(spool->written(), 4);
+  EXPECT_EQ(Content(), "a\nb\n");
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(spool->written(), spool->size());
+
+  // A write that fails leaves the bytes buffered, for Flush to write and report.
+  ASSERT_TRUE(spool->Append("c").ok());
+  int fail = EIO;
+  fs::SetWriteFaultForTest([&](const std::string& path) { return path == path_ ? fail : 0; });
+  spool->StartWriteback();
+  EXPECT_EQ(spool->written(), 4);
+  EXPECT_EQ(spool->size(), 6);
+  EXPECT_FALSE(spool->Flush().ok());
+  fail = 0;
+  ASSERT_TRUE(spool->Flush().ok());
+  EXPECT_EQ(Content(), "a\nb\nc\n");
+}
+
 }  // namespace
 }  // namespace sedna::dataset

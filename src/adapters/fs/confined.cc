@@ -575,6 +575,27 @@ Result<std::optional<Stat>> Dir::Lstat(std::string_view name) const {
 Result<FileId> Dir::Replace(std::string_view name, int mode,
                             const std::function<Status(int fd, const std::string& path)>& fill,
                             Order order) const {
+  if (order == Order::kRenameThenSync) {
+    auto u = ReplaceUnsynced(name, mode, fill);
+    if (!u.ok()) return u.status();
+    return FinishReplace(std::move(*u));
+  }
+  auto done = WriteAndRename(name, mode, fill, true);
+  if (!done.ok()) return done.status();
+  return done->id;
+}
+
+Result<Dir::Unsynced> Dir::ReplaceUnsynced(
+    std::string_view name, int mode,
+    const std::function<Status(int fd, const std::string& path)>& fill) const {
+  return WriteAndRename(name, mode, fill, false);
+}
+
+// Replace up to the rename: with `sync_first` the file is fsynced and closed before it (and
+// `file` of the result is closed); without, its write-back is started and it stays open.
+Result<Dir::Unsynced> Dir::WriteAndRename(
+    std::string_view name, int mode,
+    const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const {
   const std::string target = JoinName(path_, name);
   if (!IsOneComponent(name)) return Status::Error(target + ": not a file name");
   if (!valid()) return Status::Error(target + ": no directory");
@@ -589,7 +610,7 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
   }
   if (raw < 0) return ErrnoError("writing " + target + ": creating temp file " + temp, errno);
   UniqueFd fd(raw);
-  auto fail = [&](Status s) -> Result<FileId> {
+  auto fail = [&](Status s) -> Result<Unsynced> {
     ::unlinkat(fd_.get(), temp.c_str(), 0);
     return s;
   };
@@ -597,7 +618,6 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
     return fail(ErrnoError("writing " + target + ": setting mode", errno));
   }
   if (Status s = fill(fd.get(), target); !s.ok()) return fail(s);
-  const bool sync_first = order == Order::kSyncThenRename;
   if (sync_first && ::fsync(fd.get()) != 0) return fail(ErrnoError("syncing " + target, errno));
   Stat st;
   if (const int e = StatInto(fd.get(), "", AT_EMPTY_PATH, &st); e != 0) {
@@ -606,6 +626,9 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
   if (sync_first && ::close(fd.Release()) != 0) {
     return fail(ErrnoError("writing " + target, errno));
   }
+  // The data's write starts now, so that the files a caller finishes together are written together.
+  // Best effort: FinishReplace's fsync writes what this did not.
+  if (!sync_first) (void)::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
   if (::renameat(fd_.get(), temp.c_str(), fd_.get(), std::string(name).c_str()) != 0) {
     const int e = errno;
     if (e == EISDIR || e == ENOTEMPTY || e == EEXIST) {
@@ -613,16 +636,23 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
     }
     return fail(ErrnoError("replacing " + target, e));
   }
-  const auto replaced = [&](const Status& s) -> Result<FileId> {
-    return s.WithMessage(s.message() + " (" + target + " was already replaced)");
-  };
-  if (!sync_first) {
-    // The file's fsync commits the rename with it (ext4); the directory's below then costs ~0.
-    if (::fsync(fd.get()) != 0) return replaced(ErrnoError("syncing " + target, errno));
-    if (::close(fd.Release()) != 0) return replaced(ErrnoError("writing " + target, errno));
+  if (sync_first) {
+    if (Status s = Sync(); !s.ok()) {
+      return s.WithMessage(s.message() + " (" + target + " was already replaced)");
+    }
   }
+  return Unsynced{std::move(fd), target, IdOf(st)};
+}
+
+Result<FileId> Dir::FinishReplace(Unsynced u) const {
+  const auto replaced = [&](const Status& s) -> Result<FileId> {
+    return s.WithMessage(s.message() + " (" + u.target + " was already replaced)");
+  };
+  // The file's fsync commits the rename with it (ext4); the directory's below then costs ~0.
+  if (::fsync(u.file.get()) != 0) return replaced(ErrnoError("syncing " + u.target, errno));
+  if (::close(u.file.Release()) != 0) return replaced(ErrnoError("writing " + u.target, errno));
   if (Status s = Sync(); !s.ok()) return replaced(s);
-  return IdOf(st);
+  return u.id;
 }
 
 Result<bool> Dir::LinkFrom(const Dir& src, std::string_view src_name, std::string_view name) const {

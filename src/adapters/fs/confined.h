@@ -171,6 +171,24 @@ class Dir {
                          const std::function<Status(int fd, const std::string& path)>& fill,
                          Order order = Order::kSyncThenRename) const;
 
+  // A file Replace(kRenameThenSync) has put in place, its fsyncs still to come (FinishReplace).
+  struct Unsynced {
+    UniqueFd file;       // the new file, open, its write-back started
+    std::string target;  // its path, for messages
+    FileId id;
+  };
+  // Replace with kRenameThenSync in two halves: ReplaceUnsynced writes the file, starts its
+  // write-back (sync_file_range) and renames it over `name`, with Replace's errors; FinishReplace,
+  // on the same directory, fsyncs the file and the directory (an error says the entry was already
+  // replaced). The same durability as kRenameThenSync once FinishReplace returns ok. Several files
+  // put in place first and finished afterwards have their writes in flight together rather than
+  // one after another (and on a journalled ext4 the first fsync commits every rename made before
+  // it, so the later ones have no journal commit of their own).
+  Result<Unsynced> ReplaceUnsynced(
+      std::string_view name, int mode,
+      const std::function<Status(int fd, const std::string& path)>& fill) const;
+  Result<FileId> FinishReplace(Unsynced u) const;
+
   // A hard link `name` in this directory to the regular file `src_name` of `src` (linkat without
   // AT_SYMLINK_FOLLOW: a link is never followed). false: `name` exists already. A filesystem
   // that cannot link (EXDEV, EPERM, ENOTSUP, EMLINK) is an error with that errno's text.
@@ -196,6 +214,9 @@ class Dir {
 
  private:
   Dir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  Result<Unsynced> WriteAndRename(
+      std::string_view name, int mode,
+      const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const;
   UniqueFd fd_;
   std::string path_;
 };

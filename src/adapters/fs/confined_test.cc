@@ -204,6 +204,46 @@ TEST_P(ConfinedTest, AFailedFillLeavesTheTargetAndNoTemp) {
   }
 }
 
+// Two files put in place by ReplaceUnsynced are there, whole, before either is finished; each
+// FinishReplace returns the identity of the file that was put in place.
+TEST_P(ConfinedTest, ReplaceUnsyncedPutsFilesInPlaceAndFinishReplaceSyncsThem) {
+  Put(rootfs_ + "/out/data.txt", "old");
+  Dir out = Out();
+  auto put = [&](const char* name, std::string content) {
+    return out.ReplaceUnsynced(name, -1, [content](int fd, const std::string& path) {
+      return WriteAllAt(fd, 0, content, path);
+    });
+  };
+  auto index = put("dataIndex.txt", "prefix/\na.jpg\n");
+  ASSERT_TRUE(index.ok()) << index.message();
+  auto data = put("data.txt", "a.jpg 1\n");
+  ASSERT_TRUE(data.ok()) << data.message();
+  EXPECT_TRUE(index->file.valid());
+  EXPECT_EQ(index->target, rootfs_ + "/out/dataIndex.txt");
+  EXPECT_EQ(Slurp(rootfs_ + "/out/dataIndex.txt"), "prefix/\na.jpg\n");
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "a.jpg 1\n");
+  const FileId index_id = index->id, data_id = data->id;
+  auto a = out.FinishReplace(std::move(*index));
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(*a, index_id);
+  auto b = out.FinishReplace(std::move(*data));
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(*b, data_id);
+  auto st = out.Lstat("data.txt");
+  ASSERT_TRUE(st.ok() && *st);
+  EXPECT_EQ(IdOf(**st), data_id);
+  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()),
+            3);  // train/, data.txt, dataIndex.txt: no temp file
+
+  // A directory in the way: the entry is left alone, and so is no temp file.
+  ASSERT_TRUE(sfs::create_directory(rootfs_ + "/out/taken"));
+  auto refused = put("taken", "x");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "replacing " + rootfs_ + "/out/taken: is a directory");
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/taken"));
+  EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 4);
+}
+
 TEST_P(ConfinedTest, ReplaceRefusesNamesThatAreNotOneComponent) {
   Dir out = Out();
   auto noop = [](int, const std::string&) { return Status::Ok(); };

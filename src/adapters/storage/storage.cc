@@ -199,11 +199,20 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
   return *u;
 }
 
+// A host file WriteOne put in place, its fsyncs still to come (Dir::FinishReplace on `dir`).
+struct PendingHostFile {
+  fs::Dir dir;
+  fs::Dir::Unsynced file;
+};
+
 // Writes `prefix` + `ranges` (or the index of `ranges`) to `url`. A host `url` is written
 // beneath the job's root: the root opened once (created if missing), the directories beneath it
-// made or opened with no link followed, the file replaced within its directory's fd.
-Status WriteOne(const Context& ctx, const std::string& url, const std::string& prefix,
-                const std::vector<fs::FileRange>& ranges, bool index, IndexTokens tokens) {
+// made or opened with no link followed, the file put in place within its directory's fd and
+// returned to be finished (synced); an S3 `url` is uploaded, and nothing is returned.
+Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::string& url,
+                                                const std::string& prefix,
+                                                const std::vector<fs::FileRange>& ranges,
+                                                bool index, IndexTokens tokens) {
   auto fill = [&](int fd, const std::string& path) -> Status {
     return index ? WriteIndexFile(fd, path, prefix, ranges, tokens)
                  : fs::WriteRangesTo(fd, path, prefix, ranges);
@@ -217,10 +226,12 @@ Status WriteOne(const Context& ctx, const std::string& url, const std::string& p
     if (!root.ok()) return root.status();
     auto dir = root->Sub(dn.dir.substr(1), true);
     if (!dir.ok()) return Status::Error("writing " + url + ": " + dir.message());
-    // Nobody reads a round's files before its Ready, sent after this returns, and a restart
-    // before then writes them again: the cheaper order is safe (Dir::Replace).
-    auto id = dir->Replace(dn.name, -1, fill, fs::Dir::Order::kRenameThenSync);
-    return id.status();
+    // Nobody reads a round's files before its Ready, sent after WriteSampleFile returns, and a
+    // restart before then writes them again: the cheaper order is safe (Dir::Replace,
+    // kRenameThenSync, in its two halves).
+    auto file = dir->ReplaceUnsynced(dn.name, -1, fill);
+    if (!file.ok()) return file.status();
+    return std::optional<PendingHostFile>(PendingHostFile{std::move(*dir), std::move(*file)});
   }
   auto u = ParseUrl(ctx, url);
   if (!u.ok()) return u.status();
@@ -228,7 +239,8 @@ Status WriteOne(const Context& ctx, const std::string& url, const std::string& p
   if (!tmp.ok()) return tmp.status();
   if (Status s = fill(tmp->fd(), tmp->path()); !s.ok()) return s;
   s3::Client client(*ctx.credentials, ctx.s3_options);
-  return client.PutFile(*u, tmp->path());
+  if (Status s = client.PutFile(*u, tmp->path()); !s.ok()) return s;
+  return std::optional<PendingHostFile>();
 }
 
 }  // namespace
@@ -238,14 +250,22 @@ std::string UrlPrefix(const std::string& index_url) {
 }
 
 Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
+  // Host files are all put in place before any is synced: their writes go out together.
+  std::vector<PendingHostFile> pending;
   if (!file.index_url.empty()) {
-    if (Status s =
-            WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true, file.index_tokens);
-        !s.ok()) {
-      return s;
-    }
+    auto index =
+        WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true, file.index_tokens);
+    if (!index.ok()) return index.status();
+    if (*index) pending.push_back(std::move(**index));
   }
-  return WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens);
+  auto data = WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens);
+  if (!data.ok()) return data.status();
+  if (*data) pending.push_back(std::move(**data));
+  for (PendingHostFile& p : pending) {
+    auto id = p.dir.FinishReplace(std::move(p.file));
+    if (!id.ok()) return id.status();
+  }
+  return Status::Ok();
 }
 
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,

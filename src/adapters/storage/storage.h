@@ -66,8 +66,9 @@ struct SampleFile {
 // error naming the URL): the root is opened once (Dir::OpenHost, created if missing), the
 // directories between it and the file are made or opened with no link followed (a link there,
 // e.g. a worker's "data/train/3 -> /etc", is an error naming it), and each file is replaced
-// within its directory's fd (Dir::Replace, renamed before its fsync: the caller sends Ready only
-// after this returns, and re-issues the write after a restart until then). S3: each file is built
+// within its directory's fd (Dir::ReplaceUnsynced: both files renamed before either's fsync, their
+// writes in flight together; the caller sends Ready only after this returns, and re-issues the
+// write after a restart until then). S3: each file is built
 // in an O_EXCL staging file of staging_dir and uploaded with one PUT, the index first, so a visible
 // data file always has its index; staging files are removed. Memory use does not depend on the
 // number or size of the samples.

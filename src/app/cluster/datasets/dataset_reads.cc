@@ -62,6 +62,9 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     // and the totals alone from here on.
     inbound_.Post(
         {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
+    for (auto& j : pass->jobs) {
+      if (j.start_sync) j.start_sync(j.member);
+    }
     for (auto& j : pass->jobs) j.finish(j.member);
     inbound_.Post(
         {"", key + " index read", [this, key, path, pass, take = options.take_unterminated] {

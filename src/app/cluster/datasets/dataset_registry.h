@@ -74,12 +74,14 @@ struct DatasetSource {
 dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::string& rootfs,
                                       bool take_unterminated, int64_t max_bytes,
                                       int64_t max_line_bytes);
-// A job's share of a pass: its cursor and sample sink (called on the pool), then `finish` on the
-// pool once the reads are done (its spools flushed), then `apply` back on the loop, after the
-// count is committed (its step commits the new cursor). Both are called exactly once, unless the
-// LC stops first (then `apply` is not).
+// A job's share of a pass: its cursor and sample sink (called on the pool), then, once the reads
+// are done, `start_sync` (if set; its spools' write-back started) for every job before any job's
+// `finish` on the pool (its spools flushed: the jobs' syncs wait together), then `apply` back on
+// the loop, after the count is committed (its step commits the new cursor). Each is called exactly
+// once, unless the LC stops first (then `apply` is not).
 struct IngestShare {
   dataset::PassMember member;
+  std::function<void(const dataset::PassMember& member)> start_sync;
   std::function<void(dataset::PassMember& member)> finish;
   std::function<void(const dataset::PassMember& member, bool take_unterminated)> apply;
 };

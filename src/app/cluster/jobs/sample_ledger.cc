@@ -78,6 +78,12 @@ IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who,
     ++d.eval_added;
     return eval->Append(line);
   };
+  share.start_sync = [done, train = train_spool_,
+                      eval = eval_spool_](const dataset::PassMember& m) {
+    if (!m.status.ok()) return;  // its bytes are dropped, not synced (finish)
+    if (done->train_added > 0) train->StartWriteback();
+    if (done->eval_added > 0) eval->StartWriteback();
+  };
   share.finish = [done, train = train_spool_, eval = eval_spool_](dataset::PassMember& m) {
     IngestDone& d = *done;
     d.cursor = m.cursor;
