@@ -13,10 +13,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <system_error>
 
@@ -587,8 +589,63 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
 
 Result<Dir::Unsynced> Dir::ReplaceUnsynced(
     std::string_view name, int mode,
-    const std::function<Status(int fd, const std::string& path)>& fill) const {
+    const std::function<Status(int fd, const std::string& path)>& fill, UniqueFd spare) const {
+  if (spare.valid() && IsOneComponent(name) && valid()) {
+    if (auto placed = PlaceSpare(std::move(spare), name, mode, fill)) return std::move(*placed);
+  }
   return WriteAndRename(name, mode, fill, false);
+}
+
+// Links `path` (of this directory) to the unnamed file `fd`: by the fd itself when the process
+// may (CAP_DAC_READ_SEARCH), else through /proc/self/fd. 0 or the errno.
+static int LinkUnnamed(int fd, int dirfd, const char* path) {
+  if (::linkat(fd, "", dirfd, path, AT_EMPTY_PATH) == 0) return 0;
+  if (errno != ENOENT) return errno;
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, proc.c_str(), dirfd, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+  return errno;
+}
+
+// ReplaceUnsynced with a spare: the content is written into the spare, which is then linked in
+// place of `name` (straight under `name` when there is none, else under a temp name renamed over
+// it). nullopt: the spare cannot be linked here (another mount, no O_TMPFILE link support, ...);
+// the caller writes a temp file instead.
+std::optional<Result<Dir::Unsynced>> Dir::PlaceSpare(
+    UniqueFd spare, std::string_view name, int mode,
+    const std::function<Status(int fd, const std::string& path)>& fill) const {
+  const std::string target = JoinName(path_, name);
+  RemoveStaleTemps(fd_.get(), name);
+  if (mode >= 0 && ::fchmod(spare.get(), static_cast<mode_t>(mode)) != 0) return std::nullopt;
+  if (Status s = fill(spare.get(), target); !s.ok()) return Result<Unsynced>(s);
+  Stat st;
+  if (const int e = StatInto(spare.get(), "", AT_EMPTY_PATH, &st); e != 0) {
+    return Result<Unsynced>(ErrnoError("writing " + target, e));
+  }
+  (void)::sync_file_range(spare.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // as WriteAndRename
+  const std::string n(name);
+  int e = LinkUnnamed(spare.get(), fd_.get(), n.c_str());
+  if (e == EEXIST) {
+    // Something is there (the file of an earlier try, a link, a directory): renamed over, as a
+    // temp file would be; a directory stays and is an error.
+    std::string temp;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      temp = TempName(name);
+      e = LinkUnnamed(spare.get(), fd_.get(), temp.c_str());
+      if (e != EEXIST) break;
+    }
+    if (e != 0) return std::nullopt;
+    if (::renameat(fd_.get(), temp.c_str(), fd_.get(), n.c_str()) != 0) {
+      const int re = errno;
+      ::unlinkat(fd_.get(), temp.c_str(), 0);
+      if (re == EISDIR || re == ENOTEMPTY || re == EEXIST) {
+        return Result<Unsynced>(Status::Error("replacing " + target + ": is a directory"));
+      }
+      return Result<Unsynced>(ErrnoError("replacing " + target, re));
+    }
+  } else if (e != 0) {
+    return std::nullopt;
+  }
+  return Result<Unsynced>(Unsynced{std::move(spare), target, IdOf(st)});
 }
 
 // Replace up to the rename: with `sync_first` the file is fsynced and closed before it (and
@@ -653,6 +710,28 @@ Result<FileId> Dir::FinishReplace(Unsynced u) const {
   if (::close(u.file.Release()) != 0) return replaced(ErrnoError("writing " + u.target, errno));
   if (Status s = Sync(); !s.ok()) return replaced(s);
   return u.id;
+}
+
+Result<bool> Dir::MoveDirHere(const Dir& from, std::string_view from_name, const FileId& id,
+                              std::string_view name) const {
+  const std::string shown = JoinName(path_, name);
+  if (!IsOneComponent(name) || !IsOneComponent(from_name)) {
+    return Status::Error(shown + ": not a file name");
+  }
+  if (!valid() || !from.valid()) return false;
+  const std::string n(name);
+  if (::renameat2(from.fd(), std::string(from_name).c_str(), fd_.get(), n.c_str(),
+                  RENAME_NOREPLACE) != 0) {
+    return false;
+  }
+  Stat st;
+  if (const int e = StatInto(fd_.get(), n.c_str(), AT_SYMLINK_NOFOLLOW, &st); e != 0) {
+    return ErrnoError(shown, e);
+  }
+  if (!S_ISDIR(st.st_mode) || !(IdOf(st) == id)) {
+    return Status::Error(shown + ": the directory moved here was replaced before the move");
+  }
+  return true;
 }
 
 Result<bool> Dir::LinkFrom(const Dir& src, std::string_view src_name, std::string_view name) const {

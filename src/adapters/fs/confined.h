@@ -184,9 +184,14 @@ class Dir {
   // put in place first and finished afterwards have their writes in flight together rather than
   // one after another (and on a journalled ext4 the first fsync commits every rename made before
   // it, so the later ones have no journal commit of their own).
+  //
+  // `spare`, if valid, is an unnamed file (SpareFiles) on this directory's mount: the content is
+  // written into it and it is linked in place (no temp file is created: no inode is allocated).
+  // When it cannot be linked here the temp file is made as without it.
   Result<Unsynced> ReplaceUnsynced(
       std::string_view name, int mode,
-      const std::function<Status(int fd, const std::string& path)>& fill) const;
+      const std::function<Status(int fd, const std::string& path)>& fill,
+      UniqueFd spare = UniqueFd()) const;
   Result<FileId> FinishReplace(Unsynced u) const;
 
   // A hard link `name` in this directory to the regular file `src_name` of `src` (linkat without
@@ -198,6 +203,15 @@ class Dir {
   // there); a different file, a link or a directory under that name is an error and left alone.
   // No entry: ok.
   Status RemoveFileIf(std::string_view name, const FileId& id) const;
+
+  // Moves the directory `from_name` of `from` to the entry `name` (one component) of this
+  // directory, unless `name` exists (renameat2 RENAME_NOREPLACE: nothing is replaced, no link
+  // followed). true: moved, and what now is `name` is the directory `id`; false: nothing moved
+  // (`name` exists, `from_name` is gone, another mount, a filesystem that cannot do it). An error:
+  // what was moved is not `id` (swapped meanwhile); it stays at `name`, for the caller's next open
+  // of it (which follows no link) to refuse.
+  Result<bool> MoveDirHere(const Dir& from, std::string_view from_name, const FileId& id,
+                           std::string_view name) const;
 
   // Removes the empty directory `name` (one component). Not empty, or none: ok, nothing done.
   Status RemoveDirIfEmpty(std::string_view name) const;
@@ -214,6 +228,9 @@ class Dir {
 
  private:
   Dir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  std::optional<Result<Unsynced>> PlaceSpare(
+      UniqueFd spare, std::string_view name, int mode,
+      const std::function<Status(int fd, const std::string& path)>& fill) const;
   Result<Unsynced> WriteAndRename(
       std::string_view name, int mode,
       const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -242,6 +243,126 @@ TEST_P(ConfinedTest, ReplaceUnsyncedPutsFilesInPlaceAndFinishReplaceSyncsThem) {
   EXPECT_EQ(refused.message(), "replacing " + rootfs_ + "/out/taken: is a directory");
   EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/taken"));
   EXPECT_EQ(std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator()), 4);
+}
+
+// A spare (an unnamed file made ahead) is written and linked in place: under the name when there
+// is none, renamed over what is there otherwise; a directory in the way is an error; a spare that
+// cannot be linked here (another filesystem) leaves the write to a temp file as without it.
+TEST_P(ConfinedTest, ReplaceUnsyncedLinksASpareInPlace) {
+  Dir out = Out();
+  auto spare = [&](const std::string& in) {
+    const int fd = ::open(in.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    EXPECT_GE(fd, 0) << in << ": " << std::strerror(errno);
+    return UniqueFd(fd);
+  };
+  auto fill = [](const std::string& content) {
+    return [content](int fd, const std::string& path) { return WriteAllAt(fd, 0, content, path); };
+  };
+  auto ino_of = [](const UniqueFd& fd) {
+    struct stat st {};
+    ::fstat(fd.get(), &st);
+    return st.st_ino;
+  };
+  auto entries = [&] {
+    return std::distance(sfs::directory_iterator(rootfs_ + "/out"), sfs::directory_iterator());
+  };
+
+  // No entry yet: linked straight under the name.
+  UniqueFd s1 = spare(rootfs_ + "/out");
+  const ino_t ino1 = ino_of(s1);
+  auto a = out.ReplaceUnsynced("data.txt", -1, fill("a.jpg 1\n"), std::move(s1));
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->id.ino, ino1);
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "a.jpg 1\n");
+  auto done = out.FinishReplace(std::move(*a));
+  ASSERT_TRUE(done.ok()) << done.message();
+  EXPECT_EQ(done->ino, ino1);
+  EXPECT_EQ(entries(), 2);  // train/, data.txt
+
+  // An entry there (the file of an earlier try, or a link): replaced, never followed.
+  sfs::remove(rootfs_ + "/out/data.txt");
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (rootfs_ + "/out/data.txt").c_str()), 0);
+  UniqueFd s2 = spare(rootfs_ + "/out/train");  // any directory of the mount
+  const ino_t ino2 = ino_of(s2);
+  auto b = out.ReplaceUnsynced("data.txt", 0640, fill("b.jpg 2\n"), std::move(s2));
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->id.ino, ino2);
+  ASSERT_TRUE(out.FinishReplace(std::move(*b)).ok());
+  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
+  auto st = out.Lstat("data.txt");
+  ASSERT_TRUE(st.ok() && *st);
+  EXPECT_TRUE(S_ISREG((*st)->st_mode));
+  EXPECT_EQ((*st)->st_mode & 0777, 0640u);
+  EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "b.jpg 2\n");
+  EXPECT_EQ(entries(), 2);  // no temp name left
+
+  // A directory in the way: an error, the directory and nothing else left.
+  ASSERT_TRUE(sfs::create_directory(rootfs_ + "/out/taken"));
+  auto c = out.ReplaceUnsynced("taken", -1, fill("x"), spare(rootfs_ + "/out"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.message(), "replacing " + rootfs_ + "/out/taken: is a directory");
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/taken"));
+  EXPECT_EQ(entries(), 3);
+
+  // A spare on another filesystem cannot be linked here: a temp file is written instead.
+  struct stat shm {
+  }, here{};
+  if (::stat("/dev/shm", &shm) == 0 && ::stat(rootfs_.c_str(), &here) == 0 &&
+      shm.st_dev != here.st_dev) {
+    UniqueFd s3 = spare("/dev/shm");
+    if (s3.valid()) {
+      const ino_t ino3 = ino_of(s3);
+      auto d = out.ReplaceUnsynced("data.txt", -1, fill("d.jpg 4\n"), std::move(s3));
+      ASSERT_TRUE(d.ok()) << d.message();
+      EXPECT_NE(d->id.ino, ino3);
+      ASSERT_TRUE(out.FinishReplace(std::move(*d)).ok());
+      EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "d.jpg 4\n");
+      EXPECT_EQ(entries(), 3);
+    }
+  }
+}
+
+// A directory made ahead is moved where a new one is wanted, never over an entry that is there;
+// one swapped for a link before the move is refused after it (and not followed).
+TEST_P(ConfinedTest, MoveDirHereMovesOnlyTheDirectoryItWasGiven) {
+  Dir out = Out();
+  auto train = out.Sub("train", false);
+  ASSERT_TRUE(train.ok()) << train.message();
+  auto made = [&](const std::string& name) {
+    EXPECT_EQ(::mkdirat(out.fd(), name.c_str(), 0755), 0);
+    auto st = out.Lstat(name);
+    EXPECT_TRUE(st.ok() && *st);
+    return IdOf(**st);
+  };
+  const FileId id = made(".spare-1");
+  auto moved = train->MoveDirHere(out, ".spare-1", id, "2");
+  ASSERT_TRUE(moved.ok()) << moved.message();
+  EXPECT_TRUE(*moved);
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/train/2"));
+  EXPECT_FALSE(sfs::exists(rootfs_ + "/out/.spare-1"));
+
+  // `1` exists (with a model in it): nothing moved, nothing replaced.
+  const FileId id2 = made(".spare-2");
+  moved = train->MoveDirHere(out, ".spare-2", id2, "1");
+  ASSERT_TRUE(moved.ok()) << moved.message();
+  EXPECT_FALSE(*moved);
+  EXPECT_EQ(Slurp(rootfs_ + "/out/train/1/model.pb"), "model");
+  EXPECT_TRUE(sfs::is_directory(rootfs_ + "/out/.spare-2"));
+  // Gone from where it was: nothing moved either.
+  moved = train->MoveDirHere(out, ".no-such-spare", id2, "3");
+  ASSERT_TRUE(moved.ok());
+  EXPECT_FALSE(*moved);
+
+  // Swapped for a link to a host directory: moved (a rename moves the link itself), refused, and
+  // the link is never followed.
+  ASSERT_EQ(::rmdir((rootfs_ + "/out/.spare-2").c_str()), 0);
+  ASSERT_EQ(::symlink(outside_.c_str(), (rootfs_ + "/out/.spare-2").c_str()), 0);
+  moved = train->MoveDirHere(out, ".spare-2", id2, "4");
+  ASSERT_FALSE(moved.ok());
+  EXPECT_EQ(moved.message(),
+            rootfs_ + "/out/train/4: the directory moved here was replaced " + "before the move");
+  EXPECT_FALSE(train->Sub("4", false).ok());
+  EXPECT_EQ(Slurp(outside_ + "/secret"), "host secret");
 }
 
 TEST_P(ConfinedTest, ReplaceRefusesNamesThatAreNotOneComponent) {

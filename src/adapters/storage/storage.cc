@@ -199,6 +199,28 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
   return *u;
 }
 
+// When the directory `rel_dir` (beneath `root`, the job's root) is missing and the job has a spare
+// directory, the spare is moved there (no inode made while a Ready waits). Its parent directories
+// are made as Dir::Sub makes them. Ok also when nothing was moved (the caller's Sub makes the
+// directory then); an error only when what was moved was swapped for something else.
+Status PlaceSpareDir(const Context& ctx, const fs::Dir& root, const std::string& rel_dir) {
+  if (!ctx.spares || rel_dir.empty()) return Status::Ok();
+  const size_t slash = rel_dir.rfind('/');
+  const std::string parent_rel = slash == std::string::npos ? "" : rel_dir.substr(0, slash);
+  const std::string leaf = slash == std::string::npos ? rel_dir : rel_dir.substr(slash + 1);
+  if (leaf.empty() || leaf == "." || leaf == "..") return Status::Ok();
+  auto parent = root.Sub(parent_rel, true);
+  if (!parent.ok()) return Status::Ok();  // the caller's Sub reports it
+  auto there = parent->Lstat(leaf);
+  if (!there.ok() || *there) return Status::Ok();
+  std::optional<fs::SpareFiles::SpareDir> spare = ctx.spares->TakeDir(ctx.job_root);
+  if (!spare) return Status::Ok();
+  auto moved = parent->MoveDirHere(spare->parent, spare->name, spare->id, leaf);
+  if (!moved.ok()) return moved.status();
+  if (!*moved) fs::SpareFiles::Remove(*spare);
+  return Status::Ok();
+}
+
 // A host file WriteOne put in place, its fsyncs still to come (Dir::FinishReplace on `dir`).
 struct PendingHostFile {
   fs::Dir dir;
@@ -224,12 +246,17 @@ Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::s
     if (dn.name.empty()) return Status::Error("sample file " + url + ": not a file name");
     auto root = OpenJobRoot(ctx, true);
     if (!root.ok()) return root.status();
-    auto dir = root->Sub(dn.dir.substr(1), true);
+    const std::string rel_dir = dn.dir.substr(1);
+    if (Status s = PlaceSpareDir(ctx, *root, rel_dir); !s.ok()) {
+      return Status::Error("writing " + url + ": " + s.message());
+    }
+    auto dir = root->Sub(rel_dir, true);
     if (!dir.ok()) return Status::Error("writing " + url + ": " + dir.message());
     // Nobody reads a round's files before its Ready, sent after WriteSampleFile returns, and a
     // restart before then writes them again: the cheaper order is safe (Dir::Replace,
     // kRenameThenSync, in its two halves).
-    auto file = dir->ReplaceUnsynced(dn.name, -1, fill);
+    auto file = dir->ReplaceUnsynced(dn.name, -1, fill,
+                                     ctx.spares ? ctx.spares->Take(ctx.job_root) : fs::UniqueFd());
     if (!file.ok()) return file.status();
     return std::optional<PendingHostFile>(PendingHostFile{std::move(*dir), std::move(*file)});
   }
@@ -247,6 +274,12 @@ Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::s
 
 std::string UrlPrefix(const std::string& index_url) {
   return index_url.substr(0, index_url.rfind('/') + 1);
+}
+
+void FillSpareFiles(const Context& ctx) {
+  if (!ctx.spares || ctx.job_root.empty() || fs::IsS3Url(ctx.job_root)) return;
+  auto root = OpenJobRoot(ctx, false);
+  if (root.ok()) ctx.spares->Fill(ctx.job_root, *root);
 }
 
 Status WriteSampleFile(const Context& ctx, const SampleFile& file) {

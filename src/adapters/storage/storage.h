@@ -13,6 +13,7 @@
 
 #include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
+#include "adapters/fs/spare_files.h"
 #include "adapters/s3/s3_client.h"
 #include "core/clock.h"
 #include "core/status.h"
@@ -33,6 +34,9 @@ struct Context {
   // Where model hot-update configs must lie (below rootfs; Config::hot_update_dir): the GM's
   // hostPath root in cluster mode, the local directory in standalone mode.
   std::string hot_update_dir = "/var/lib/sedna/model-hot-update";
+  // Unnamed files made ahead beneath job roots (keyed by job_root), which sample files are written
+  // into instead of new temp files. Null: none.
+  fs::SpareFiles* spares = nullptr;
   // The owning object's sedna.io/credential, parsed; required when a URL is on S3.
   std::optional<s3::Credentials> credentials;
   s3::ClientOptions s3_options;
@@ -73,6 +77,10 @@ struct SampleFile {
 // data file always has its index; staging files are removed. Memory use does not depend on the
 // number or size of the samples.
 Status WriteSampleFile(const Context& ctx, const SampleFile& file);
+
+// Makes ctx.spares' spare files for ctx.job_root, in that root (a host root that exists; nothing
+// for S3, no spares or no root). For the pool, ahead of the next WriteSampleFile of the job.
+void FillSpareFiles(const Context& ctx);
 
 // Copies a model file from `src_url` to `dst_url`: host -> host atomic copy ([P:B13]), S3 -> S3
 // server-side COPY, host -> S3 upload, S3 -> host download into staging_dir then an atomic copy.

@@ -138,6 +138,52 @@ TEST_F(StorageTest, HostSampleFileAndIndex) {
   EXPECT_TRUE(StagingEmpty());
 }
 
+// With spare files for the job's root, the two files are the spares (no inode made while they
+// are written); FillSpareFiles makes them for a host root only.
+TEST_F(StorageTest, HostSampleFilesAreWrittenIntoTheJobsSpares) {
+  fs::SpareFiles spares;
+  ctx_.spares = &spares;
+  FillSpareFiles(ctx_);  // no root yet, and not wanted: none
+  EXPECT_EQ(spares.total(), 0u);
+  stdfs::create_directories(ctx_.rootfs + "/out");
+  spares.Want("/out");
+  FillSpareFiles(ctx_);
+  ASSERT_EQ(spares.total(), 3u);  // two files, a directory
+  ino_t spare_dir = 0;
+  for (const auto& e : stdfs::directory_iterator(ctx_.rootfs + "/out")) {
+    if (e.path().filename().string().rfind(".sedna-spare-", 0) == 0) {
+      struct stat st {};
+      ASSERT_EQ(::stat(e.path().c_str(), &st), 0);
+      spare_dir = st.st_ino;
+    }
+  }
+  ASSERT_NE(spare_dir, 0u);
+  Status s = WriteSampleFile(
+      ctx_, Samples("/out/data/train/1/data.txt", "/out/data/train/1/dataIndex.txt"));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spares.total(), 0u);  // all used
+  struct stat round_dir {};
+  ASSERT_EQ(::stat((ctx_.rootfs + "/out/data/train/1").c_str(), &round_dir), 0);
+  EXPECT_EQ(round_dir.st_ino, spare_dir);  // the round's directory is the spare, moved
+  EXPECT_EQ(
+      std::distance(stdfs::directory_iterator(ctx_.rootfs + "/out"), stdfs::directory_iterator()),
+      1);  // data/ only: no spare directory left
+  EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/data/train/1/data.txt"), kSamples);
+  EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/data/train/1/dataIndex.txt"), kIndex);
+  // Without spares left, the next round's files are written as before.
+  s = WriteSampleFile(ctx_, Samples("/out/data/train/2/data.txt"));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/data/train/2/data.txt"), kSamples);
+  EXPECT_EQ(std::distance(stdfs::directory_iterator(ctx_.rootfs + "/out/data/train/1"),
+                          stdfs::directory_iterator()),
+            2);
+  // An S3 root has none.
+  ctx_.job_root = "s3://b/out";
+  spares.Want("s3://b/out");
+  FillSpareFiles(ctx_);
+  EXPECT_EQ(spares.total(), 0u);
+}
+
 // dataIndex.txt per generation (docs/design-notes.md, "Both GM generations"): the 2021 LC lists
 // the first token of each sample, the v0.5+ LC every token with a non-empty Go path.Ext.
 TEST_F(StorageTest, IndexTokensPerGeneration) {

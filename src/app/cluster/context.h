@@ -14,6 +14,7 @@
 
 #include <memory>
 
+#include "adapters/fs/spare_files.h"
 #include "adapters/s3/s3_client.h"
 #include "adapters/store/store.h"
 #include "app/cluster/config.h"
@@ -75,6 +76,9 @@ struct Context {
   const Config cfg;
   const core::Clock& clock;
   std::unique_ptr<store::Store> store;  // opened by Controller::Start, before any part runs
+  // Spare files beneath the jobs' roots (thread-safe: filled and taken on the pool). Before `pool`,
+  // so that it outlives the pool's threads.
+  std::unique_ptr<fs::SpareFiles> spares = std::make_unique<fs::SpareFiles>();
   boost::asio::thread_pool pool{2};
   Metrics metrics;
   Health health;

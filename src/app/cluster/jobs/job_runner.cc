@@ -90,6 +90,7 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
 // spec.outputDir; S3 has no directories. A failure is tried again at the next update.
 void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   if (e.dirs_made_for == e.output_dir()) return;
+  if (!e.dirs_made_for.empty()) ctx_.spares->Drop(core::il::OutputRoot(e.dirs_made_for));
   if (fs::IsS3Url(e.output_dir())) {
     e.dirs_made_for = e.output_dir();
     return;
@@ -111,7 +112,9 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
       made = false;
     }
   }
-  if (made) e.dirs_made_for = e.output_dir();
+  if (!made) return;
+  e.dirs_made_for = e.output_dir();
+  FillSpares(e);
 }
 
 void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
@@ -245,6 +248,7 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     if (e.retry_timer) e.retry_timer->cancel();
     e.ledger.CancelTimers();
     e.ledger.RemoveFiles();
+    if (!e.dirs_made_for.empty()) ctx_.spares->Drop(core::il::OutputRoot(e.dirs_made_for));
     // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.
@@ -316,6 +320,7 @@ std::vector<JobView> JobRunner::Views() const {
 }
 
 void JobRunner::Stop() {
+  if (spare_timer_) spare_timer_->cancel();
   for (auto& [k, e] : jobs_) {
     if (e->tick_timer) e->tick_timer->cancel();
     if (e->retry_timer) e->retry_timer->cancel();

@@ -5,7 +5,8 @@
 //
 // Owns: the jobs (each its kind runner: the last received object and the core state; its train
 //   trigger; its sample ledger: cursor, spools, ingest bookkeeping; the budget of the log lines
-//   its reports cause, log_budget.h), their tick and retry timers,
+//   its reports cause, log_budget.h), their tick and retry timers, the refill timer of their
+//   spare files (fs::SpareFiles, in the context),
 //   the action executor (action_executor.h), and the lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
@@ -21,11 +22,13 @@
 //   the new state and its frames in one transaction, before the step's actions run).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -153,6 +156,13 @@ class JobRunner {
   void ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at);
   void RunAction(JobEntry& e, const core::il::Action& a);
   void WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w);
+  // Makes the spare files of the job's root on the pool (fs::SpareFiles), for its next sample
+  // files: now (a new job), or, after a round's files, once kSpareRefillDelay has passed since the
+  // first such request (the inode allocations then do not take the CPUs from the other jobs'
+  // round files and Readys of the same burst).
+  void FillSpares(const JobEntry& e);
+  void FillSparesLater(const JobEntry& e);
+  static constexpr std::chrono::milliseconds kSpareRefillDelay{250};
   void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
                       const core::il::WriteHotUpdate& h);
   std::string JobFrame(const JobEntry& e, const std::string& content) const;
@@ -177,6 +187,9 @@ class JobRunner {
   std::map<std::string, std::string> deleted_uids_;
   std::deque<std::string> deleted_order_;
   std::vector<std::string> reloaded_;  // keys loaded while reloading, for CatchUpReloaded
+  // Jobs whose spare files are refilled when spare_timer_ fires (FillSparesLater).
+  std::set<std::string> spares_due_;
+  std::unique_ptr<boost::asio::steady_timer> spare_timer_;
   RoundHistory history_{ctx_};
   // The pool round trip of the actions (action_executor.h); its results step the jobs again.
   ActionExecutor executor_{ctx_.pool, inbound_,

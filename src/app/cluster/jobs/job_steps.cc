@@ -3,6 +3,7 @@
 // Adopt -> ActOn (actions, their blocking work on the pool, the retry timer); Step does all four
 // for one event in a transaction of its own.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include "adapters/log/log.h"
 
 #include <algorithm>
@@ -67,6 +68,7 @@ storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
   c.staging_dir = ctx.cfg.spool_dir + "/staging";
   c.hot_update_dir = ctx.cfg.hot_update_dir;
   c.job_root = core::il::OutputRoot(e.output_dir());
+  c.spares = ctx.spares.get();
   c.credentials = e.creds;
   c.s3_options = ctx.S3Options();
   c.clock = &ctx.clock;
@@ -308,6 +310,35 @@ void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::Wri
         Status s = storage::WriteSampleFile(ctx, file);
         return core::il::FileWritten{work, round, s.ok(), s.message()};
       });
+  FillSparesLater(e);
+}
+
+void JobRunner::FillSpares(const JobEntry& e) {
+  storage::Context sc = StorageContext(ctx_, e);
+  if (sc.job_root.empty() || fs::IsS3Url(sc.job_root)) return;
+  ctx_.spares->Want(sc.job_root);
+  boost::asio::post(ctx_.pool, [sc = std::move(sc)] { storage::FillSpareFiles(sc); });
+}
+
+void JobRunner::FillSparesLater(const JobEntry& e) {
+  spares_due_.insert(e.key);
+  if (!spare_timer_) spare_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
+  if (spares_due_.size() > 1) return;  // armed by the first
+  spare_timer_->expires_after(kSpareRefillDelay);
+  spare_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec || ctx_.stopped) return;
+    std::vector<storage::Context> due;
+    for (const std::string& key : spares_due_) {
+      auto it = jobs_.find(key);
+      if (it != jobs_.end() && !it->second->dirs_made_for.empty())
+        due.push_back(StorageContext(ctx_, *it->second));
+    }
+    spares_due_.clear();
+    if (due.empty()) return;
+    boost::asio::post(ctx_.pool, [due = std::move(due)] {
+      for (const storage::Context& sc : due) storage::FillSpareFiles(sc);
+    });
+  });
 }
 
 // As for a deploy, every model copied comes from the job's own output (lexically here; the copy
