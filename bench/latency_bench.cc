@@ -11,8 +11,9 @@
 //
 // The measured path: inotify -> read the new line -> Dataset count persisted + queued (SQLite) ->
 // split into the job's train spool (fdatasync) -> trigger -> state persisted -> train file
-// data.txt written on the worker pool (fsync, rename, fsync dir) -> Train Ready persisted to the
-// outbox -> websocket write.
+// data.txt written on the worker pool (into a spare file made ahead, linked into a spare round
+// directory moved in place, fsync, fsync dir) -> Train Ready persisted to the outbox -> websocket
+// write.
 //
 // --jobs=N (default 1): N jobs on the trial's Dataset, so the one appended line reaches N train
 // spools and starts N rounds (N train files, each with its fsyncs, on the LC's pool of two
