@@ -91,6 +91,7 @@ size_t SpareFiles::Fill(const std::string& key, const Dir& dir) {
         return made;
       }
       it->second.files.push_back(std::move(fd));
+      ++total_;
     } else {
       static std::atomic<uint64_t> counter{0};
       SpareDir d;
@@ -112,8 +113,8 @@ size_t SpareFiles::Fill(const std::string& key, const Dir& dir) {
         return made;
       }
       it->second.dirs.push_back(std::move(d));
+      ++total_;
     }
-    ++total_;
     ++made;
   }
 }
