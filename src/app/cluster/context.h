@@ -4,7 +4,8 @@
 // only (the store writes its timestamps from it too); asio timers keep counting on the system
 // steady clock, armed with durations (expires_after) computed from `clock`. Parts hold a reference;
 // each part's own state is its own. Everything here is used on the loop thread only, except `pool`,
-// which runs blocking work whose result comes back to the loop with asio::post(io, ...).
+// which runs blocking work whose result comes back to the loop with asio::post(io, ...), and
+// `spares`, which that work takes from and fills (thread-safe).
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)

@@ -14,7 +14,8 @@
 //   the dataset registry (Source, Reschedule) and the model registry (RefFor), read-only; the
 //   action executor (action_executor.h) for blocking work on the pool (sample files, model
 //   deploys, hot updates), whose results come back as FileWritten / ModelCopied /
-//   HotUpdateWritten events for the same incarnation of the job.
+//   HotUpdateWritten events for the same incarnation of the job; the context's spare files
+//   (Want and Drop a job root on the loop; filled on the pool).
 // Called by: events of the inbound queue (GM frames, the registries' hooks, its own timers and
 //   pool results), start-up (reload), the report intake (CommitReports, StepReport) and the worker
 //   and status endpoints (PrepareReport, Views).
