@@ -1,5 +1,7 @@
 #include "bench_util.h"
 
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -320,6 +322,29 @@ std::string LoadAvg() {
   f >> a >> b >> c;
   return "load " + a + " " + b + " " + c + " on " +
          std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs";
+}
+
+std::string CreateCost(const std::string& dir) {
+  std::string probe = dir + "/create-cost.XXXXXX";
+  if (::mkdtemp(probe.data()) == nullptr) return "a create under " + dir + ": not measured";
+  auto cpu_ms = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  };
+  std::vector<double> ms;
+  for (int i = 0; i < 20; ++i) {
+    const std::string f = probe + "/f" + std::to_string(i);
+    const double a = cpu_ms();
+    const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ms.push_back(cpu_ms() - a);
+    if (fd >= 0) ::close(fd);
+    ::unlink(f.c_str());
+  }
+  ::rmdir(probe.c_str());
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f ms of CPU", Percentile(ms, 50));
+  return "a create under " + dir + ": " + buf;
 }
 
 // ------------------------------------------------------------------------------------ stats

@@ -157,6 +157,12 @@ double ProcCpuSeconds(pid_t pid);
 // benches print it because other work on the machine moves every figure.
 std::string LoadAvg();
 
+// What making a file costs beneath `dir` now: the median CPU time of 20 creates (O_CREAT | O_EXCL,
+// each removed again) in a fresh directory there, e.g. "a create under /tmp/x: 0.31 ms of CPU". On
+// an ext4 without a journal it grows with the files deleted nearby in the last minutes
+// (docs/benchmarks.md, session 31), and with it every figure that makes files.
+std::string CreateCost(const std::string& dir);
+
 // Nearest-rank percentile (q in [0,100]) of `v` (sorted copy).
 double Percentile(std::vector<double> v, double q);
 double Mean(const std::vector<double>& v);

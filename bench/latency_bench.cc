@@ -39,8 +39,9 @@ int main(int argc, char** argv) try {
   o.tmp_prefix = "sedna-bench-latency-";
   o.tmp_root = TmpRoot(args);
   Cluster c(o);
-  std::printf("latency_bench: sedna-lc %s, pid %d, data under %s; %s\n", o.lc_binary.c_str(),
-              static_cast<int>(c.pid()), c.tmp().c_str(), LoadAvg().c_str());
+  std::printf("latency_bench: sedna-lc %s, pid %d, data under %s; %s; %s\n", o.lc_binary.c_str(),
+              static_cast<int>(c.pid()), c.tmp().c_str(), LoadAvg().c_str(),
+              CreateCost(c.tmp()).c_str());
   std::fflush(stdout);
 
   c.Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
@@ -123,7 +124,7 @@ int main(int argc, char** argv) try {
     line("  the first job of a trial", first_ms);
     line("  the last job of a trial", last_ms);
   }
-  std::printf("  at the end: %s\n", LoadAvg().c_str());
+  std::printf("  at the end: %s; %s\n", LoadAvg().c_str(), CreateCost(c.tmp()).c_str());
   std::printf("RESULT latency_train_ready_ms p50=%.2f p90=%.2f p99=%.2f max=%.2f n=%zu jobs=%d\n",
               Percentile(ready_ms, 50), Percentile(ready_ms, 90), Percentile(ready_ms, 99),
               *std::max_element(ready_ms.begin(), ready_ms.end()), ready_ms.size(), jobs);
