@@ -330,8 +330,12 @@ void JobRunner::FillSparesLater(const JobEntry& e) {
     std::vector<storage::Context> due;
     for (const std::string& key : spares_due_) {
       auto it = jobs_.find(key);
-      if (it != jobs_.end() && !it->second->dirs_made_for.empty())
-        due.push_back(StorageContext(ctx_, *it->second));
+      if (it == jobs_.end() || it->second->dirs_made_for.empty()) continue;  // gone, or no dirs
+      storage::Context sc = StorageContext(ctx_, *it->second);
+      if (sc.job_root.empty() || fs::IsS3Url(sc.job_root)) continue;
+      // Wanted again: another job on the same root may have dropped it on its delete.
+      ctx_.spares->Want(sc.job_root);
+      due.push_back(std::move(sc));
     }
     spares_due_.clear();
     if (due.empty()) return;
