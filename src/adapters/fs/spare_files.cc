@@ -139,17 +139,17 @@ std::optional<SpareFiles::SpareDir> SpareFiles::TakeDir(const std::string& key) 
   return d;
 }
 
-void SpareFiles::Drop(const std::string& key) {
-  Entry gone;  // closed and removed outside the lock
+std::vector<SpareFiles::SpareDir> SpareFiles::Drop(const std::string& key) {
+  Entry gone;  // the files closed outside the lock
   {
     std::lock_guard lock(mu_);
     auto it = spares_.find(key);
-    if (it == spares_.end()) return;
+    if (it == spares_.end()) return {};
     gone = std::move(it->second);
     total_ -= gone.files.size() + gone.dirs.size();
     spares_.erase(it);
   }
-  for (const SpareDir& d : gone.dirs) Remove(d);
+  return std::move(gone.dirs);
 }
 
 size_t SpareFiles::total() const {

@@ -9,8 +9,9 @@
 //
 // Owns: the spares. A spare file is an open fd of an unnamed file: nothing has its name, and the
 //   kernel frees one a killed process left. A spare directory is an empty directory named
-//   ".sedna-spare-<pid>-<n>" in the job's root, with an fd of that root: Drop and the destructor
-//   remove the ones not taken; Fill removes those of processes that are gone. At most
+//   ".sedna-spare-<pid>-<n>" in the job's root, with an fd of that root: the destructor removes
+//   the ones not taken, Drop hands them to its caller to remove, Fill removes those of processes
+//   that are gone. At most
 //   `max_total` fds in all; per key at most `files_per_key` files and one directory.
 // Thread-safe: filled and taken on the pool, wanted and dropped on the loop.
 #pragma once
@@ -54,9 +55,10 @@ class SpareFiles {
   UniqueFd Take(const std::string& key);
   // `key`'s spare directory, if it has one. The caller moves it (Dir::MoveDirHere) or removes it.
   std::optional<SpareDir> TakeDir(const std::string& key);
-  // Closes `key`'s spare files and removes its spare directories, and makes none for it until it
-  // is wanted again (its job is gone, or moved to another root).
-  void Drop(const std::string& key);
+  // Closes `key`'s spare files and makes none for it until it is wanted again (its job is gone, or
+  // moved to another root). Returns its spare directories, for the caller to Remove (on the pool:
+  // the loop does no filesystem work).
+  [[nodiscard]] std::vector<SpareDir> Drop(const std::string& key);
   size_t total() const;  // fds held: a file, or a directory's parent
   // Removes the spare directory `d` if it is still the (empty) directory made; for a caller that
   // took it and did not move it.

@@ -82,8 +82,8 @@ TEST_F(SpareFilesTest, TheTotalIsBoundedAndADroppedKeyGetsNoMore) {
   EXPECT_EQ(spares.Fill("a", dir_), 3u);
   EXPECT_EQ(spares.Fill("b", dir_), 1u);  // the total's bound: one file
   EXPECT_EQ(spares.total(), 4u);
-  EXPECT_EQ(Entries(), 1u);  // a's directory
-  spares.Drop("a");          // its directory is removed
+  EXPECT_EQ(Entries(), 1u);                                      // a's directory
+  for (const auto& d : spares.Drop("a")) SpareFiles::Remove(d);  // its directory, by the caller
   EXPECT_EQ(spares.total(), 1u);
   EXPECT_EQ(Entries(), 0u);
   EXPECT_FALSE(spares.Take("a").valid());
@@ -154,7 +154,9 @@ TEST_F(SpareFilesTest, ConcurrentFillTakeAndDropKeepTheCount) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(taken.load(), 200);  // each Take follows its own key's Fill
   EXPECT_LE(spares.total(), 12u);
-  for (int k = 0; k < 4; ++k) spares.Drop("k" + std::to_string(k));
+  for (int k = 0; k < 4; ++k) {
+    for (const auto& d : spares.Drop("k" + std::to_string(k))) SpareFiles::Remove(d);
+  }
   EXPECT_EQ(spares.total(), 0u);
 }
 

@@ -90,7 +90,7 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
 // spec.outputDir; S3 has no directories. A failure is tried again at the next update.
 void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   if (e.dirs_made_for == e.output_dir()) return;
-  if (!e.dirs_made_for.empty()) ctx_.spares->Drop(core::il::OutputRoot(e.dirs_made_for));
+  if (!e.dirs_made_for.empty()) DropSpares(e.dirs_made_for);
   if (fs::IsS3Url(e.output_dir())) {
     e.dirs_made_for = e.output_dir();
     return;
@@ -248,7 +248,7 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     if (e.retry_timer) e.retry_timer->cancel();
     e.ledger.CancelTimers();
     e.ledger.RemoveFiles();
-    if (!e.dirs_made_for.empty()) ctx_.spares->Drop(core::il::OutputRoot(e.dirs_made_for));
+    if (!e.dirs_made_for.empty()) DropSpares(e.dirs_made_for);
     // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.

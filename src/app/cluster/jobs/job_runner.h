@@ -163,6 +163,8 @@ class JobRunner {
   // round files and Readys of the same burst).
   void FillSpares(const JobEntry& e);
   void FillSparesLater(const JobEntry& e);
+  // The spares of the root of `output_dir` are dropped; its spare directory is removed on the pool.
+  void DropSpares(const std::string& output_dir);
   static constexpr std::chrono::milliseconds kSpareRefillDelay{250};
   void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
                       const core::il::WriteHotUpdate& h);

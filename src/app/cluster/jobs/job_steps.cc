@@ -320,6 +320,14 @@ void JobRunner::FillSpares(const JobEntry& e) {
   boost::asio::post(ctx_.pool, [sc = std::move(sc)] { storage::FillSpareFiles(sc); });
 }
 
+void JobRunner::DropSpares(const std::string& output_dir) {
+  std::vector<fs::SpareFiles::SpareDir> dirs = ctx_.spares->Drop(core::il::OutputRoot(output_dir));
+  if (dirs.empty()) return;
+  boost::asio::post(ctx_.pool, [dirs = std::move(dirs)] {
+    for (const fs::SpareFiles::SpareDir& d : dirs) fs::SpareFiles::Remove(d);
+  });
+}
+
 void JobRunner::FillSparesLater(const JobEntry& e) {
   spares_due_.insert(e.key);
   if (!spare_timer_) spare_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
