@@ -199,26 +199,27 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
   return *u;
 }
 
-// When the directory `rel_dir` (beneath `root`, the job's root) is missing and the job has a spare
-// directory, the spare is moved there (no inode made while a Ready waits). Its parent directories
-// are made as Dir::Sub makes them. Ok also when nothing was moved (the caller's Sub makes the
-// directory then); an error only when what was moved was swapped for something else.
-Status PlaceSpareDir(const Context& ctx, const fs::Dir& root, const std::string& rel_dir) {
-  if (!ctx.spares || rel_dir.empty()) return Status::Ok();
+// The directory `rel_dir` beneath `root` (the job's root), made if missing as Dir::Sub makes it,
+// walked once. When the last component is missing and the job has a spare directory, the spare is
+// moved there instead of a mkdir (no inode made while a Ready waits); a spare that was swapped for
+// something else before the move is an error.
+Result<fs::Dir> OpenSampleDir(const Context& ctx, const fs::Dir& root, const std::string& rel_dir) {
+  if (!ctx.spares || rel_dir.empty()) return root.Sub(rel_dir, true);
   const size_t slash = rel_dir.rfind('/');
   const std::string parent_rel = slash == std::string::npos ? "" : rel_dir.substr(0, slash);
   const std::string leaf = slash == std::string::npos ? rel_dir : rel_dir.substr(slash + 1);
-  if (leaf.empty() || leaf == "." || leaf == "..") return Status::Ok();
+  if (leaf.empty() || leaf == "." || leaf == "..") return root.Sub(rel_dir, true);
   auto parent = root.Sub(parent_rel, true);
-  if (!parent.ok()) return Status::Ok();  // the caller's Sub reports it
+  if (!parent.ok()) return parent.status();
   auto there = parent->Lstat(leaf);
-  if (!there.ok() || *there) return Status::Ok();
-  std::optional<fs::SpareFiles::SpareDir> spare = ctx.spares->TakeDir(ctx.job_root);
-  if (!spare) return Status::Ok();
-  auto moved = parent->MoveDirHere(spare->parent, spare->name, spare->id, leaf);
-  if (!moved.ok()) return moved.status();
-  if (!*moved) fs::SpareFiles::Remove(*spare);
-  return Status::Ok();
+  if (there.ok() && !*there) {
+    if (std::optional<fs::SpareFiles::SpareDir> spare = ctx.spares->TakeDir(ctx.job_root)) {
+      auto moved = parent->MoveDirHere(spare->parent, spare->name, spare->id, leaf);
+      if (!moved.ok()) return moved.status();
+      if (!*moved) fs::SpareFiles::Remove(*spare);
+    }
+  }
+  return parent->Sub(leaf, true);
 }
 
 // A host file WriteOne put in place, its fsyncs still to come (Dir::FinishReplace on `dir`).
@@ -246,11 +247,7 @@ Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::s
     if (dn.name.empty()) return Status::Error("sample file " + url + ": not a file name");
     auto root = OpenJobRoot(ctx, true);
     if (!root.ok()) return root.status();
-    const std::string rel_dir = dn.dir.substr(1);
-    if (Status s = PlaceSpareDir(ctx, *root, rel_dir); !s.ok()) {
-      return Status::Error("writing " + url + ": " + s.message());
-    }
-    auto dir = root->Sub(rel_dir, true);
+    auto dir = OpenSampleDir(ctx, *root, dn.dir.substr(1));
     if (!dir.ok()) return Status::Error("writing " + url + ": " + dir.message());
     // Nobody reads a round's files before its Ready, sent after WriteSampleFile returns, and a
     // restart before then writes them again: the cheaper order is safe (Dir::Replace,
