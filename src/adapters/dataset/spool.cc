@@ -115,15 +115,19 @@ Status Spool::WriteBuffer() {
   return Status::Ok();
 }
 
-void Spool::StartWriteback() {
-  if (!WriteBuffer().ok()) return;
-  // nbytes 0: to the end of the file; only its dirty pages are written.
-  (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
-}
-
 Status Spool::Flush() {
   if (Status s = WriteBuffer(); !s.ok()) return s;
-  if (::fdatasync(fd_) != 0) return SpoolError("syncing", path_, errno);
+  return Synced(::fdatasync(fd_) == 0 ? 0 : errno);
+}
+
+Status Spool::PrepareSync(std::vector<fs::SyncItem>& syncs) {
+  if (Status s = WriteBuffer(); !s.ok()) return s;
+  syncs.push_back({fd_, true, 0});
+  return Status::Ok();
+}
+
+Status Spool::Synced(int error) const {
+  if (error != 0) return SpoolError("syncing", path_, error);
   return Status::Ok();
 }
 

@@ -7,7 +7,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "adapters/fs/sync_batch.h"
 #include "core/status.h"
 
 namespace sedna::dataset {
@@ -32,11 +34,13 @@ class Spool {
   // Writes the buffered bytes and fdatasyncs; afterwards size() bytes are durable. Safe to retry
   // after an error (writes are positional, a partial write is overwritten).
   Status Flush();
-  // Writes the buffered bytes and starts their write-back without waiting for it: the Flush of
-  // several spools after each one's StartWriteback waits for their writes together instead of one
-  // after another. Best effort: an error here is left for Flush, which writes again and reports
-  // it.
-  void StartWriteback();
+  // Flush in two parts, for a caller that syncs several spools together (fs::SyncAll, whose
+  // syncs the kernel makes at once): PrepareSync writes the buffered bytes and adds the spool's
+  // fdatasync to `syncs` (nothing is added on an error, which is returned); once it is made,
+  // Synced with its error (0 or an errno) returns what Flush would. Then, as after Flush, size()
+  // bytes are durable. The spool is left alone in between.
+  Status PrepareSync(std::vector<fs::SyncItem>& syncs);
+  Status Synced(int error) const;
   // Drops everything beyond `size` (buffered and written bytes), e.g. to roll back the samples
   // of a read that failed part way; size must not exceed size(). Not synced: the caller's
   // committed size already excludes those bytes.

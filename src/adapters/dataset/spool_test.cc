@@ -190,25 +190,34 @@ TEST_F(SpoolTest, WriteFaultIsReportedAndFlushCanBeRetried) {
   EXPECT_EQ(Content(), "a\nb\n");
 }
 
-TEST_F(SpoolTest, StartWritebackWritesTheBufferAndLeavesTheSyncToFlush) {
+TEST_F(SpoolTest, PrepareSyncWritesTheBufferAndAddsItsDataSync) {
   auto spool = MustOpen(0);
   ASSERT_TRUE(spool->Append("a").ok());
   ASSERT_TRUE(spool->Append("b").ok());
   EXPECT_EQ(spool->written(), 0);
-  spool->StartWriteback();
+  std::vector<fs::SyncItem> syncs;
+  ASSERT_TRUE(spool->PrepareSync(syncs).ok());
   EXPECT_EQ(spool->written(), 4);
   EXPECT_EQ(Content(), "a\nb\n");
-  ASSERT_TRUE(spool->Flush().ok());
-  EXPECT_EQ(spool->written(), spool->size());
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_TRUE(syncs[0].data_only);
+  fs::SyncAll(syncs);
+  EXPECT_EQ(syncs[0].error, 0);
+  EXPECT_TRUE(spool->Synced(syncs[0].error).ok());
+  // The sync's error is the spool's, naming it.
+  const Status failed = spool->Synced(EIO);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find(path_), std::string::npos) << failed.message();
 
-  // A write that fails leaves the bytes buffered, for Flush to write and report.
+  // A write that fails adds no sync and leaves the bytes buffered, for the next try.
   ASSERT_TRUE(spool->Append("c").ok());
   int fail = EIO;
   fs::SetWriteFaultForTest([&](const std::string& path) { return path == path_ ? fail : 0; });
-  spool->StartWriteback();
+  syncs.clear();
+  EXPECT_FALSE(spool->PrepareSync(syncs).ok());
+  EXPECT_TRUE(syncs.empty());
   EXPECT_EQ(spool->written(), 4);
   EXPECT_EQ(spool->size(), 6);
-  EXPECT_FALSE(spool->Flush().ok());
   fail = 0;
   ASSERT_TRUE(spool->Flush().ok());
   EXPECT_EQ(Content(), "a\nb\nc\n");

@@ -702,13 +702,22 @@ Result<Dir::Unsynced> Dir::WriteAndRename(
 }
 
 Result<FileId> Dir::FinishReplace(Unsynced u) const {
+  std::array<SyncItem, 2> syncs = FinishSyncs(u);
+  SyncAll(syncs);
+  return Finished(std::move(u), syncs[0].error, syncs[1].error);
+}
+
+std::array<SyncItem, 2> Dir::FinishSyncs(const Unsynced& u) const {
+  return {SyncItem{u.file.get(), false, 0}, SyncItem{fd_.get(), false, 0}};
+}
+
+Result<FileId> Dir::Finished(Unsynced u, int file_error, int dir_error) const {
   const auto replaced = [&](const Status& s) -> Result<FileId> {
     return s.WithMessage(s.message() + " (" + u.target + " was already replaced)");
   };
-  // The file's fsync commits the rename with it (ext4); the directory's below then costs ~0.
-  if (::fsync(u.file.get()) != 0) return replaced(ErrnoError("syncing " + u.target, errno));
+  if (file_error != 0) return replaced(ErrnoError("syncing " + u.target, file_error));
   if (::close(u.file.Release()) != 0) return replaced(ErrnoError("writing " + u.target, errno));
-  if (Status s = Sync(); !s.ok()) return replaced(s);
+  if (Status s = Synced(dir_error); !s.ok()) return replaced(s);
   return u.id;
 }
 
@@ -797,11 +806,11 @@ Result<std::vector<std::string>> Dir::List(size_t max_entries) const {
   return out;
 }
 
-Status Dir::Sync() const {
-  if (int e = internal::InjectedFault(path_); e != 0) {
-    return ErrnoError("syncing directory " + path_, e);
-  }
-  if (::fsync(fd_.get()) != 0) return ErrnoError("syncing directory " + path_, errno);
+Status Dir::Sync() const { return Synced(::fsync(fd_.get()) == 0 ? 0 : errno); }
+
+Status Dir::Synced(int error) const {
+  if (int e = internal::InjectedFault(path_); e != 0) error = e;
+  if (error != 0) return ErrnoError("syncing directory " + path_, error);
   return Status::Ok();
 }
 

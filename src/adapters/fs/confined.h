@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/fs/sync_batch.h"
 #include "core/status.h"
 
 namespace sedna::fs {
@@ -193,6 +195,12 @@ class Dir {
       const std::function<Status(int fd, const std::string& path)>& fill,
       UniqueFd spare = UniqueFd()) const;
   Result<FileId> FinishReplace(Unsynced u) const;
+  // FinishReplace in its parts, for a caller that makes the syncs itself together with others'
+  // (fs::SyncAll, fs::Syncer): the two syncs (the file's, this directory's; FinishReplace makes
+  // them at once with SyncAll), then Finished with their errors (0 or an errno), which closes the
+  // file and returns what FinishReplace would.
+  std::array<SyncItem, 2> FinishSyncs(const Unsynced& u) const;
+  Result<FileId> Finished(Unsynced u, int file_error, int dir_error) const;
 
   // A hard link `name` in this directory to the regular file `src_name` of `src` (linkat without
   // AT_SYMLINK_FOLLOW: a link is never followed). false: `name` exists already. A filesystem
@@ -221,6 +229,8 @@ class Dir {
 
   // fsync(2) of this directory.
   Status Sync() const;
+  // What Sync returns had its fsync returned `error` (0 or an errno): for a sync made elsewhere.
+  Status Synced(int error) const;
 
   // An exclusive flock(2) on this directory, held until the returned fd is closed (between the
   // daemon and a rollback-model run, which open the same directory).

@@ -200,42 +200,95 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
 }
 
 // The directory `rel_dir` beneath `root` (the job's root), made if missing as Dir::Sub makes it,
-// walked once. When the last component is missing and the job has a spare directory, the spare is
-// moved there instead of a mkdir (no inode made while a Ready waits); a spare that was swapped for
-// something else before the move is an error.
-Result<fs::Dir> OpenSampleDir(const Context& ctx, const fs::Dir& root, const std::string& rel_dir) {
-  if (!ctx.spares || rel_dir.empty()) return root.Sub(rel_dir, true);
+// walked once, and its parent when its last component was made here (its entry there is synced
+// with the file). When the last component is missing and the job has a spare directory, the spare
+// is moved there instead of a mkdir (no inode made while a Ready waits); a spare that was swapped
+// for something else before the move is an error.
+struct SampleDir {
+  fs::Dir dir;
+  std::optional<fs::Dir> made_in;
+};
+
+Result<SampleDir> OpenSampleDir(const Context& ctx, const fs::Dir& root,
+                                const std::string& rel_dir) {
   const size_t slash = rel_dir.rfind('/');
   const std::string parent_rel = slash == std::string::npos ? "" : rel_dir.substr(0, slash);
   const std::string leaf = slash == std::string::npos ? rel_dir : rel_dir.substr(slash + 1);
-  if (leaf.empty() || leaf == "." || leaf == "..") return root.Sub(rel_dir, true);
+  if (leaf.empty() || leaf == "." || leaf == "..") {
+    auto dir = root.Sub(rel_dir, true);
+    if (!dir.ok()) return dir.status();
+    return SampleDir{std::move(*dir), std::nullopt};
+  }
   auto parent = root.Sub(parent_rel, true);
   if (!parent.ok()) return parent.status();
   auto there = parent->Lstat(leaf);
-  if (there.ok() && !*there) {
+  const bool missing = there.ok() && !*there;
+  if (missing && ctx.spares) {
     if (std::optional<fs::SpareFiles::SpareDir> spare = ctx.spares->TakeDir(ctx.job_root)) {
       auto moved = parent->MoveDirHere(spare->parent, spare->name, spare->id, leaf);
       if (!moved.ok()) return moved.status();
       if (!*moved) fs::SpareFiles::Remove(*spare);
     }
   }
-  return parent->Sub(leaf, true);
+  auto dir = parent->Sub(leaf, true);
+  if (!dir.ok()) return dir.status();
+  SampleDir out{std::move(*dir), std::nullopt};
+  if (missing) out.made_in = std::move(*parent);
+  return out;
 }
 
-// A host file WriteOne put in place, its fsyncs still to come (Dir::FinishReplace on `dir`).
-struct PendingHostFile {
+}  // namespace
+
+// A host file WriteOne put in place, its syncs still to come: the file's and its directory's
+// (Dir::FinishSyncs), and `made_in`'s when its directory was made for it.
+struct PendingSampleFile::HostFile {
   fs::Dir dir;
   fs::Dir::Unsynced file;
+  std::optional<fs::Dir> made_in;
 };
+
+PendingSampleFile::PendingSampleFile() = default;
+PendingSampleFile::~PendingSampleFile() = default;
+PendingSampleFile::PendingSampleFile(PendingSampleFile&&) noexcept = default;
+PendingSampleFile& PendingSampleFile::operator=(PendingSampleFile&&) noexcept = default;
+
+std::vector<fs::SyncItem> PendingSampleFile::Syncs() const {
+  std::vector<fs::SyncItem> out;
+  for (const HostFile& f : files_) {
+    for (const fs::SyncItem& item : f.dir.FinishSyncs(f.file)) out.push_back(item);
+    if (f.made_in) out.push_back({f.made_in->fd(), false, 0});
+  }
+  return out;
+}
+
+Status PendingSampleFile::Finish(const std::vector<fs::SyncItem>& synced) {
+  Status first = Status::Ok();
+  size_t i = 0;
+  for (HostFile& f : files_) {
+    const size_t n = f.made_in ? 3 : 2;
+    if (i + n > synced.size()) {
+      if (first.ok()) first = Status::Error("sample file: " + f.file.target + ": not synced");
+      break;
+    }
+    auto id = f.dir.Finished(std::move(f.file), synced[i].error, synced[i + 1].error);
+    Status s = id.status();
+    if (s.ok() && f.made_in) s = f.made_in->Synced(synced[i + 2].error);
+    if (first.ok() && !s.ok()) first = s;
+    i += n;
+  }
+  files_.clear();
+  return first;
+}
+
+namespace {
 
 // Writes `prefix` + `ranges` (or the index of `ranges`) to `url`. A host `url` is written
 // beneath the job's root: the root opened once (created if missing), the directories beneath it
 // made or opened with no link followed, the file put in place within its directory's fd and
 // returned to be finished (synced); an S3 `url` is uploaded, and nothing is returned.
-Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::string& url,
-                                                const std::string& prefix,
-                                                const std::vector<fs::FileRange>& ranges,
-                                                bool index, IndexTokens tokens) {
+Result<std::optional<PendingSampleFile::HostFile>> WriteOne(
+    const Context& ctx, const std::string& url, const std::string& prefix,
+    const std::vector<fs::FileRange>& ranges, bool index, IndexTokens tokens) {
   auto fill = [&](int fd, const std::string& path) -> Status {
     return index ? WriteIndexFile(fd, path, prefix, ranges, tokens)
                  : fs::WriteRangesTo(fd, path, prefix, ranges);
@@ -247,15 +300,17 @@ Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::s
     if (dn.name.empty()) return Status::Error("sample file " + url + ": not a file name");
     auto root = OpenJobRoot(ctx, true);
     if (!root.ok()) return root.status();
-    auto dir = OpenSampleDir(ctx, *root, dn.dir.substr(1));
-    if (!dir.ok()) return Status::Error("writing " + url + ": " + dir.message());
+    auto sample_dir = OpenSampleDir(ctx, *root, dn.dir.substr(1));
+    if (!sample_dir.ok()) return Status::Error("writing " + url + ": " + sample_dir.message());
+    fs::Dir* dir = &sample_dir->dir;
     // Nobody reads a round's files before its Ready, sent after WriteSampleFile returns, and a
     // restart before then writes them again: the cheaper order is safe (Dir::Replace,
     // kRenameThenSync, in its two halves).
     auto file = dir->ReplaceUnsynced(dn.name, -1, fill,
                                      ctx.spares ? ctx.spares->Take(ctx.job_root) : fs::UniqueFd());
     if (!file.ok()) return file.status();
-    return std::optional<PendingHostFile>(PendingHostFile{std::move(*dir), std::move(*file)});
+    return std::optional<PendingSampleFile::HostFile>(PendingSampleFile::HostFile{
+        std::move(sample_dir->dir), std::move(*file), std::move(sample_dir->made_in)});
   }
   auto u = ParseUrl(ctx, url);
   if (!u.ok()) return u.status();
@@ -264,7 +319,7 @@ Result<std::optional<PendingHostFile>> WriteOne(const Context& ctx, const std::s
   if (Status s = fill(tmp->fd(), tmp->path()); !s.ok()) return s;
   s3::Client client(*ctx.credentials, ctx.s3_options);
   if (Status s = client.PutFile(*u, tmp->path()); !s.ok()) return s;
-  return std::optional<PendingHostFile>();
+  return std::optional<PendingSampleFile::HostFile>();
 }
 
 }  // namespace
@@ -279,23 +334,27 @@ void FillSpareFiles(const Context& ctx) {
   if (root.ok()) ctx.spares->Fill(ctx.job_root, *root);
 }
 
-Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
+Result<PendingSampleFile> PutSampleFile(const Context& ctx, const SampleFile& file) {
   // Host files are all put in place before any is synced: their writes go out together.
-  std::vector<PendingHostFile> pending;
+  PendingSampleFile pending;
   if (!file.index_url.empty()) {
     auto index =
         WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true, file.index_tokens);
     if (!index.ok()) return index.status();
-    if (*index) pending.push_back(std::move(**index));
+    if (*index) pending.files_.push_back(std::move(**index));
   }
   auto data = WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens);
   if (!data.ok()) return data.status();
-  if (*data) pending.push_back(std::move(**data));
-  for (PendingHostFile& p : pending) {
-    auto id = p.dir.FinishReplace(std::move(p.file));
-    if (!id.ok()) return id.status();
-  }
-  return Status::Ok();
+  if (*data) pending.files_.push_back(std::move(**data));
+  return pending;
+}
+
+Status WriteSampleFile(const Context& ctx, const SampleFile& file) {
+  auto pending = PutSampleFile(ctx, file);
+  if (!pending.ok()) return pending.status();
+  std::vector<fs::SyncItem> syncs = pending->Syncs();
+  fs::SyncAll(syncs);
+  return pending->Finish(syncs);
 }
 
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,

@@ -14,6 +14,7 @@
 #include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
 #include "adapters/fs/spare_files.h"
+#include "adapters/fs/sync_batch.h"
 #include "adapters/s3/s3_client.h"
 #include "core/clock.h"
 #include "core/status.h"
@@ -77,6 +78,35 @@ struct SampleFile {
 // data file always has its index; staging files are removed. Memory use does not depend on the
 // number or size of the samples.
 Status WriteSampleFile(const Context& ctx, const SampleFile& file);
+
+// A sample file's host files put in place by PutSampleFile, their syncs still to make (none for
+// files on S3, which are uploaded whole).
+class PendingSampleFile {
+ public:
+  PendingSampleFile();
+  ~PendingSampleFile();
+  PendingSampleFile(PendingSampleFile&&) noexcept;
+  PendingSampleFile& operator=(PendingSampleFile&&) noexcept;
+
+  // The syncs that make the files durable where they are: each file's, its directory's, and the
+  // parent's of a directory made for it. The fds stay open until Finish.
+  std::vector<fs::SyncItem> Syncs() const;
+  // Once the syncs Syncs gave were made (`synced`: the same items in the same order, their
+  // errors set): closes the files and returns the first error, naming its file or directory.
+  Status Finish(const std::vector<fs::SyncItem>& synced);
+
+  struct HostFile;  // one file put in place (storage.cc)
+
+ private:
+  friend Result<PendingSampleFile> PutSampleFile(const Context& ctx, const SampleFile& file);
+  std::vector<HostFile> files_;
+};
+
+// WriteSampleFile up to its syncs: on success the files are in place (a process crash leaves them
+// whole; a power loss before the syncs may leave them short) and WriteSampleFile's result is
+// Finish's once the syncs are made. For a caller that makes the syncs of several jobs' files
+// together (fs::Syncer); WriteSampleFile makes them at once with fs::SyncAll.
+Result<PendingSampleFile> PutSampleFile(const Context& ctx, const SampleFile& file);
 
 // Makes ctx.spares' spare files for ctx.job_root, in that root (a host root that exists; nothing
 // for S3, no spares or no root). For the pool, ahead of the next WriteSampleFile of the job.

@@ -184,6 +184,70 @@ TEST_F(StorageTest, HostSampleFilesAreWrittenIntoTheJobsSpares) {
   EXPECT_EQ(spares.total(), 0u);
 }
 
+// PutSampleFile puts the files in place and leaves their syncs to its caller: each file's, its
+// directory's, and the parent's of the directory made for the round; Finish closes the files and
+// reports a failed sync naming what it was for.
+TEST_F(StorageTest, PutSampleFileLeavesTheSyncsOfFilesAndNewDirectoriesToItsCaller) {
+  stdfs::create_directories(ctx_.rootfs + "/out/data/train");
+  auto put =
+      PutSampleFile(ctx_, Samples("/out/data/train/1/data.txt", "/out/data/train/1/dataIndex.txt"));
+  ASSERT_TRUE(put.ok()) << put.message();
+  // In place before any sync: a crash now leaves them whole.
+  EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/data/train/1/data.txt"), kSamples);
+  EXPECT_EQ(ReadFile(ctx_.rootfs + "/out/data/train/1/dataIndex.txt"), kIndex);
+  std::vector<fs::SyncItem> syncs = put->Syncs();
+  // dataIndex.txt, its directory, the directory's parent (train/1 was made); data.txt, its
+  // directory (made already).
+  ASSERT_EQ(syncs.size(), 5u);
+  auto ino_of_fd = [](int fd) {
+    struct stat st {};
+    EXPECT_EQ(::fstat(fd, &st), 0);
+    return st.st_ino;
+  };
+  auto ino_of = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_ino;
+  };
+  const std::string round = ctx_.rootfs + "/out/data/train/1";
+  EXPECT_EQ(ino_of_fd(syncs[0].fd), ino_of(round + "/dataIndex.txt"));
+  EXPECT_EQ(ino_of_fd(syncs[1].fd), ino_of(round));
+  EXPECT_EQ(ino_of_fd(syncs[2].fd), ino_of(ctx_.rootfs + "/out/data/train"));
+  EXPECT_EQ(ino_of_fd(syncs[3].fd), ino_of(round + "/data.txt"));
+  EXPECT_EQ(ino_of_fd(syncs[4].fd), ino_of(round));
+  for (const fs::SyncItem& item : syncs) EXPECT_FALSE(item.data_only);
+  fs::SyncAll(syncs);
+  Status s = put->Finish(syncs);
+  EXPECT_TRUE(s.ok()) << s.message();
+
+  // A failed sync: the file's names the file, the new directory's parent names that directory.
+  put = PutSampleFile(ctx_, Samples("/out/data/train/2/data.txt"));
+  ASSERT_TRUE(put.ok()) << put.message();
+  syncs = put->Syncs();
+  ASSERT_EQ(syncs.size(), 3u);
+  fs::SyncAll(syncs);
+  syncs[2].error = EIO;
+  s = put->Finish(syncs);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.errno_value(), EIO);
+  EXPECT_NE(s.message().find("syncing directory " + ctx_.rootfs + "/out/data/train"),
+            std::string::npos)
+      << s.message();
+  put = PutSampleFile(ctx_, Samples("/out/data/train/2/data.txt"));
+  ASSERT_TRUE(put.ok()) << put.message();
+  syncs = put->Syncs();
+  ASSERT_EQ(syncs.size(), 2u);  // train/2 is there now
+  syncs[0].error = EIO;
+  s = put->Finish(syncs);
+  EXPECT_NE(s.message().find("syncing " + ctx_.rootfs + "/out/data/train/2/data.txt"),
+            std::string::npos)
+      << s.message();
+  // Fewer results than syncs: an error, not a success.
+  put = PutSampleFile(ctx_, Samples("/out/data/train/2/data.txt"));
+  ASSERT_TRUE(put.ok()) << put.message();
+  EXPECT_FALSE(put->Finish({}).ok());
+}
+
 // dataIndex.txt per generation (docs/design-notes.md, "Both GM generations"): the 2021 LC lists
 // the first token of each sample, the v0.5+ LC every token with a non-empty Go path.Ext.
 TEST_F(StorageTest, IndexTokensPerGeneration) {

@@ -2,6 +2,10 @@
 #include "app/cluster/context.h"
 
 #include <malloc.h>
+#include <unistd.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 
 #include <cctype>
 #include <chrono>
@@ -34,6 +38,51 @@ void HeapTrim::Cancel() {
   cancelled_ = true;
   if (timer_) timer_->cancel();
   if (keeping_) json::KeepParsedDocuments(0);
+}
+
+struct FileSyncs::Wait {
+  boost::asio::posix::stream_descriptor fd;  // a dup of the syncer's eventfd
+};
+
+FileSyncs::FileSyncs(boost::asio::io_context& io) : io_(io) {
+  if (!syncer_.async()) return;
+  const int fd = ::dup(syncer_.event_fd());
+  if (fd < 0) return;  // no wait: every batch is then synced on its caller's thread
+  wait_ = std::make_unique<Wait>(Wait{boost::asio::posix::stream_descriptor(io, fd)});
+}
+
+FileSyncs::~FileSyncs() { *alive_ = false; }
+
+void FileSyncs::Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done) {
+  if (!wait_) {  // syncs on this thread, done before it returns
+    for (fs::SyncItem& item : items) item.error = 0;
+    fs::SyncAll(items);
+    done(items);
+    return;
+  }
+  if (syncer_.Sync(std::move(items), std::move(done))) {
+    boost::asio::post(io_, [this, alive = alive_] {
+      if (*alive) Arm();
+    });
+  }
+}
+
+void FileSyncs::Stop() {
+  stopped_ = true;
+  if (wait_) wait_->fd.cancel();
+}
+
+void FileSyncs::Arm() {
+  if (armed_ || stopped_ || syncer_.in_flight() == 0) return;
+  armed_ = true;
+  wait_->fd.async_wait(boost::asio::posix::descriptor_base::wait_read,
+                       [this, alive = alive_](const boost::system::error_code& ec) {
+                         if (ec || !*alive) return;
+                         armed_ = false;
+                         if (stopped_) return;
+                         syncer_.Reap();
+                         Arm();  // while syncs are in flight
+                       });
 }
 
 Result<std::optional<s3::Credentials>> CredentialsOf(const std::optional<std::string>& json) {

@@ -4,8 +4,9 @@
 // only (the store writes its timestamps from it too); asio timers keep counting on the system
 // steady clock, armed with durations (expires_after) computed from `clock`. Parts hold a reference;
 // each part's own state is its own. Everything here is used on the loop thread only, except `pool`,
-// which runs blocking work whose result comes back to the loop with asio::post(io, ...), and
-// `spares`, which that work takes from and fills (thread-safe).
+// which runs blocking work whose result comes back to the loop with asio::post(io, ...),
+// `spares`, which that work takes from and fills, and `syncs`, to which it hands the syncs of the
+// files it wrote (both thread-safe).
 #pragma once
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -16,6 +17,7 @@
 #include <memory>
 
 #include "adapters/fs/spare_files.h"
+#include "adapters/fs/sync_batch.h"
 #include "adapters/s3/s3_client.h"
 #include "adapters/store/store.h"
 #include "app/cluster/config.h"
@@ -56,6 +58,36 @@ class HeapTrim {
   bool keeping_ = false;  // parsed documents are kept on the loop thread
 };
 
+// Syncs of files the pool wrote, made together by the kernel (fs::Syncer), their completions
+// handed back on the loop. The loop waits on the syncer's eventfd only while syncs are in flight:
+// an idle loop, or a test's io.run(), has nothing of it to wait for.
+//
+// Owns: the syncer and the loop's wait. Called by: pool work (Sync, any thread); the controller's
+// Stop (on the loop). Calls: each batch's `done`, on the loop (or on the caller's thread when the
+// kernel took none of it: fs::Syncer::Sync).
+class FileSyncs {
+ public:
+  explicit FileSyncs(boost::asio::io_context& io);
+  ~FileSyncs();
+  FileSyncs(const FileSyncs&) = delete;
+  FileSyncs& operator=(const FileSyncs&) = delete;
+
+  void Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done);
+  // No `done` is called on the loop from now on (the controller stops).
+  void Stop();
+
+ private:
+  struct Wait;
+  void Arm();  // on the loop
+
+  boost::asio::io_context& io_;
+  fs::Syncer syncer_;
+  std::unique_ptr<Wait> wait_;  // null when the syncer syncs on its callers' threads
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for handlers posted from the pool
+  bool armed_ = false;                                          // loop only
+  bool stopped_ = false;                                        // loop only
+};
+
 // Why the LC cannot do its work now ("" when it can): /readyz answers 503 with it. Set by the
 // parts that see the failure, cleared when the same thing works again.
 struct Health {
@@ -80,6 +112,9 @@ struct Context {
   // Spare files beneath the jobs' roots (thread-safe: filled and taken on the pool). Before `pool`,
   // so that it outlives the pool's threads.
   std::unique_ptr<fs::SpareFiles> spares = std::make_unique<fs::SpareFiles>();
+  // The syncs of the files the pool writes (round files), made together; thread-safe. Before
+  // `pool`, likewise.
+  std::unique_ptr<FileSyncs> syncs = std::make_unique<FileSyncs>(io);
   boost::asio::thread_pool pool{2};
   Metrics metrics;
   Health health;

@@ -278,6 +278,7 @@ void Controller::Impl::Stop() {
   worker_api.Stop();
   status.Stop();
   ctx.trim.Cancel();
+  ctx.syncs->Stop();
   early.Stop();
   inbound.Stop();  // events not handed out yet are dropped: their sources re-send them
   intake.Stop();   // what fails to commit stays in the intake journal for the next start

@@ -62,10 +62,12 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     // and the totals alone from here on.
     inbound_.Post(
         {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
+    std::vector<fs::SyncItem> syncs;
     for (auto& j : pass->jobs) {
-      if (j.start_sync) j.start_sync(j.member);
+      if (j.add_syncs) j.add_syncs(j.member, syncs);
     }
-    for (auto& j : pass->jobs) j.finish(j.member);
+    fs::SyncAll(syncs);
+    for (auto& j : pass->jobs) j.finish(j.member, syncs);
     inbound_.Post(
         {"", key + " index read", [this, key, path, pass, take = options.take_unterminated] {
            OnRead(key, path, *pass, take);

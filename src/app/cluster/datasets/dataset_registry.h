@@ -46,6 +46,7 @@
 
 #include "adapters/dataset/index_reader.h"
 #include "adapters/dataset/shared_read.h"
+#include "adapters/fs/sync_batch.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/s3/index_mirror.h"
 #include "app/cluster/context.h"
@@ -75,14 +76,16 @@ dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::strin
                                       bool take_unterminated, int64_t max_bytes,
                                       int64_t max_line_bytes);
 // A job's share of a pass: its cursor and sample sink (called on the pool), then, once the reads
-// are done, `start_sync` (if set; its spools' write-back started) for every job before any job's
-// `finish` on the pool (its spools flushed: the jobs' syncs wait together), then `apply` back on
-// the loop, after the count is committed (its step commits the new cursor). Each is called exactly
+// are done, `add_syncs` (if set: the syncs its spools need, their buffers written out) for every
+// job before the pool makes all jobs' syncs together (fs::SyncAll), then each job's `finish` on the
+// pool with them made (`synced`: each job's where its add_syncs put them), then `apply` back on the
+// loop, after the count is committed (its step commits the new cursor). Each is called exactly
 // once, unless the LC stops first (then `apply` is not).
 struct IngestShare {
   dataset::PassMember member;
-  std::function<void(const dataset::PassMember& member)> start_sync;
-  std::function<void(dataset::PassMember& member)> finish;
+  std::function<void(const dataset::PassMember& member, std::vector<fs::SyncItem>& syncs)>
+      add_syncs;
+  std::function<void(dataset::PassMember& member, const std::vector<fs::SyncItem>& synced)> finish;
   std::function<void(const dataset::PassMember& member, bool take_unterminated)> apply;
 };
 

@@ -59,7 +59,8 @@ class DatasetRegistryTest : public ::testing::Test {
             [this](const DatasetSource& src) {
               std::vector<IngestShare> shares(1);
               shares[0].member.cursor = job_cursor;
-              shares[0].finish = [gate = finish_gate](dataset::PassMember&) {
+              shares[0].finish = [gate = finish_gate](dataset::PassMember&,
+                                                      const std::vector<fs::SyncItem>&) {
                 if (gate.valid()) gate.wait();
               };
               shares[0].apply = [this, path = src.local_path](const dataset::PassMember& m, bool) {

@@ -18,6 +18,14 @@ void ActionExecutor::RunOnPool(JobRef job, std::function<core::il::Event()> work
   });
 }
 
+void ActionExecutor::RunOnPoolThen(JobRef job, std::function<void(Finish finish)> work) {
+  boost::asio::post(pool_, [this, job = std::move(job), work = std::move(work)]() mutable {
+    work([this, job = std::move(job)](core::il::Event ev) {
+      inbound_.Post(ResultEvent(job, std::move(ev)));
+    });
+  });
+}
+
 void ActionExecutor::Post(JobRef job, core::il::Event ev) {
   inbound_.Post(ResultEvent(std::move(job), std::move(ev)));
 }

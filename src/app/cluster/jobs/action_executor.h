@@ -49,6 +49,11 @@ class ActionExecutor {
 
   // Runs `work` on the pool; the event it returns steps `job` (Post, then as ResultEvent).
   void RunOnPool(JobRef job, std::function<core::il::Event()> work);
+  // Hands `job`'s event to the loop as RunOnPool does; callable from any thread, once.
+  using Finish = std::function<void(core::il::Event)>;
+  // Runs `work` on the pool with a Finish for `job`, which it calls then or later (from a
+  // completion it started: the file syncs of Context::syncs), exactly once.
+  void RunOnPoolThen(JobRef job, std::function<void(Finish finish)> work);
   // A result known without blocking work (an action refused on the loop): posted to the loop
   // like a pool result, so it follows the step that asked for the action.
   void Post(JobRef job, core::il::Event ev);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <string_view>
 #include <variant>
 
@@ -305,11 +306,21 @@ void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::Wri
   const core::il::Work work =
       w.stage == core::Stage::kTrain ? core::il::Work::kWriteTrain : core::il::Work::kWriteEval;
   const int64_t round = w.round;
-  executor_.RunOnPool(
-      job, [ctx = StorageContext(ctx_, e), file = std::move(file), work, round]() -> Event {
-        Status s = storage::WriteSampleFile(ctx, file);
-        return core::il::FileWritten{work, round, s.ok(), s.message()};
-      });
+  // The files are put in place on the pool and their syncs handed to ctx_.syncs, so the pool goes
+  // on to the next job's files while the kernel syncs these together with theirs.
+  executor_.RunOnPoolThen(job, [ctx = StorageContext(ctx_, e), file = std::move(file), work, round,
+                                syncs = ctx_.syncs.get()](ActionExecutor::Finish finish) {
+    auto put = storage::PutSampleFile(ctx, file);
+    if (!put.ok()) {
+      finish(core::il::FileWritten{work, round, false, put.message()});
+      return;
+    }
+    auto pending = std::make_shared<storage::PendingSampleFile>(std::move(*put));
+    syncs->Sync(pending->Syncs(), [pending, finish, work, round](std::vector<fs::SyncItem>& done) {
+      const Status s = pending->Finish(done);
+      finish(core::il::FileWritten{work, round, s.ok(), s.message()});
+    });
+  });
   FillSparesLater(e);
 }
 

@@ -1,5 +1,7 @@
 #include "app/cluster/jobs/sample_ledger.h"
 
+#include <cerrno>
+
 #include <unistd.h>
 #include "adapters/log/log.h"
 
@@ -78,23 +80,36 @@ IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who,
     ++d.eval_added;
     return eval->Append(line);
   };
-  share.start_sync = [done, train = train_spool_,
-                      eval = eval_spool_](const dataset::PassMember& m) {
+  share.add_syncs = [done, train = train_spool_, eval = eval_spool_](
+                        const dataset::PassMember& m, std::vector<fs::SyncItem>& syncs) {
     if (!m.status.ok()) return;  // its bytes are dropped, not synced (finish)
-    if (done->train_added > 0) train->StartWriteback();
-    if (done->eval_added > 0) eval->StartWriteback();
+    // Only a spool this pass appended to has bytes to sync: earlier passes synced theirs, and a
+    // failed pass's bytes are dropped (ResetSpools) before the next one.
+    IngestDone& d = *done;
+    auto add = [&](dataset::Spool& spool, int* at) {
+      if (!d.prepare.ok()) return;
+      const int next = static_cast<int>(syncs.size());
+      d.prepare = spool.PrepareSync(syncs);
+      if (d.prepare.ok()) *at = next;
+    };
+    if (d.train_added > 0) add(*train, &d.train_sync);
+    if (d.eval_added > 0) add(*eval, &d.eval_sync);
   };
-  share.finish = [done, train = train_spool_, eval = eval_spool_](dataset::PassMember& m) {
+  share.finish = [done, train = train_spool_, eval = eval_spool_](
+                     dataset::PassMember& m, const std::vector<fs::SyncItem>& synced) {
     IngestDone& d = *done;
     d.cursor = m.cursor;
     d.status = m.status;
     d.result = m.result;
-    // Only a spool this pass appended to has bytes to sync: earlier passes synced theirs, and a
-    // failed pass's bytes are dropped (ResetSpools) before the next one.
+    auto synced_ok = [&](const dataset::Spool& spool, int at) {
+      if (at < 0) return Status::Ok();
+      if (static_cast<size_t>(at) >= synced.size()) return spool.Synced(EIO);  // not made
+      return spool.Synced(synced[static_cast<size_t>(at)].error);
+    };
     if (d.status.ok()) {
-      Status a = d.train_added > 0 ? train->Flush() : Status::Ok();
-      Status b = d.eval_added > 0 ? eval->Flush() : Status::Ok();
-      d.status = !a.ok() ? a : b;
+      Status a = synced_ok(*train, d.train_sync);
+      Status b = synced_ok(*eval, d.eval_sync);
+      d.status = !d.prepare.ok() ? d.prepare : !a.ok() ? a : b;
     }
     d.train_end = train->size();
     d.eval_end = eval->size();

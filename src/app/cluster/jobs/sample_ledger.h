@@ -43,6 +43,10 @@ class SampleLedger {
     int64_t train_end = 0, eval_end = 0;  // spool sizes after the appends
     Status status;
     dataset::ReadResult result;
+    // Where the pass's syncs hold this ingest's spools' (-1: none), and a spool write that failed
+    // before its sync.
+    int train_sync = -1, eval_sync = -1;
+    Status prepare;
   };
   // Another ingest asked for while one was in flight.
   struct Again {

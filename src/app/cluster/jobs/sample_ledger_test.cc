@@ -33,7 +33,8 @@ class SampleLedgerTest : public ::testing::Test {
     ds.name = "d1";
     ds.local_path = "/data/index.txt";
   }
-  // Runs one share as the dataset pass does: the samples, then finish (on the pool), then apply.
+  // Runs one share as the dataset pass does: the samples, then its syncs made and finish (on the
+  // pool), then apply.
   SampleLedger::IngestDone Pass(const std::vector<std::string>& samples, int64_t seen,
                                 double train_prob) {
     SampleLedger::IngestDone out;
@@ -45,7 +46,10 @@ class SampleLedgerTest : public ::testing::Test {
                                      });
     EXPECT_TRUE(ledger.in_flight());
     for (const auto& s : samples) EXPECT_TRUE(share.member.on_sample(s).ok());
-    share.finish(share.member);
+    std::vector<fs::SyncItem> syncs;
+    share.add_syncs(share.member, syncs);
+    fs::SyncAll(syncs);
+    share.finish(share.member, syncs);
     share.apply(share.member, false);
     EXPECT_TRUE(applied);
     return out;
