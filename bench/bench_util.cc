@@ -324,6 +324,18 @@ std::string LoadAvg() {
          std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs";
 }
 
+double ThreadsCpuMs(pid_t pid) {
+  namespace sfs = std::filesystem;
+  double ns = 0;
+  std::error_code ec;
+  for (const auto& t : sfs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(t.path() / "schedstat");
+    double on_cpu = 0;
+    if (in >> on_cpu) ns += on_cpu;
+  }
+  return ns / 1e6;
+}
+
 std::string CreateCost(const std::string& dir) {
   std::string probe = dir + "/create-cost.XXXXXX";
   if (::mkdtemp(probe.data()) == nullptr) return "a create under " + dir + ": not measured";

@@ -153,6 +153,10 @@ struct ProcCpu {
 ProcCpu ProcCpuSplit(pid_t pid);
 double ProcCpuSeconds(pid_t pid);
 
+// The CPU time all of `pid`'s threads have had so far, in ms (the sum of the first field of each
+// /proc/<pid>/task/*/schedstat: ns on a CPU, exact, not in clock ticks); 0 where it cannot be read.
+double ThreadsCpuMs(pid_t pid);
+
 // "/proc/loadavg" first three fields plus nproc, e.g. "load 0.52 0.61 0.70 on 2 CPUs": the
 // benches print it because other work on the machine moves every figure.
 std::string LoadAvg();

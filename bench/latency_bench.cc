@@ -10,24 +10,46 @@
 // server thread). Then job and dataset are deleted, so the LC holds one job per trial.
 //
 // The measured path: inotify -> read the new line -> Dataset count persisted + queued (SQLite) ->
-// split into the job's train spool (fdatasync) -> trigger -> state persisted -> train file
-// data.txt written on the worker pool (into a spare file made ahead, linked into a spare round
-// directory moved in place, fsync, fsync dir) -> Train Ready persisted to the outbox -> websocket
-// write.
+// split into the job's train spool (fdatasync, all jobs' at once) -> trigger -> state persisted
+// -> train file data.txt put in place on the worker pool (into a spare file made ahead, linked
+// into a spare round directory moved in place) -> its fsyncs (the file's, its directory's, the
+// parent's) made by the kernel with the other jobs' -> Train Ready persisted to the outbox ->
+// websocket write.
 //
 // --jobs=N (default 1): N jobs on the trial's Dataset, so the one appended line reaches N train
-// spools and starts N rounds (N train files, each with its fsyncs, on the LC's pool of two
-// threads); every job's latency counts, and the first and last job of each trial are also shown.
+// spools and starts N rounds (N train files put in place on the LC's pool of two threads); every
+// job's latency counts, and the first and last job of each trial are also shown. Also shown: the
+// CPU time the LC's threads had from the append to the last Ready (not the kernel's workers,
+// which make the syncs).
 //
 //   latency_bench [--trials=200] [--warmup=5] [--jobs=1] [--log-level=info] [--tmp-root=/tmp]
-//   [--lc=<sedna-lc>]
+//   [--settle] [--lc=<sedna-lc>]
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "bench_util.h"
 
 using namespace sedna::bench;
 namespace testing = sedna::testing;
+
+namespace {
+
+// Waits until `pid`'s threads have had no CPU for 20 ms (2 s at most); returns how long it waited.
+double SettleMs(pid_t pid) {
+  const auto start = Clock::now();
+  double before = ThreadsCpuMs(pid);
+  while (Clock::now() - start < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const double now = ThreadsCpuMs(pid);
+    if (now - before < 0.005) break;
+    before = now;
+  }
+  return Millis(Clock::now() - start);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) try {
   Args args(argc, argv);
@@ -47,8 +69,10 @@ int main(int argc, char** argv) try {
   c.Send("insert", ModelObject("initial-model", "/models/base_model", "ckpt"));
 
   const int jobs = static_cast<int>(args.GetInt("jobs", 1));
+  const bool settle = args.Has("settle");
+  std::vector<double> settle_ms;
   if (jobs < 1) throw std::runtime_error("--jobs must be at least 1");
-  std::vector<double> ready_ms, first_ms, last_ms, count_ms;
+  std::vector<double> ready_ms, first_ms, last_ms, count_ms, cpu_ms;
   for (int k = 0; k < warmup + trials; ++k) {
     const std::string name = "lat-" + std::to_string(k);
     const std::string url = "/data/" + name + ".txt";
@@ -78,7 +102,13 @@ int main(int argc, char** argv) try {
         },
         std::chrono::seconds(10));
     if (!loaded) throw std::runtime_error("the jobs of " + name + " never listed in /status");
+    // With --settle the append waits until the LC has been idle for 20 ms (the jobs' creation
+    // still has work queued: their spare files, made on the pool), as an index grows under jobs
+    // created long before; an idle machine's CPUs are then asleep, and their wakeups are in the
+    // figure. Without it (the default, as before session 32) the append follows the listing.
+    if (settle) settle_ms.push_back(SettleMs(c.pid()));
 
+    const double cpu0 = ThreadsCpuMs(c.pid());
     const auto t0 = Clock::now();
     testing::AppendFile(c.Host(url), IndexLine(k) + "\n");
     auto count = c.WaitFrame(
@@ -98,7 +128,9 @@ int main(int argc, char** argv) try {
       if (!ready) throw std::runtime_error("no Train Ready for a job of " + name + " within 10 s");
       trial.push_back(Millis(ready->at - t0));
     }
+    const double cpu = ThreadsCpuMs(c.pid()) - cpu0;  // read once the last Ready is in
     if (k >= warmup) {
+      cpu_ms.push_back(cpu);
       ready_ms.insert(ready_ms.end(), trial.begin(), trial.end());
       first_ms.push_back(*std::min_element(trial.begin(), trial.end()));
       last_ms.push_back(*std::max_element(trial.begin(), trial.end()));
@@ -124,6 +156,8 @@ int main(int argc, char** argv) try {
     line("  the first job of a trial", first_ms);
     line("  the last job of a trial", last_ms);
   }
+  line("the LC's CPU (all threads) a trial", cpu_ms);
+  if (settle) line("waited for the LC to be idle", settle_ms);
   std::printf("  at the end: %s; %s\n", LoadAvg().c_str(), CreateCost(c.tmp()).c_str());
   std::printf("RESULT latency_train_ready_ms p50=%.2f p90=%.2f p99=%.2f max=%.2f n=%zu jobs=%d\n",
               Percentile(ready_ms, 50), Percentile(ready_ms, 90), Percentile(ready_ms, 99),

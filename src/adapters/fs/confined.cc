@@ -621,7 +621,6 @@ std::optional<Result<Dir::Unsynced>> Dir::PlaceSpare(
   if (const int e = StatInto(spare.get(), "", AT_EMPTY_PATH, &st); e != 0) {
     return Result<Unsynced>(ErrnoError("writing " + target, e));
   }
-  (void)::sync_file_range(spare.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // as WriteAndRename
   const std::string n(name);
   int e = LinkUnnamed(spare.get(), fd_.get(), n.c_str());
   if (e == EEXIST) {
@@ -683,9 +682,6 @@ Result<Dir::Unsynced> Dir::WriteAndRename(
   if (sync_first && ::close(fd.Release()) != 0) {
     return fail(ErrnoError("writing " + target, errno));
   }
-  // The data's write starts now, so that the files a caller finishes together are written together.
-  // Best effort: FinishReplace's fsync writes what this did not.
-  if (!sync_first) (void)::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
   if (::renameat(fd_.get(), temp.c_str(), fd_.get(), std::string(name).c_str()) != 0) {
     const int e = errno;
     if (e == EISDIR || e == ENOTEMPTY || e == EEXIST) {

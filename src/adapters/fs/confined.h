@@ -175,17 +175,17 @@ class Dir {
 
   // A file Replace(kRenameThenSync) has put in place, its fsyncs still to come (FinishReplace).
   struct Unsynced {
-    UniqueFd file;       // the new file, open, its write-back started
+    UniqueFd file;       // the new file, open, not synced
     std::string target;  // its path, for messages
     FileId id;
   };
-  // Replace with kRenameThenSync in two halves: ReplaceUnsynced writes the file, starts its
-  // write-back (sync_file_range) and renames it over `name`, with Replace's errors; FinishReplace,
-  // on the same directory, fsyncs the file and the directory (an error says the entry was already
-  // replaced). The same durability as kRenameThenSync once FinishReplace returns ok. Several files
-  // put in place first and finished afterwards have their writes in flight together rather than
-  // one after another (and on a journalled ext4 the first fsync commits every rename made before
-  // it, so the later ones have no journal commit of their own).
+  // Replace with kRenameThenSync in two halves: ReplaceUnsynced writes the file and renames it
+  // over `name`, with Replace's errors; FinishReplace, on the same directory, fsyncs the file and
+  // the directory (at once: fs::SyncAll; an error says the entry was already replaced). The same
+  // durability as kRenameThenSync once FinishReplace returns ok. Several files put in place first
+  // and synced together afterwards (FinishSyncs, Finished) have their writes in flight together
+  // rather than one after another (and on a journalled ext4 the first fsync commits every rename
+  // made before it, so the later ones have no journal commit of their own).
   //
   // `spare`, if valid, is an unnamed file (SpareFiles) on this directory's mount: the content is
   // written into it and it is linked in place (no temp file is created: no inode is allocated).
