@@ -156,6 +156,23 @@ TEST_F(IngestPassTest, AJobCreatedLaterReadsOnlyWhatItLags) {
   EXPECT_EQ(lc->Stop(), 0);
 }
 
+// The jobs of one pass commit their steps together: one transaction for six jobs, not six.
+TEST_F(IngestPassTest, SixJobsOfOnePassCommitTheirStepsInOneTransaction) {
+  constexpr int kJobs = 6;
+  for (int i = 0; i < kJobs; ++i) AddJob(i);
+  Barrier();
+  const int64_t before = Metric("sedna_lc_store_commits_total");
+  ASSERT_GE(before, 0) << "no sedna_lc_store_commits_total in /metrics";
+  AppendAndWait(kJobs, 1, 1);  // one line, one write: one pass
+  const int64_t commits = Metric("sedna_lc_store_commits_total") - before;
+  // The count's commit and the jobs' one, and perhaps the round history's flush of those steps
+  // and a flush of sent rows: at most 4 (one commit a job would make at least 7). Should the line
+  // be read in two passes (a read between the write's bytes), 5.
+  EXPECT_GE(commits, 2);
+  EXPECT_LE(commits, 5) << commits << " commits for one append read by " << kJobs << " jobs";
+  EXPECT_EQ(lc->Stop(), 0);
+}
+
 // kill -9 while the pass runs (appends keep coming): after the restart every job's spools hold
 // each sample exactly once, by the split, and the count is the index's.
 TEST_F(IngestPassTest, KillDuringThePassLosesAndRepeatsNothing) {

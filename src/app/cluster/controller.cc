@@ -84,7 +84,8 @@ struct Controller::Impl {
              [this](const DatasetSource& s) { return jobs.JoinPass(s); },
              [this](const std::string& ns, const std::string& n) {
                return jobs.PollSecondsFor(ns, n);
-             }}),
+             },
+             [this] { jobs.BeginPassSteps(); }, [this] { jobs.EndPassSteps(); }}),
         models(ctx,
                [this](const std::string& ns, const std::string& n) { jobs.OnModelChanged(ns, n); }),
         jobs(ctx, outbox, inbound, datasets, models),
@@ -168,6 +169,7 @@ Status Controller::Impl::OpenStore() {
   };
   // On the loop thread, after each commit: readiness follows the last one (logged when it changes).
   so.on_transact = [this](const Status& s) {
+    if (s.ok()) ++ctx.metrics.store_commits;
     const std::string now = s.ok() ? "" : s.message();
     if (now.empty() == ctx.health.commit_error.empty()) {
       ctx.health.commit_error = now;

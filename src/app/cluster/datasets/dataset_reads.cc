@@ -93,7 +93,9 @@ void DatasetRegistry::OnRead(const std::string& key, const std::string& path, Pa
   if (ctx_.stopped) return;
   // The jobs' results stand even when the Dataset moved meanwhile (each is for its own cursor).
   const bool current = it != datasets_.end() && it->second->src.local_path == path;
+  if (hooks_.applying) hooks_.applying();
   for (auto& j : pass.jobs) j.apply(j.member, take_unterminated);
+  if (hooks_.applied) hooks_.applied();
   it = datasets_.find(key);  // the jobs' steps may have changed the registry
   if (it == datasets_.end()) return;
   Entry& e = *it->second;

@@ -95,4 +95,16 @@ struct PlannedStep {
   mutable int64_t last_frame_id = 0;  // outbox id of the last frame, set by Write
 };
 
+// The steps of one Dataset pass's jobs, planned and adopted, waiting for their one commit
+// (JobRunner::EndPassSteps), with each stepped job as it was before them (to undo a failed one).
+struct PassSteps {
+  struct Before {
+    JobEntry* e = nullptr;
+    KindState state;
+    dataset::IndexCursor cursor;
+  };
+  std::vector<Before> before;
+  std::vector<PlannedStep> steps;
+};
+
 }  // namespace sedna::app

@@ -53,6 +53,7 @@ namespace sedna::app {
 
 struct JobEntry;
 struct PlannedStep;
+struct PassSteps;
 
 class JobRunner {
  public:
@@ -94,6 +95,13 @@ class JobRunner {
   void OnDatasetChanged(const std::string& ns, const std::string& name);
   // A pass over the Dataset's index starts: the shares of its jobs (dataset_registry.h).
   std::vector<IngestShare> JoinPass(const DatasetSource& src);
+  // The steps of a pass's jobs (its shares applied between these two calls, the registry's
+  // `applying` / `applied` hooks) are planned and adopted one by one, committed in one transaction
+  // at EndPassSteps, and act only after it: N jobs on one Dataset pay for one commit, not N. When
+  // that commit fails, every job stepped is put back as it was before (state, cursor, spools) and
+  // each step's event is dropped, as a step alone's is.
+  void BeginPassSteps();
+  void EndPassSteps();
   void OnModelChanged(const std::string& ns, const std::string& name);
   // The shortest checkPeriodSeconds of the jobs that use the Dataset; 60 when none does.
   int64_t PollSecondsFor(const std::string& ns, const std::string& name) const;
@@ -194,6 +202,8 @@ class JobRunner {
   std::set<std::string> spares_due_;
   std::unique_ptr<boost::asio::steady_timer> spare_timer_;
   RoundHistory history_{ctx_};
+  // Open between BeginPassSteps and EndPassSteps.
+  std::unique_ptr<PassSteps> pass_steps_;
   // The pool round trip of the actions (action_executor.h); its results step the jobs again.
   ActionExecutor executor_{ctx_.pool, inbound_,
                            [this](const std::string& key, uint64_t inc) { return Find(key, inc); },

@@ -192,6 +192,15 @@ void JobRunner::ActOn(PlannedStep& p) {
 bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                      const dataset::IndexCursor* new_cursor) {
   ctx_.trim.Schedule();
+  if (pass_steps_) {  // a pass's step: committed with the others at EndPassSteps
+    PassSteps& b = *pass_steps_;
+    bool seen = false;
+    for (const PassSteps::Before& s : b.before) seen |= s.e == &e;
+    if (!seen) b.before.push_back({&e, e.runner->Snapshot(), e.ledger.cursor});
+    b.steps.push_back(Plan(e, ev, std::move(pre_frames), new_cursor));
+    Adopt(b.steps.back());  // the job's next step in the pass plans from here
+    return true;
+  }
   PlannedStep p = Plan(e, ev, std::move(pre_frames), new_cursor);
   if (p.write_record || !p.frames.empty()) {
     Status s = ctx_.store->Transact([&](store::Store::Tx& tx) { return Write(tx, p); });
@@ -204,6 +213,39 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
   Adopt(p);
   ActOn(p);
   return true;
+}
+
+void JobRunner::BeginPassSteps() {
+  if (!pass_steps_) pass_steps_ = std::make_unique<PassSteps>();
+}
+
+void JobRunner::EndPassSteps() {
+  std::unique_ptr<PassSteps> b = std::move(pass_steps_);
+  if (!b || b->steps.empty()) return;
+  bool writes = false;
+  for (const PlannedStep& p : b->steps) writes |= p.write_record || !p.frames.empty();
+  Status s = Status::Ok();
+  if (writes) {
+    s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
+      for (const PlannedStep& p : b->steps) {
+        if (Status w = Write(tx, p); !w.ok()) return w;
+      }
+      return Status::Ok();
+    });
+  }
+  if (!s.ok()) {
+    for (auto it = b->before.rbegin(); it != b->before.rend(); ++it) {
+      it->e->runner->Restore(std::move(it->state));
+      it->e->ledger.cursor = std::move(it->cursor);
+      ResetSpools(*it->e);  // what the pass appended for it is dropped with its step
+    }
+    for (const PlannedStep& p : b->steps) {
+      spdlog::error("{} {}: committing state: {}; event dropped", p.e->object_kind(), p.e->name(),
+                    s.message());
+    }
+    return;
+  }
+  for (PlannedStep& p : b->steps) ActOn(p);
 }
 
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next

@@ -153,6 +153,8 @@ std::string RenderMetrics(const Metrics& m) {
       m.samples_ingested);
   add("sedna_lc_index_bytes_read_total", "counter",
       "Bytes read from dataset index files (counts and ingest).", m.index_bytes_read);
+  add("sedna_lc_store_commits_total", "counter", "Database transactions committed.",
+      m.store_commits);
   add("sedna_lc_s3_index_polls_total", "counter", "Syncs of S3 dataset indexes.", m.s3_index_polls);
   add("sedna_lc_s3_index_requests_total", "counter", "S3 requests sent by index syncs.",
       m.s3_index_requests);

@@ -36,6 +36,7 @@ struct Metrics {
   int64_t worker_posts = 0;
   int64_t samples_ingested = 0;
   int64_t index_bytes_read = 0;   // bytes read from dataset indexes (ReadResult::bytes_read)
+  int64_t store_commits = 0;      // database transactions committed
   int64_t s3_index_polls = 0;     // S3 dataset index syncs (one HEAD each, plus GETs when changed)
   int64_t s3_index_requests = 0;  // HTTP requests they sent
   int64_t s3_index_bytes = 0;     // index bytes they fetched
