@@ -85,7 +85,7 @@ struct Controller::Impl {
              [this](const std::string& ns, const std::string& n) {
                return jobs.PollSecondsFor(ns, n);
              },
-             [this] { jobs.BeginPassSteps(); }, [this] { jobs.EndPassSteps(); }}),
+             [this] { jobs.BeginSteps(); }, [this] { jobs.EndSteps(); }}),
         models(ctx,
                [this](const std::string& ns, const std::string& n) { jobs.OnModelChanged(ns, n); }),
         jobs(ctx, outbox, inbound, datasets, models),

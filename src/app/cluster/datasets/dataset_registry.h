@@ -96,7 +96,7 @@ class DatasetRegistry {
     std::function<std::vector<IngestShare>(const DatasetSource& src)> join;
     std::function<int64_t(const std::string& ns, const std::string& name)> poll_seconds;
     // Around the `apply` of a pass's shares (if set): the jobs' steps of one pass are committed
-    // together (JobRunner::BeginPassSteps / EndPassSteps).
+    // together (JobRunner::BeginSteps / EndSteps).
     std::function<void()> applying;
     std::function<void()> applied;
   };

@@ -20,10 +20,34 @@ void ActionExecutor::RunOnPool(JobRef job, std::function<core::il::Event()> work
 
 void ActionExecutor::RunOnPoolThen(JobRef job, std::function<void(Finish finish)> work) {
   boost::asio::post(pool_, [this, job = std::move(job), work = std::move(work)]() mutable {
-    work([this, job = std::move(job)](core::il::Event ev) {
-      inbound_.Post(ResultEvent(job, std::move(ev)));
-    });
+    work([this, job = std::move(job)](core::il::Event ev) { Deliver(job, std::move(ev)); });
   });
+}
+
+void ActionExecutor::Deliver(JobRef job, core::il::Event ev) {
+  if (!io_.get_executor().running_in_this_thread()) {
+    inbound_.Post(ResultEvent(std::move(job), std::move(ev)));
+    return;
+  }
+  gathered_.push_back({std::move(job), std::move(ev)});
+  if (gathered_.size() == 1) boost::asio::post(io_, [this] { PostGathered(); });
+}
+
+void ActionExecutor::PostGathered() {
+  std::vector<Gathered> results = std::move(gathered_);
+  gathered_.clear();
+  if (results.size() == 1) {
+    inbound_.Post(ResultEvent(std::move(results[0].job), std::move(results[0].ev)));
+    return;
+  }
+  std::string what = std::to_string(results.size()) + " pool results";
+  inbound_.Post({"", std::move(what), [this, results = std::move(results)] {
+                   if (begin_) begin_();
+                   for (const Gathered& r : results) {
+                     if (JobEntry* e = find_(r.job.key, r.job.incarnation)) step_(*e, r.ev);
+                   }
+                   if (end_) end_();
+                 }});
 }
 
 void ActionExecutor::Post(JobRef job, core::il::Event ev) {

@@ -5,6 +5,7 @@
 #include "app/cluster/jobs/action_executor.h"
 
 #include <gtest/gtest.h>
+#include <boost/asio/post.hpp>
 
 #include <atomic>
 #include <map>
@@ -47,14 +48,20 @@ class ActionExecutorTest : public ::testing::Test {
   };
   std::vector<Stepped> stepped;
   ActionExecutor executor{
-      env.ctx().pool, inbound,
+      env.io,
+      env.ctx().pool,
+      inbound,
       [this](const std::string& key, uint64_t inc) -> JobEntry* {
         auto it = jobs.find(key);
         return it == jobs.end() || it->second->incarnation != inc ? nullptr : it->second.get();
       },
       [this](JobEntry& e, const Event& ev) {
         stepped.push_back({e.key, e.incarnation, ev});
-      }};
+        trace.push_back("step " + e.key);
+      },
+      [this] { trace.push_back("begin"); },
+      [this] { trace.push_back("end"); }};
+  std::vector<std::string> trace;  // steps and batch brackets, in order
 };
 
 TEST_F(ActionExecutorTest, APoolResultStepsTheSameIncarnationOnTheLoop) {
@@ -73,6 +80,41 @@ TEST_F(ActionExecutorTest, APoolResultStepsTheSameIncarnationOnTheLoop) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->round, 3);
   EXPECT_TRUE(w->ok);
+}
+
+// RunOnPoolThen: a Finish called on the pool posts its event at once, as RunOnPool's; those
+// called on the loop in one handler (the syncs' completions, reaped together) go out as one event,
+// which steps each job still there between the batch brackets.
+TEST_F(ActionExecutorTest, ResultsFinishedOnTheLoopTogetherStepAsOneBatch) {
+  Put("default/il/a", 1);
+  Put("default/il/b", 1);
+  Put("default/il/c", 1);
+  std::vector<ActionExecutor::Finish> finishes(3);
+  const char* keys[] = {"default/il/a", "default/il/b", "default/il/c"};
+  for (int i = 0; i < 3; ++i) {
+    executor.RunOnPoolThen({keys[i], 1},
+                           [&, i](ActionExecutor::Finish f) { finishes[i] = std::move(f); });
+  }
+  env.ctx().pool.join();       // the works ran and kept their Finish
+  jobs.erase("default/il/c");  // gone before its result: dropped from the batch
+  boost::asio::post(env.io, [&] {
+    for (int i = 0; i < 3; ++i) {
+      finishes[i](core::il::FileWritten{core::il::Work::kWriteTrain, i, true, ""});
+    }
+    EXPECT_TRUE(stepped.empty());  // gathered, not stepped in the caller's stack
+  });
+  env.RunReady();
+  EXPECT_EQ(trace,
+            (std::vector<std::string>{"begin", "step default/il/a", "step default/il/b", "end"}));
+}
+
+TEST_F(ActionExecutorTest, AResultFinishedOnThePoolIsPostedAtOnceOnItsOwn) {
+  Put("default/il/a", 1);
+  executor.RunOnPoolThen({"default/il/a", 1}, [](ActionExecutor::Finish f) {
+    f(core::il::ModelCopied{true, ""});
+  });
+  ASSERT_TRUE(env.RunUntil([&] { return !stepped.empty(); }));
+  EXPECT_EQ(trace, (std::vector<std::string>{"step default/il/a"}));  // no batch for one
 }
 
 TEST_F(ActionExecutorTest, AResultForAReplacedIncarnationIsDropped) {

@@ -95,13 +95,14 @@ struct PlannedStep {
   mutable int64_t last_frame_id = 0;  // outbox id of the last frame, set by Write
 };
 
-// The steps of one Dataset pass's jobs, planned and adopted, waiting for their one commit
-// (JobRunner::EndPassSteps), with each stepped job as it was before them (to undo a failed one).
-struct PassSteps {
+// Steps planned and adopted, waiting for their one commit (JobRunner::EndSteps), with each stepped
+// job as it was before them (to undo a failed one).
+struct StepBatch {
   struct Before {
     JobEntry* e = nullptr;
     KindState state;
     dataset::IndexCursor cursor;
+    bool ingested = false;  // a step moved its cursor: what the pass spooled goes if it fails
   };
   std::vector<Before> before;
   std::vector<PlannedStep> steps;

@@ -53,7 +53,7 @@ namespace sedna::app {
 
 struct JobEntry;
 struct PlannedStep;
-struct PassSteps;
+struct StepBatch;
 
 class JobRunner {
  public:
@@ -95,13 +95,14 @@ class JobRunner {
   void OnDatasetChanged(const std::string& ns, const std::string& name);
   // A pass over the Dataset's index starts: the shares of its jobs (dataset_registry.h).
   std::vector<IngestShare> JoinPass(const DatasetSource& src);
-  // The steps of a pass's jobs (its shares applied between these two calls, the registry's
-  // `applying` / `applied` hooks) are planned and adopted one by one, committed in one transaction
-  // at EndPassSteps, and act only after it: N jobs on one Dataset pay for one commit, not N. When
-  // that commit fails, every job stepped is put back as it was before (state, cursor, spools) and
-  // each step's event is dropped, as a step alone's is.
-  void BeginPassSteps();
-  void EndPassSteps();
+  // Steps made between these two calls (on the loop, in one handler: a pass's shares applied, the
+  // registry's `applying` / `applied` hooks; pool results gathered by the action executor) are
+  // planned and adopted one by one, committed in one transaction at EndSteps, and act only after
+  // it: N jobs pay for one commit, not N. When that commit fails, every job stepped is put back as
+  // it was before (state, cursor, and the spooled samples of an ingest) and each step's event is
+  // dropped, as a step alone's is. Nested calls join the open batch.
+  void BeginSteps();
+  void EndSteps();
   void OnModelChanged(const std::string& ns, const std::string& name);
   // The shortest checkPeriodSeconds of the jobs that use the Dataset; 60 when none does.
   int64_t PollSecondsFor(const std::string& ns, const std::string& name) const;
@@ -202,12 +203,17 @@ class JobRunner {
   std::set<std::string> spares_due_;
   std::unique_ptr<boost::asio::steady_timer> spare_timer_;
   RoundHistory history_{ctx_};
-  // Open between BeginPassSteps and EndPassSteps.
-  std::unique_ptr<PassSteps> pass_steps_;
+  // Open between BeginSteps and EndSteps (the outermost pair, `step_batch_depth_` deep).
+  std::unique_ptr<StepBatch> step_batch_;
+  int step_batch_depth_ = 0;
   // The pool round trip of the actions (action_executor.h); its results step the jobs again.
-  ActionExecutor executor_{ctx_.pool, inbound_,
+  ActionExecutor executor_{ctx_.io,
+                           ctx_.pool,
+                           inbound_,
                            [this](const std::string& key, uint64_t inc) { return Find(key, inc); },
-                           [this](JobEntry& e, const core::il::Event& ev) { Step(e, ev); }};
+                           [this](JobEntry& e, const core::il::Event& ev) { Step(e, ev); },
+                           [this] { BeginSteps(); },
+                           [this] { EndSteps(); }};
 };
 
 // Whether `url` is `dir` or beneath it, lexically (no filesystem access: it runs on the loop):

@@ -192,11 +192,15 @@ void JobRunner::ActOn(PlannedStep& p) {
 bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_frames,
                      const dataset::IndexCursor* new_cursor) {
   ctx_.trim.Schedule();
-  if (pass_steps_) {  // a pass's step: committed with the others at EndPassSteps
-    PassSteps& b = *pass_steps_;
-    bool seen = false;
-    for (const PassSteps::Before& s : b.before) seen |= s.e == &e;
-    if (!seen) b.before.push_back({&e, e.runner->Snapshot(), e.ledger.cursor});
+  if (step_batch_) {  // committed with the batch's other steps at EndSteps
+    StepBatch& b = *step_batch_;
+    StepBatch::Before* before = nullptr;
+    for (StepBatch::Before& s : b.before) {
+      if (s.e == &e) before = &s;
+    }
+    if (!before)
+      before = &b.before.emplace_back(StepBatch::Before{&e, e.runner->Snapshot(), e.ledger.cursor});
+    before->ingested |= new_cursor != nullptr;
     b.steps.push_back(Plan(e, ev, std::move(pre_frames), new_cursor));
     Adopt(b.steps.back());  // the job's next step in the pass plans from here
     return true;
@@ -215,12 +219,13 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
   return true;
 }
 
-void JobRunner::BeginPassSteps() {
-  if (!pass_steps_) pass_steps_ = std::make_unique<PassSteps>();
+void JobRunner::BeginSteps() {
+  if (step_batch_depth_++ == 0) step_batch_ = std::make_unique<StepBatch>();
 }
 
-void JobRunner::EndPassSteps() {
-  std::unique_ptr<PassSteps> b = std::move(pass_steps_);
+void JobRunner::EndSteps() {
+  if (step_batch_depth_ == 0 || --step_batch_depth_ > 0) return;
+  std::unique_ptr<StepBatch> b = std::move(step_batch_);
   if (!b || b->steps.empty()) return;
   bool writes = false;
   for (const PlannedStep& p : b->steps) writes |= p.write_record || !p.frames.empty();
@@ -237,7 +242,9 @@ void JobRunner::EndPassSteps() {
     for (auto it = b->before.rbegin(); it != b->before.rend(); ++it) {
       it->e->runner->Restore(std::move(it->state));
       it->e->ledger.cursor = std::move(it->cursor);
-      ResetSpools(*it->e);  // what the pass appended for it is dropped with its step
+      // What the pass spooled for it is dropped with its step (ApplyIngest's rule). Only then: a
+      // job stepped otherwise may have a pass appending to its spools right now.
+      if (it->ingested) ResetSpools(*it->e);
     }
     for (const PlannedStep& p : b->steps) {
       spdlog::error("{} {}: committing state: {}; event dropped", p.e->object_kind(), p.e->name(),
