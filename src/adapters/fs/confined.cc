@@ -648,7 +648,7 @@ std::optional<Result<Dir::Unsynced>> Dir::PlaceSpare(
 }
 
 // Replace up to the rename: with `sync_first` the file is fsynced and closed before it (and
-// `file` of the result is closed); without, its write-back is started and it stays open.
+// `file` of the result is closed); without, it stays open, not synced.
 Result<Dir::Unsynced> Dir::WriteAndRename(
     std::string_view name, int mode,
     const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const {

@@ -143,35 +143,32 @@ size_t Syncer::in_flight() const {
 
 bool Syncer::Sync(std::vector<SyncItem> items, Done done) {
   const size_t n = items.size();
-  uint64_t id = 0;
-  bool first = false;
-  std::vector<iocb> cbs;
-  if (async() && n > 0 && n < kMaxBatchItems) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (items_in_flight_ + n <= max_in_flight_) {
-      id = next_id_++;
-      first = batches_.empty();
-      cbs.reserve(n);
-      for (size_t i = 0; i < n; ++i)
-        cbs.push_back(MakeIocb(items[i], (id << kIndexBits) | i, event_fd_));
-      Batch& b = batches_[id];
-      b.items = std::move(items);
-      b.left = n;
-      b.done = std::move(done);
-      items_in_flight_ += n;
-    }
-  }
-  if (id == 0) {  // synced here: no AIO, nothing to sync, or over the limit
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!async() || n == 0 || n >= kMaxBatchItems || items_in_flight_ + n > max_in_flight_) {
+    lock.unlock();  // synced here: no AIO, nothing to sync, or over the limit
     for (SyncItem& item : items) item.error = SyncHere(item);
     done(items);
     return false;
   }
+  const uint64_t id = next_id_++;
+  const bool first = batches_.empty();
+  std::vector<iocb> cbs;
+  cbs.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    cbs.push_back(MakeIocb(items[i], (id << kIndexBits) | i, event_fd_));
+  }
+  Batch& b = batches_[id];
+  b.items = std::move(items);
+  b.left = n;
+  b.done = std::move(done);
+  items_in_flight_ += n;
+  lock.unlock();
   // From here the batch may finish on the loop (Reap) as soon as its last item is submitted.
   Submit(static_cast<aio_context_t>(ctx_), cbs.data(), n, [&](size_t i) {
     int fd = -1;
     bool data_only = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> relock(mu_);
       const SyncItem& item = batches_.at(id).items[i];  // not finished: item i is not made
       fd = item.fd;
       data_only = item.data_only;

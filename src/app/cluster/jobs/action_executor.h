@@ -4,7 +4,8 @@
 // the job it was made for still exists as that incarnation: a result for a job deleted or
 // replaced (a new incarnation under the same key) meanwhile is dropped.
 //
-// Owns: nothing but its wiring (no job state; the work's captures travel with the work).
+// Owns: its wiring and the results finished on the loop not yet posted (no job state; the work's
+//   captures travel with the work).
 // Calls: the pool (Context::pool) for the work; the inbound queue (Post from any thread, Add on
 //   the loop) for the results; the lookup and step it is given (the job runner's).
 // Called by: the job runner (its steps' actions, the deploy wait's forward, a refused eval

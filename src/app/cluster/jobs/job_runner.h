@@ -6,7 +6,7 @@
 // Owns: the jobs (each its kind runner: the last received object and the core state; its train
 //   trigger; its sample ledger: cursor, spools, ingest bookkeeping; the budget of the log lines
 //   its reports cause, log_budget.h), their tick and retry timers, the refill timer of their
-//   spare files (fs::SpareFiles, in the context),
+//   spare files (fs::SpareFiles, in the context), the open batch of steps (BeginSteps),
 //   the action executor (action_executor.h), and the lc_state records "il", "ll" and "status".
 // Calls: the store; the outbox (Append inside each step's transaction, then Pump; Full before
 //   ingesting); the inbound queue (its timers, the pool's results and the next ingest slice come
@@ -15,7 +15,8 @@
 //   action executor (action_executor.h) for blocking work on the pool (sample files, model
 //   deploys, hot updates), whose results come back as FileWritten / ModelCopied /
 //   HotUpdateWritten events for the same incarnation of the job; the context's spare files
-//   (Want and Drop a job root on the loop; filled on the pool).
+//   (Want and Drop a job root on the loop; filled on the pool) and file syncs (the sample files'
+//   syncs, handed over on the pool).
 // Called by: events of the inbound queue (GM frames, the registries' hooks, its own timers and
 //   pool results), start-up (reload), the report intake (CommitReports, StepReport) and the worker
 //   and status endpoints (PrepareReport, Views).

@@ -358,7 +358,7 @@ void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::Wri
   // The files are put in place on the pool and their syncs handed to ctx_.syncs, so the pool goes
   // on to the next job's files while the kernel syncs these together with theirs.
   executor_.RunOnPoolThen(job, [ctx = StorageContext(ctx_, e), file = std::move(file), work, round,
-                                syncs = ctx_.syncs.get()](ActionExecutor::Finish finish) {
+                                syncs = ctx_.syncs.get()](const ActionExecutor::Finish& finish) {
     auto put = storage::PutSampleFile(ctx, file);
     if (!put.ok()) {
       finish(core::il::FileWritten{work, round, false, put.message()});
