@@ -33,6 +33,15 @@ void SampleLedger::RemoveFiles() const {
   ::unlink(eval_path_.c_str());
 }
 
+std::vector<std::shared_ptr<dataset::Spool>> SampleLedger::TakeSpools() {
+  std::vector<std::shared_ptr<dataset::Spool>> spools;
+  if (train_spool_) spools.push_back(std::move(train_spool_));
+  if (eval_spool_) spools.push_back(std::move(eval_spool_));
+  train_spool_.reset();
+  eval_spool_.reset();
+  return spools;
+}
+
 void SampleLedger::Defer(bool take_unterminated) {
   again_.again = true;
   again_.take_unterminated |= take_unterminated;

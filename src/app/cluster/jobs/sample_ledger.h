@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "adapters/dataset/index_reader.h"
 #include "adapters/dataset/spool.h"
@@ -61,6 +62,10 @@ class SampleLedger {
   void ResetSpools(int64_t train_committed, int64_t eval_committed);
   // Removes the spool files (the job is deleted).
   void RemoveFiles() const;
+  // The spools, for the caller to let go of where their last close may wait for the disk: a
+  // removed file's blocks are freed at its last close, and on a filesystem mounted with `discard`
+  // that close waits for the device (the job is deleted; the ledger has no spools after this).
+  std::vector<std::shared_ptr<dataset::Spool>> TakeSpools();
   const std::string& spool_path(core::il::SpoolKind k) const {
     return k == core::il::SpoolKind::kTrain ? train_path_ : eval_path_;
   }
