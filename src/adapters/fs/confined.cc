@@ -112,7 +112,10 @@ Result<UniqueFd> OpenBeneath(int dirfd, const std::string& root_shown,
     if (fd < 0) return ErrnoError(root_shown, errno);
     return UniqueFd(fd);
   }
-  if (!create && ActiveResolver() == Resolver::kOpenat2) {
+  // With `create`, the whole path is tried first too (it is there but for a round's new
+  // directory); any failure sends the walk below, which makes what is missing and names what is
+  // in the way as without openat2.
+  if (ActiveResolver() == Resolver::kOpenat2) {
     std::string rel;
     for (const std::string& p : parts) rel += (rel.empty() ? "" : "/") + p;
     for (int attempt = 0;; ++attempt) {
@@ -121,6 +124,7 @@ Result<UniqueFd> OpenBeneath(int dirfd, const std::string& root_shown,
       if (fd >= 0) return UniqueFd(static_cast<int>(fd));
       const int e = errno;
       if ((e == EAGAIN || e == EINTR) && attempt < 16) continue;  // a rename raced the lookup
+      if (create) break;
       const std::string shown = JoinName(root_shown, rel);
       if (e == ELOOP || e == EXDEV) {
         return Status::Error(shown + ": a symbolic link on the way (links are not followed)");
@@ -138,10 +142,13 @@ Result<UniqueFd> OpenBeneath(int dirfd, const std::string& root_shown,
     shown = JoinName(shown, name);
     const bool dir = !last || (flags & O_DIRECTORY) != 0;
     const int f = last ? flags : (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (create && dir && ::mkdirat(at, name.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoError("mkdir " + shown, errno);
-    }
     int fd = ::openat(at, name.c_str(), f);
+    if (fd < 0 && errno == ENOENT && create && dir) {  // made, then opened as if it had been there
+      if (::mkdirat(at, name.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoError("mkdir " + shown, errno);
+      }
+      fd = ::openat(at, name.c_str(), f);
+    }
     if (fd < 0) {
       const int e = errno;
       // A missing component names the whole path, as openat2 does: the message does not depend
@@ -589,11 +596,15 @@ Result<FileId> Dir::Replace(std::string_view name, int mode,
 
 Result<Dir::Unsynced> Dir::ReplaceUnsynced(
     std::string_view name, int mode,
-    const std::function<Status(int fd, const std::string& path)>& fill, UniqueFd spare) const {
+    const std::function<Status(int fd, const std::string& path)>& fill, UniqueFd spare,
+    Sweep sweep) const {
   if (spare.valid() && IsOneComponent(name) && valid()) {
-    if (auto placed = PlaceSpare(std::move(spare), name, mode, fill)) return std::move(*placed);
+    if (auto placed = PlaceSpare(std::move(spare), name, mode, fill, sweep)) {
+      return std::move(*placed);
+    }
+    sweep = Sweep::kNewDirectory;  // PlaceSpare swept it
   }
-  return WriteAndRename(name, mode, fill, false);
+  return WriteAndRename(name, mode, fill, false, sweep);
 }
 
 // Links `path` (of this directory) to the unnamed file `fd`: by the fd itself when the process
@@ -612,9 +623,9 @@ static int LinkUnnamed(int fd, int dirfd, const char* path) {
 // the caller writes a temp file instead.
 std::optional<Result<Dir::Unsynced>> Dir::PlaceSpare(
     UniqueFd spare, std::string_view name, int mode,
-    const std::function<Status(int fd, const std::string& path)>& fill) const {
+    const std::function<Status(int fd, const std::string& path)>& fill, Sweep sweep) const {
   const std::string target = JoinName(path_, name);
-  RemoveStaleTemps(fd_.get(), name);
+  if (sweep == Sweep::kStaleTemps) RemoveStaleTemps(fd_.get(), name);
   if (mode >= 0 && ::fchmod(spare.get(), static_cast<mode_t>(mode)) != 0) return std::nullopt;
   if (Status s = fill(spare.get(), target); !s.ok()) return Result<Unsynced>(s);
   Stat st;
@@ -651,11 +662,12 @@ std::optional<Result<Dir::Unsynced>> Dir::PlaceSpare(
 // `file` of the result is closed); without, it stays open, not synced.
 Result<Dir::Unsynced> Dir::WriteAndRename(
     std::string_view name, int mode,
-    const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const {
+    const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first,
+    Sweep sweep) const {
   const std::string target = JoinName(path_, name);
   if (!IsOneComponent(name)) return Status::Error(target + ": not a file name");
   if (!valid()) return Status::Error(target + ": no directory");
-  RemoveStaleTemps(fd_.get(), name);
+  if (sweep == Sweep::kStaleTemps) RemoveStaleTemps(fd_.get(), name);
   std::string temp;
   int raw = -1;
   for (int attempt = 0; attempt < 16; ++attempt) {

@@ -190,10 +190,15 @@ class Dir {
   // `spare`, if valid, is an unnamed file (SpareFiles) on this directory's mount: the content is
   // written into it and it is linked in place (no temp file is created: no inode is allocated).
   // When it cannot be linked here the temp file is made as without it.
+  //
+  // Every write here first removes the temp files of `name` that killed processes left in this
+  // directory (a listing of it); kNewDirectory skips that for a directory the caller made just
+  // now, which has none.
+  enum class Sweep { kStaleTemps, kNewDirectory };
   Result<Unsynced> ReplaceUnsynced(
       std::string_view name, int mode,
       const std::function<Status(int fd, const std::string& path)>& fill,
-      UniqueFd spare = UniqueFd()) const;
+      UniqueFd spare = UniqueFd(), Sweep sweep = Sweep::kStaleTemps) const;
   Result<FileId> FinishReplace(Unsynced u) const;
   // FinishReplace in its parts, for a caller that makes the syncs itself together with others'
   // (fs::SyncAll, fs::Syncer): the two syncs (the file's, this directory's; FinishReplace makes
@@ -240,10 +245,11 @@ class Dir {
   Dir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   std::optional<Result<Unsynced>> PlaceSpare(
       UniqueFd spare, std::string_view name, int mode,
-      const std::function<Status(int fd, const std::string& path)>& fill) const;
+      const std::function<Status(int fd, const std::string& path)>& fill, Sweep sweep) const;
   Result<Unsynced> WriteAndRename(
       std::string_view name, int mode,
-      const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first) const;
+      const std::function<Status(int fd, const std::string& path)>& fill, bool sync_first,
+      Sweep sweep = Sweep::kStaleTemps) const;
   UniqueFd fd_;
   std::string path_;
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -248,6 +249,37 @@ TEST_P(ConfinedTest, ReplaceUnsyncedPutsFilesInPlaceAndFinishReplaceSyncsThem) {
 // A spare (an unnamed file made ahead) is written and linked in place: under the name when there
 // is none, renamed over what is there otherwise; a directory in the way is an error; a spare that
 // cannot be linked here (another filesystem) leaves the write to a temp file as without it.
+// ReplaceUnsynced removes the temp files of `name` that a killed writer left (as every write
+// here does) unless the caller says it made the directory just now (Sweep::kNewDirectory), with
+// or without a spare.
+TEST_P(ConfinedTest, ReplaceUnsyncedSweepsStaleTempsUnlessTheDirectoryIsNew) {
+  Dir out = Out();
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  int status = 0;
+  ::waitpid(dead, &status, 0);
+  const std::string stale = rootfs_ + "/out/.data.txt.tmp-" + std::to_string(dead) + "-0-1";
+  auto fill = [](int fd, const std::string& path) { return WriteAllAt(fd, 0, "x\n", path); };
+  auto spare = [&] {
+    return UniqueFd(::open((rootfs_ + "/out").c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
+  };
+  for (const bool with_spare : {false, true}) {
+    SCOPED_TRACE(with_spare ? "with a spare" : "with a temp file");
+    ASSERT_TRUE(AtomicWriteFile(stale, "left by a killed writer").ok());
+    auto kept = out.ReplaceUnsynced("data.txt", -1, fill, with_spare ? spare() : UniqueFd(),
+                                    Dir::Sweep::kNewDirectory);
+    ASSERT_TRUE(kept.ok()) << kept.message();
+    ASSERT_TRUE(out.FinishReplace(std::move(*kept)).ok());
+    EXPECT_EQ(::access(stale.c_str(), F_OK), 0) << "not swept in a directory said to be new";
+    auto swept = out.ReplaceUnsynced("data.txt", -1, fill, with_spare ? spare() : UniqueFd());
+    ASSERT_TRUE(swept.ok()) << swept.message();
+    ASSERT_TRUE(out.FinishReplace(std::move(*swept)).ok());
+    EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "a dead writer's temp file is swept";
+    EXPECT_EQ(Slurp(rootfs_ + "/out/data.txt"), "x\n");
+  }
+}
+
 TEST_P(ConfinedTest, ReplaceUnsyncedLinksASpareInPlace) {
   Dir out = Out();
   auto spare = [&](const std::string& in) {

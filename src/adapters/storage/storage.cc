@@ -306,8 +306,10 @@ Result<std::optional<PendingSampleFile::HostFile>> WriteOne(
     // Nobody reads a round's files before its Ready, sent after WriteSampleFile returns, and a
     // restart before then writes them again: the cheaper order is safe (Dir::Replace,
     // kRenameThenSync, in its two halves).
-    auto file = dir->ReplaceUnsynced(dn.name, -1, fill,
-                                     ctx.spares ? ctx.spares->Take(ctx.job_root) : fs::UniqueFd());
+    // A directory made just now has no temp files of killed processes to sweep.
+    auto file = dir->ReplaceUnsynced(
+        dn.name, -1, fill, ctx.spares ? ctx.spares->Take(ctx.job_root) : fs::UniqueFd(),
+        sample_dir->made_in ? fs::Dir::Sweep::kNewDirectory : fs::Dir::Sweep::kStaleTemps);
     if (!file.ok()) return file.status();
     return std::optional<PendingSampleFile::HostFile>(PendingSampleFile::HostFile{
         std::move(sample_dir->dir), std::move(*file), std::move(sample_dir->made_in)});
