@@ -66,12 +66,14 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     for (auto& j : pass->jobs) {
       if (j.add_syncs) j.add_syncs(j.member, syncs);
     }
-    fs::SyncAll(syncs);
-    for (auto& j : pass->jobs) j.finish(j.member, syncs);
-    inbound_.Post(
-        {"", key + " index read", [this, key, path, pass, take = options.take_unterminated] {
-           OnRead(key, path, *pass, take);
-         }});
+    // The spools' syncs are made together by the kernel; their completion comes back on the loop
+    // (or here, without AIO), which finishes the jobs' shares and hands the pass back.
+    ctx_.syncs->Sync(std::move(syncs), [this, key, path, pass, take = options.take_unterminated](
+                                           std::vector<fs::SyncItem>& synced) {
+      for (auto& j : pass->jobs) j.finish(j.member, synced);
+      inbound_.Post({"", key + " index read",
+                     [this, key, path, pass, take] { OnRead(key, path, *pass, take); }});
+    });
   });
 }
 

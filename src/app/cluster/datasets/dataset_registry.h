@@ -77,10 +77,11 @@ dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::strin
                                       int64_t max_line_bytes);
 // A job's share of a pass: its cursor and sample sink (called on the pool), then, once the reads
 // are done, `add_syncs` (if set: the syncs its spools need, their buffers written out) for every
-// job before the pool makes all jobs' syncs together (fs::SyncAll), then each job's `finish` on the
-// pool with them made (`synced`: each job's where its add_syncs put them), then `apply` back on the
-// loop, after the count is committed (its step commits the new cursor). Each is called exactly
-// once, unless the LC stops first (then `apply` is not).
+// job before all jobs' syncs are made together (Context::syncs), then each job's `finish` with
+// them made (`synced`: each job's where its add_syncs put them; on the loop, where the syncs'
+// completion is read, or on the pool), then `apply` back on the loop, after the count is committed
+// (its step commits the new cursor). Each is called exactly once, unless the LC stops first (then
+// `finish` may not be, and `apply` is not).
 struct IngestShare {
   dataset::PassMember member;
   std::function<void(const dataset::PassMember& member, std::vector<fs::SyncItem>& syncs)>
