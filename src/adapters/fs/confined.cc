@@ -381,6 +381,24 @@ Result<HostWalkEnd> WalkHost(const std::string& rootfs, const std::string& host_
   const std::string root_path = rootfs.empty() ? "/" : rootfs;
   auto root = Dir::OpenTrusted(root_path, false);
   if (!root.ok()) return root.status();
+  // A directory in one openat2 when the kernel has it: RESOLVE_IN_ROOT resolves links as the walk
+  // below does (absolute targets from the rootfs, ".." never above it); magic links are refused.
+  // Any failure (a missing component, a magic link, a loop, a rename racing a "..") takes the
+  // walk, which makes what is missing and names what is wrong.
+  if (!file && ActiveResolver() == Resolver::kOpenat2) {
+    const std::string clean = CleanPath(host_dir);
+    const std::string rel = clean.size() > 1 ? clean.substr(1) : ".";
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const long fd = Openat2(root->fd(), rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+                              RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+      if (fd >= 0) {
+        HostWalkEnd end;
+        end.fd = UniqueFd(static_cast<int>(fd));
+        return end;
+      }
+      if (errno != EAGAIN && errno != EINTR) break;
+    }
+  }
   // The walk: `stack` holds the directories opened so far below the root (".." pops one, never
   // the root); `todo` the components still to take, a link's target spliced in front.
   std::vector<UniqueFd> stack;

@@ -486,6 +486,30 @@ TEST_P(ConfinedTest, OpenHostNeverClimbsAboveTheRootfs) {
   EXPECT_FALSE(Dir::OpenHost(rootfs_, "/../../outside", false).ok());
 }
 
+// Links with ".." on the way end where the host's would, the rootfs's "/" never climbed above,
+// whichever resolver takes the path (openat2's RESOLVE_IN_ROOT or the walk).
+TEST_P(ConfinedTest, OpenHostTakesDotDotInLinksAsTheHostDoes) {
+  sfs::create_directories(rootfs_ + "/mnt/real/out");
+  sfs::create_directories(rootfs_ + "/deep/er");
+  Put(rootfs_ + "/mnt/real/out/mark", "real");
+  ASSERT_EQ(::symlink("mnt/./real/../real/out", (rootfs_ + "/lnk").c_str()), 0);
+  ASSERT_EQ(::symlink("../../../../mnt/real/out", (rootfs_ + "/deep/er/up").c_str()), 0);
+  ASSERT_EQ(::symlink("/deep/er/up", (rootfs_ + "/chain").c_str()), 0);
+  // The same absolute name on this machine (outside the rootfs) and under the rootfs.
+  sfs::create_directories(outside_ + "/x");
+  Put(outside_ + "/x/mark", "outside");
+  sfs::create_directories(rootfs_ + outside_);
+  ASSERT_EQ(::symlink("/mnt/real/out", (rootfs_ + outside_ + "/x").c_str()), 0);
+  ASSERT_EQ(::symlink((outside_ + "/x").c_str(), (rootfs_ + "/abs").c_str()), 0);
+  for (const char* host : {"/lnk", "/deep/er/up", "/chain", "/deep/../lnk", "/abs"}) {
+    auto d = Dir::OpenHost(rootfs_, host, false);
+    ASSERT_TRUE(d.ok()) << host << ": " << d.message();
+    auto f = d->OpenFile("mark");
+    ASSERT_TRUE(f.ok()) << host << ": " << f.message();
+    EXPECT_EQ(ReadAll(*f), "real") << host;
+  }
+}
+
 TEST_P(ConfinedTest, OpenHostStopsOnALinkLoop) {
   ASSERT_EQ(::symlink("/b", (rootfs_ + "/a").c_str()), 0);
   ASSERT_EQ(::symlink("/a", (rootfs_ + "/b").c_str()), 0);

@@ -286,9 +286,11 @@ namespace {
 // beneath the job's root: the root opened once (created if missing), the directories beneath it
 // made or opened with no link followed, the file put in place within its directory's fd and
 // returned to be finished (synced); an S3 `url` is uploaded, and nothing is returned.
+// `root` is the job's root opened by an earlier WriteOne of the same sample file, or empty.
 Result<std::optional<PendingSampleFile::HostFile>> WriteOne(
     const Context& ctx, const std::string& url, const std::string& prefix,
-    const std::vector<fs::FileRange>& ranges, bool index, IndexTokens tokens) {
+    const std::vector<fs::FileRange>& ranges, bool index, IndexTokens tokens,
+    std::optional<fs::Dir>& root) {
   auto fill = [&](int fd, const std::string& path) -> Status {
     return index ? WriteIndexFile(fd, path, prefix, ranges, tokens)
                  : fs::WriteRangesTo(fd, path, prefix, ranges);
@@ -298,8 +300,11 @@ Result<std::optional<PendingSampleFile::HostFile>> WriteOne(
     if (!rel.ok()) return rel.status();
     const fs::DirAndName dn = fs::SplitDirName("/" + *rel);
     if (dn.name.empty()) return Status::Error("sample file " + url + ": not a file name");
-    auto root = OpenJobRoot(ctx, true);
-    if (!root.ok()) return root.status();
+    if (!root) {
+      auto opened = OpenJobRoot(ctx, true);
+      if (!opened.ok()) return opened.status();
+      root = std::move(*opened);
+    }
     auto sample_dir = OpenSampleDir(ctx, *root, dn.dir.substr(1));
     if (!sample_dir.ok()) return Status::Error("writing " + url + ": " + sample_dir.message());
     fs::Dir* dir = &sample_dir->dir;
@@ -338,14 +343,16 @@ void FillSpareFiles(const Context& ctx) {
 
 Result<PendingSampleFile> PutSampleFile(const Context& ctx, const SampleFile& file) {
   // Host files are all put in place before any is synced: their writes go out together.
+  // The job's root is opened once for both.
   PendingSampleFile pending;
+  std::optional<fs::Dir> root;
   if (!file.index_url.empty()) {
-    auto index =
-        WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true, file.index_tokens);
+    auto index = WriteOne(ctx, file.index_url, file.index_prefix, file.ranges, true,
+                          file.index_tokens, root);
     if (!index.ok()) return index.status();
     if (*index) pending.files_.push_back(std::move(**index));
   }
-  auto data = WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens);
+  auto data = WriteOne(ctx, file.url, file.prefix, file.ranges, false, file.index_tokens, root);
   if (!data.ok()) return data.status();
   if (*data) pending.files_.push_back(std::move(**data));
   return pending;
