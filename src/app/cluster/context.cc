@@ -55,8 +55,7 @@ FileSyncs::~FileSyncs() { *alive_ = false; }
 
 void FileSyncs::Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done) {
   if (!wait_) {  // syncs on this thread, done before it returns
-    for (fs::SyncItem& item : items) item.error = 0;
-    fs::SyncAll(items);
+    fs::SyncAll(items);  // sets every item's error
     done(items);
     return;
   }

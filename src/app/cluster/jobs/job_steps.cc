@@ -219,42 +219,6 @@ bool JobRunner::Step(JobEntry& e, const Event& ev, std::vector<std::string> pre_
   return true;
 }
 
-void JobRunner::BeginSteps() {
-  if (step_batch_depth_++ == 0) step_batch_ = std::make_unique<StepBatch>();
-}
-
-void JobRunner::EndSteps() {
-  if (step_batch_depth_ == 0 || --step_batch_depth_ > 0) return;
-  std::unique_ptr<StepBatch> b = std::move(step_batch_);
-  if (!b || b->steps.empty()) return;
-  bool writes = false;
-  for (const PlannedStep& p : b->steps) writes |= p.write_record || !p.frames.empty();
-  Status s = Status::Ok();
-  if (writes) {
-    s = ctx_.store->Transact([&](store::Store::Tx& tx) -> Status {
-      for (const PlannedStep& p : b->steps) {
-        if (Status w = Write(tx, p); !w.ok()) return w;
-      }
-      return Status::Ok();
-    });
-  }
-  if (!s.ok()) {
-    for (auto it = b->before.rbegin(); it != b->before.rend(); ++it) {
-      it->e->runner->Restore(std::move(it->state));
-      it->e->ledger.cursor = std::move(it->cursor);
-      // What the pass spooled for it is dropped with its step (ApplyIngest's rule). Only then: a
-      // job stepped otherwise may have a pass appending to its spools right now.
-      if (it->ingested) ResetSpools(*it->e);
-    }
-    for (const PlannedStep& p : b->steps) {
-      spdlog::error("{} {}: committing state: {}; event dropped", p.e->object_kind(), p.e->name(),
-                    s.message());
-    }
-    return;
-  }
-  for (PlannedStep& p : b->steps) ActOn(p);
-}
-
 // A step that deferred work (retry_after_ms) gets a Tick at that time, not only at the next
 // checkPeriodSeconds.
 void JobRunner::ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at) {
