@@ -18,6 +18,21 @@ namespace {
 
 constexpr size_t kBufferLimit = 64 * 1024;
 
+// The process's knowledge of spool directory entries: directories synced since it started (an
+// entry that existed before is then durable), and files it created whose entry it has not synced
+// since (a directory synced before they were created does not cover them).
+struct Entries {
+  std::mutex mu;
+  std::set<std::string> synced_dirs;
+  std::set<std::string> unsynced;
+};
+Entries g_entries;
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "./" : path.substr(0, slash + 1);
+}
+
 Status SpoolError(const std::string& what, const std::string& path, int e) {
   return Status::Error(what + " " + path + ": " + std::system_category().message(e));
 }
@@ -38,7 +53,17 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::string& path, int64_t comm
   }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
   if (fd < 0) return SpoolError("opening spool", path, errno);
-  std::unique_ptr<Spool> spool(new Spool(path, fd, committed_size));
+  const std::string dir = DirOf(path);
+  bool durable = false;
+  {
+    std::lock_guard<std::mutex> lock(g_entries.mu);
+    if (!existed) {
+      g_entries.unsynced.insert(path);
+    } else {
+      durable = g_entries.synced_dirs.count(dir) > 0 && g_entries.unsynced.count(path) == 0;
+    }
+  }
+  std::unique_ptr<Spool> spool(new Spool(path, fd, committed_size, durable));
   if (::fstat(fd, &st) != 0) return SpoolError("opening spool", path, errno);
   if (Status s = RequireRegularFile("opening spool", path, st.st_mode); !s.ok()) return s;
   if (st.st_size < committed_size) {
@@ -51,30 +76,20 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::string& path, int64_t comm
       return SpoolError("truncating spool", path, errno);
     }
   }
-  // The file may have just been created: make its directory entry durable. A file that already
-  // existed needs it only once per directory and process (one fsync makes every entry durable),
-  // not once per spool: a restart with 100 jobs would otherwise fsync the directory 200 times.
-  std::string dir = path.substr(0, path.find_last_of('/') + 1);
-  if (dir.empty()) dir = ".";
-  static std::mutex synced_mu;
-  static std::set<std::string> synced_dirs;
-  {
-    std::lock_guard<std::mutex> lock(synced_mu);
-    if (existed && synced_dirs.count(dir)) return spool;
-  }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return SpoolError("opening spool directory", dir, errno);
-  const int rc = ::fsync(dfd);
-  const int e = errno;
-  ::close(dfd);
-  if (rc != 0) return SpoolError("syncing spool directory", dir, e);
-  std::lock_guard<std::mutex> lock(synced_mu);
-  synced_dirs.insert(dir);
   return spool;
 }
 
-Spool::Spool(std::string path, int fd, int64_t size)
-    : path_(std::move(path)), fd_(fd), written_(size) {}
+void Spool::Removed(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_entries.mu);
+  g_entries.unsynced.erase(path);
+}
+
+Spool::Spool(std::string path, int fd, int64_t size, bool entry_durable)
+    : path_(std::move(path)),
+      dir_(DirOf(path_)),
+      fd_(fd),
+      written_(size),
+      entry_durable_(entry_durable) {}
 
 Spool::~Spool() { ::close(fd_); }
 
@@ -117,17 +132,61 @@ Status Spool::WriteBuffer() {
 
 Status Spool::Flush() {
   if (Status s = WriteBuffer(); !s.ok()) return s;
-  return Synced(::fdatasync(fd_) == 0 ? 0 : errno);
+  if (::fdatasync(fd_) != 0) return SpoolError("syncing", path_, errno);
+  if (entry_durable()) return Status::Ok();
+  auto dir = OpenDir();
+  if (!dir.ok()) return dir.status();
+  return EntrySynced(::fsync(dir->get()) == 0 ? 0 : errno);
 }
 
-Status Spool::PrepareSync(std::vector<fs::SyncItem>& syncs) {
+Result<fs::UniqueFd> Spool::OpenDir() const {
+  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return SpoolError("opening spool directory", dir_, errno);
+  return fs::UniqueFd(dfd);
+}
+
+Status Spool::PrepareSync(SyncList& list) {
   if (Status s = WriteBuffer(); !s.ok()) return s;
-  syncs.push_back({fd_, true, 0});
+  entry_at_ = -1;
+  if (!entry_durable()) {
+    auto it = list.dirs.find(dir_);
+    if (it == list.dirs.end()) {
+      auto dir = OpenDir();
+      if (!dir.ok()) return dir.status();
+      entry_fd_ = std::move(*dir);
+      it = list.dirs.emplace(dir_, list.items.size()).first;
+      list.items.push_back({entry_fd_.get(), false, 0});
+    }
+    entry_at_ = static_cast<int>(it->second);
+  }
+  data_at_ = static_cast<int>(list.items.size());
+  list.items.push_back({fd_, true, 0});
   return Status::Ok();
 }
 
-Status Spool::Synced(int error) const {
-  if (error != 0) return SpoolError("syncing", path_, error);
+Status Spool::Synced(const std::vector<fs::SyncItem>& synced) {
+  auto error_at = [&](int at) {  // a sync not made is an I/O error
+    return at >= 0 && static_cast<size_t>(at) < synced.size()
+               ? synced[static_cast<size_t>(at)].error
+               : EIO;
+  };
+  const int data_error = error_at(data_at_);
+  Status s = data_error == 0 ? Status::Ok() : SpoolError("syncing", path_, data_error);
+  if (entry_at_ >= 0) {
+    Status e = EntrySynced(error_at(entry_at_));
+    if (s.ok()) s = e;
+  }
+  data_at_ = entry_at_ = -1;
+  entry_fd_.Reset();
+  return s;
+}
+
+Status Spool::EntrySynced(int error) {
+  if (error != 0) return SpoolError("syncing spool directory", dir_, error);
+  entry_durable_.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(g_entries.mu);
+  g_entries.synced_dirs.insert(dir_);
+  g_entries.unsynced.erase(path_);
   return Status::Ok();
 }
 

@@ -190,37 +190,110 @@ TEST_F(SpoolTest, WriteFaultIsReportedAndFlushCanBeRetried) {
   EXPECT_EQ(Content(), "a\nb\n");
 }
 
-TEST_F(SpoolTest, PrepareSyncWritesTheBufferAndAddsItsDataSync) {
+// A new spool's directory entry is synced with its first data sync, not when it is opened; the
+// directory once per list however many new spools it holds; afterwards the data sync alone.
+TEST_F(SpoolTest, PrepareSyncWritesTheBufferAndAddsItsDataSyncAndOnceTheNewEntrysDirectory) {
   auto spool = MustOpen(0);
+  auto other = Spool::Open(dir_ + "/other.spool", 0);
+  ASSERT_TRUE(other.ok()) << other.message();
   ASSERT_TRUE(spool->Append("a").ok());
   ASSERT_TRUE(spool->Append("b").ok());
+  ASSERT_TRUE((*other)->Append("x").ok());
   EXPECT_EQ(spool->written(), 0);
-  std::vector<fs::SyncItem> syncs;
-  ASSERT_TRUE(spool->PrepareSync(syncs).ok());
+  Spool::SyncList list;
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  ASSERT_TRUE((*other)->PrepareSync(list).ok());
   EXPECT_EQ(spool->written(), 4);
   EXPECT_EQ(Content(), "a\nb\n");
-  ASSERT_EQ(syncs.size(), 1u);
-  EXPECT_TRUE(syncs[0].data_only);
-  fs::SyncAll(syncs);
-  EXPECT_EQ(syncs[0].error, 0);
-  EXPECT_TRUE(spool->Synced(syncs[0].error).ok());
-  // The sync's error is the spool's, naming it.
-  const Status failed = spool->Synced(EIO);
-  EXPECT_FALSE(failed.ok());
-  EXPECT_NE(failed.message().find(path_), std::string::npos) << failed.message();
+  // The directory's fsync once, then each file's fdatasync.
+  ASSERT_EQ(list.items.size(), 3u);
+  EXPECT_FALSE(list.items[0].data_only);
+  EXPECT_TRUE(list.items[1].data_only);
+  EXPECT_TRUE(list.items[2].data_only);
+  struct stat dir_st, item_st;
+  ASSERT_EQ(::stat(dir_.c_str(), &dir_st), 0);
+  ASSERT_EQ(::fstat(list.items[0].fd, &item_st), 0);
+  EXPECT_EQ(item_st.st_ino, dir_st.st_ino);
+  fs::SyncAll(list.items);
+  EXPECT_EQ(list.items[0].error, 0);
+  EXPECT_TRUE(spool->Synced(list.items).ok());
+  EXPECT_TRUE((*other)->Synced(list.items).ok());
+
+  // Synced once: the data sync alone from now on, also for a spool reopened in this process.
+  ASSERT_TRUE(spool->Append("c").ok());
+  list = {};
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  ASSERT_EQ(list.items.size(), 1u);
+  EXPECT_TRUE(list.items[0].data_only);
+  fs::SyncAll(list.items);
+  EXPECT_TRUE(spool->Synced(list.items).ok());
+  spool.reset();
+  spool = MustOpen(6);
+  ASSERT_TRUE(spool->Append("d").ok());
+  list = {};
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  EXPECT_EQ(list.items.size(), 1u);
+}
+
+// A failed sync is the spool's error, naming the file, or the directory for its entry; an entry
+// whose sync failed is synced again with the next data sync.
+TEST_F(SpoolTest, AFailedSyncNamesTheFileOrTheDirectoryAndTheEntryIsSyncedAgain) {
+  auto spool = MustOpen(0);
+  ASSERT_TRUE(spool->Append("a").ok());
+  Spool::SyncList list;
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  ASSERT_EQ(list.items.size(), 2u);
+  std::vector<fs::SyncItem> made = list.items;
+  made[0].error = EIO;  // the directory's
+  Status s = spool->Synced(made);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("syncing spool directory " + dir_));
+
+  list = {};
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  ASSERT_EQ(list.items.size(), 2u);  // the entry again
+  made = list.items;
+  made[1].error = EIO;  // the file's
+  s = spool->Synced(made);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("syncing " + path_));
+  // Fewer results than syncs: the missing ones were not made.
+  list = {};
+  ASSERT_TRUE(spool->PrepareSync(list).ok());
+  EXPECT_FALSE(spool->Synced({}).ok());
 
   // A write that fails adds no sync and leaves the bytes buffered, for the next try.
   ASSERT_TRUE(spool->Append("c").ok());
   int fail = EIO;
   fs::SetWriteFaultForTest([&](const std::string& path) { return path == path_ ? fail : 0; });
-  syncs.clear();
-  EXPECT_FALSE(spool->PrepareSync(syncs).ok());
-  EXPECT_TRUE(syncs.empty());
-  EXPECT_EQ(spool->written(), 4);
-  EXPECT_EQ(spool->size(), 6);
+  list = {};
+  EXPECT_FALSE(spool->PrepareSync(list).ok());
+  EXPECT_TRUE(list.items.empty());
+  EXPECT_EQ(spool->written(), 2);
+  EXPECT_EQ(spool->size(), 4);
   fail = 0;
   ASSERT_TRUE(spool->Flush().ok());
-  EXPECT_EQ(Content(), "a\nb\nc\n");
+  EXPECT_EQ(Content(), "a\nc\n");
+}
+
+// A file this process created and removed, then created again, needs its entry synced again even
+// though its directory was synced in between.
+TEST_F(SpoolTest, AFileCreatedAgainAfterItsDirectoryWasSyncedIsSyncedAgain) {
+  {
+    auto first = MustOpen(0);
+    ASSERT_TRUE(first->Append("a").ok());
+    ASSERT_TRUE(first->Flush().ok());  // the directory synced
+  }
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+  Spool::Removed(path_);
+  auto again = MustOpen(0);
+  // Reopened (ResetSpools) before its first sync: still not known durable.
+  again.reset();
+  again = MustOpen(0);
+  ASSERT_TRUE(again->Append("b").ok());
+  Spool::SyncList list;
+  ASSERT_TRUE(again->PrepareSync(list).ok());
+  EXPECT_EQ(list.items.size(), 2u);
 }
 
 }  // namespace

@@ -62,18 +62,19 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     // and the totals alone from here on.
     inbound_.Post(
         {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
-    std::vector<fs::SyncItem> syncs;
+    dataset::Spool::SyncList syncs;
     for (auto& j : pass->jobs) {
       if (j.add_syncs) j.add_syncs(j.member, syncs);
     }
     // The spools' syncs are made together by the kernel; their completion comes back on the loop
     // (or here, without AIO), which finishes the jobs' shares and hands the pass back.
-    ctx_.syncs->Sync(std::move(syncs), [this, key, path, pass, take = options.take_unterminated](
-                                           std::vector<fs::SyncItem>& synced) {
-      for (auto& j : pass->jobs) j.finish(j.member, synced);
-      inbound_.Post({"", key + " index read",
-                     [this, key, path, pass, take] { OnRead(key, path, *pass, take); }});
-    });
+    ctx_.syncs->Sync(
+        std::move(syncs.items), [this, key, path, pass, take = options.take_unterminated](
+                                    std::vector<fs::SyncItem>& synced) {
+          for (auto& j : pass->jobs) j.finish(j.member, synced);
+          inbound_.Post({"", key + " index read",
+                         [this, key, path, pass, take] { OnRead(key, path, *pass, take); }});
+        });
   });
 }
 

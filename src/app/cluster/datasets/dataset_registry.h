@@ -46,6 +46,7 @@
 
 #include "adapters/dataset/index_reader.h"
 #include "adapters/dataset/shared_read.h"
+#include "adapters/dataset/spool.h"
 #include "adapters/fs/sync_batch.h"
 #include "adapters/json/resource_codec.h"
 #include "adapters/s3/index_mirror.h"
@@ -84,8 +85,7 @@ dataset::ReadOptions IndexReadOptions(const DatasetSource& src, const std::strin
 // `finish` may not be, and `apply` is not).
 struct IngestShare {
   dataset::PassMember member;
-  std::function<void(const dataset::PassMember& member, std::vector<fs::SyncItem>& syncs)>
-      add_syncs;
+  std::function<void(const dataset::PassMember& member, dataset::Spool::SyncList& syncs)> add_syncs;
   std::function<void(dataset::PassMember& member, const std::vector<fs::SyncItem>& synced)> finish;
   std::function<void(const dataset::PassMember& member, bool take_unterminated)> apply;
 };

@@ -8,7 +8,11 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "adapters/fs/confined.h"
 #include "adapters/fs/files.h"
@@ -117,6 +121,52 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
   FillSpares(e);
 }
 
+// A new job's spool files are created on the loop without a sync of their directory; their
+// entries are made durable through the kernel's workers (Context::syncs), so the loop makes no
+// fsync for a job's creation: the spools of the jobs created in one turn of the loop in one
+// batch, each directory once. Should the first pass come first (or this sync fail), the pass syncs
+// the directory with the spools' data (Spool::PrepareSync), before any size is committed. Without
+// AIO (the syncs would be made on the loop) the pass does it.
+void JobRunner::SyncSpoolEntries(const JobEntry& e) {
+  if (!ctx_.syncs->async()) return;
+  std::vector<std::shared_ptr<dataset::Spool>> spools = e.ledger.SpoolsWithEntriesUnsynced();
+  if (spools.empty()) return;
+  const bool first = entry_syncs_due_.empty();
+  entry_syncs_due_.insert(entry_syncs_due_.end(), spools.begin(), spools.end());
+  if (!first) return;
+  asio::post(ctx_.io, [this] {
+    if (ctx_.stopped) return;
+    std::vector<std::shared_ptr<dataset::Spool>> due;
+    due.swap(entry_syncs_due_);
+    // One sync per directory: its fd kept open until it is made, the spools in it told its result.
+    struct DirSync {
+      std::shared_ptr<fs::UniqueFd> fd;
+      std::vector<std::shared_ptr<dataset::Spool>> spools;
+    };
+    auto dirs = std::make_shared<std::vector<DirSync>>();  // in the order of `items`
+    std::map<std::string, size_t> index;
+    std::vector<fs::SyncItem> items;
+    for (auto& spool : due) {
+      auto it = index.find(spool->dir());
+      if (it == index.end()) {
+        auto fd = spool->OpenDir();
+        if (!fd.ok()) continue;  // the pass syncs it, or names the error
+        it = index.emplace(spool->dir(), dirs->size()).first;
+        dirs->push_back({std::make_shared<fs::UniqueFd>(std::move(*fd)), {}});
+        items.push_back({dirs->back().fd->get(), false, 0});
+      }
+      (*dirs)[it->second].spools.push_back(std::move(spool));
+    }
+    if (items.empty()) return;
+    ctx_.syncs->Sync(std::move(items), [dirs](std::vector<fs::SyncItem>& synced) {
+      for (size_t i = 0; i < dirs->size(); ++i) {
+        const int error = i < synced.size() ? synced[i].error : EIO;
+        for (const auto& spool : (*dirs)[i].spools) (void)spool->EntrySynced(error);
+      }
+    });
+  });
+}
+
 void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
   const core::ObjectMeta& in_meta = incoming->meta();
   const std::string key = core::ResourceKey(in_meta.ns, incoming->resource_kind(), in_meta.name);
@@ -157,6 +207,7 @@ void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
       jobs_.erase(key);
       return;
     }
+    SyncSpoolEntries(e);
     spdlog::info("{}: loaded ({})", who, e.runner->TriggersText(train));
   }
   if (persist) e.seen_epoch = ctx_.gm_epoch;

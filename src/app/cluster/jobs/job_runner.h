@@ -136,6 +136,7 @@ class JobRunner {
   void Upsert(std::unique_ptr<KindRunner> incoming, bool persist);
   JobEntry* Find(const std::string& key, uint64_t incarnation);
   void MakeOutputDirs(JobEntry& e, const std::string& who);
+  void SyncSpoolEntries(const JobEntry& e);
   void Load(JobEntry& e, const std::string& who);
   std::string SpoolPath(const JobEntry& e, const char* which) const;
   void CatchUp(JobEntry& e);
@@ -203,6 +204,9 @@ class JobRunner {
   // Jobs whose spare files are refilled when spare_timer_ fires (FillSparesLater).
   std::set<std::string> spares_due_;
   std::unique_ptr<boost::asio::steady_timer> spare_timer_;
+  // New spools whose directory entries are synced in one batch at the end of this turn of the loop
+  // (SyncSpoolEntries).
+  std::vector<std::shared_ptr<dataset::Spool>> entry_syncs_due_;
   RoundHistory history_{ctx_};
   // Open between BeginSteps and EndSteps (the outermost pair, `step_batch_depth_` deep).
   std::unique_ptr<StepBatch> step_batch_;

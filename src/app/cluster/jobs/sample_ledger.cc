@@ -29,8 +29,10 @@ void SampleLedger::ResetSpools(int64_t train_committed, int64_t eval_committed) 
 }
 
 void SampleLedger::RemoveFiles() const {
-  ::unlink(train_path_.c_str());
-  ::unlink(eval_path_.c_str());
+  for (const std::string& path : {train_path_, eval_path_}) {
+    ::unlink(path.c_str());
+    dataset::Spool::Removed(path);
+  }
 }
 
 std::vector<std::shared_ptr<dataset::Spool>> SampleLedger::TakeSpools() {
@@ -40,6 +42,14 @@ std::vector<std::shared_ptr<dataset::Spool>> SampleLedger::TakeSpools() {
   train_spool_.reset();
   eval_spool_.reset();
   return spools;
+}
+
+std::vector<std::shared_ptr<dataset::Spool>> SampleLedger::SpoolsWithEntriesUnsynced() const {
+  std::vector<std::shared_ptr<dataset::Spool>> out;
+  for (const auto& spool : {train_spool_, eval_spool_}) {
+    if (spool && !spool->entry_durable()) out.push_back(spool);
+  }
+  return out;
 }
 
 void SampleLedger::Defer(bool take_unterminated) {
@@ -90,19 +100,18 @@ IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who,
     return eval->Append(line);
   };
   share.add_syncs = [done, train = train_spool_, eval = eval_spool_](
-                        const dataset::PassMember& m, std::vector<fs::SyncItem>& syncs) {
+                        const dataset::PassMember& m, dataset::Spool::SyncList& syncs) {
     if (!m.status.ok()) return;  // its bytes are dropped, not synced (finish)
     // Only a spool this pass appended to has bytes to sync: earlier passes synced theirs, and a
     // failed pass's bytes are dropped (ResetSpools) before the next one.
     IngestDone& d = *done;
-    auto add = [&](dataset::Spool& spool, int* at) {
+    auto add = [&](dataset::Spool& spool, bool* added) {
       if (!d.prepare.ok()) return;
-      const int next = static_cast<int>(syncs.size());
       d.prepare = spool.PrepareSync(syncs);
-      if (d.prepare.ok()) *at = next;
+      *added = d.prepare.ok();
     };
-    if (d.train_added > 0) add(*train, &d.train_sync);
-    if (d.eval_added > 0) add(*eval, &d.eval_sync);
+    if (d.train_added > 0) add(*train, &d.train_synced);
+    if (d.eval_added > 0) add(*eval, &d.eval_synced);
   };
   share.finish = [done, train = train_spool_, eval = eval_spool_](
                      dataset::PassMember& m, const std::vector<fs::SyncItem>& synced) {
@@ -110,16 +119,10 @@ IngestShare SampleLedger::Share(const DatasetSource& ds, const std::string& who,
     d.cursor = m.cursor;
     d.status = m.status;
     d.result = m.result;
-    auto synced_ok = [&](const dataset::Spool& spool, int at) {
-      if (at < 0) return Status::Ok();
-      if (static_cast<size_t>(at) >= synced.size()) return spool.Synced(EIO);  // not made
-      return spool.Synced(synced[static_cast<size_t>(at)].error);
-    };
-    if (d.status.ok()) {
-      Status a = synced_ok(*train, d.train_sync);
-      Status b = synced_ok(*eval, d.eval_sync);
-      d.status = !d.prepare.ok() ? d.prepare : !a.ok() ? a : b;
-    }
+    // Each spool's syncs are read back even when the pass failed (its syncs' fds are released).
+    Status a = d.train_synced ? train->Synced(synced) : Status::Ok();
+    Status b = d.eval_synced ? eval->Synced(synced) : Status::Ok();
+    if (d.status.ok()) d.status = !d.prepare.ok() ? d.prepare : !a.ok() ? a : b;
     d.train_end = train->size();
     d.eval_end = eval->size();
   };

@@ -44,9 +44,9 @@ class SampleLedger {
     int64_t train_end = 0, eval_end = 0;  // spool sizes after the appends
     Status status;
     dataset::ReadResult result;
-    // Where the pass's syncs hold this ingest's spools' (-1: none), and a spool write that failed
-    // before its sync.
-    int train_sync = -1, eval_sync = -1;
+    // Whether the pass's syncs hold this ingest's spools' (each spool knows where), and a spool
+    // write that failed before its sync.
+    bool train_synced = false, eval_synced = false;
     Status prepare;
   };
   // Another ingest asked for while one was in flight.
@@ -66,6 +66,9 @@ class SampleLedger {
   // removed file's blocks are freed at its last close, and on a filesystem mounted with `discard`
   // that close waits for the device (the job is deleted; the ledger has no spools after this).
   std::vector<std::shared_ptr<dataset::Spool>> TakeSpools();
+  // The spools whose directory entry is not known durable (a new job's): the caller may make them
+  // durable ahead of the first pass (Spool::OpenDir, EntrySynced), which otherwise does.
+  std::vector<std::shared_ptr<dataset::Spool>> SpoolsWithEntriesUnsynced() const;
   const std::string& spool_path(core::il::SpoolKind k) const {
     return k == core::il::SpoolKind::kTrain ? train_path_ : eval_path_;
   }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -46,10 +48,10 @@ class SampleLedgerTest : public ::testing::Test {
                                      });
     EXPECT_TRUE(ledger.in_flight());
     for (const auto& s : samples) EXPECT_TRUE(share.member.on_sample(s).ok());
-    std::vector<fs::SyncItem> syncs;
+    dataset::Spool::SyncList syncs;
     share.add_syncs(share.member, syncs);
-    fs::SyncAll(syncs);
-    share.finish(share.member, syncs);
+    fs::SyncAll(syncs.items);
+    share.finish(share.member, syncs.items);
     share.apply(share.member, false);
     EXPECT_TRUE(applied);
     return out;
@@ -117,6 +119,24 @@ TEST_F(SampleLedgerTest, ResetSpoolsDropsWhatWasNotCommitted) {
   EXPECT_EQ(next.train_end, 0);
   EXPECT_EQ(next.eval_end, 0);
   EXPECT_EQ(Read(ledger.spool_path(core::il::SpoolKind::kTrain)), "");
+}
+
+// A new job's spool files are created with their entries not yet durable: both are offered to be
+// synced ahead; the first pass makes each spool it appended to durable with its data.
+TEST_F(SampleLedgerTest, ANewJobsSpoolEntriesAreUnsyncedUntilSyncedAheadOrByItsFirstPass) {
+  EXPECT_EQ(ledger.SpoolsWithEntriesUnsynced().size(), 2u);
+  const SampleLedger::IngestDone d = Pass({"a", "b", "c", "d"}, 0, 1.0);  // all to train
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  ledger.Landed();
+  const auto left = ledger.SpoolsWithEntriesUnsynced();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0]->path(), ledger.spool_path(core::il::SpoolKind::kEval));
+  // Synced ahead (as JobRunner::SyncSpoolEntries does through the kernel's workers).
+  auto dir = left[0]->OpenDir();
+  ASSERT_TRUE(dir.ok()) << dir.message();
+  ASSERT_EQ(::fsync(dir->get()), 0);
+  EXPECT_TRUE(left[0]->EntrySynced(0).ok());
+  EXPECT_TRUE(ledger.SpoolsWithEntriesUnsynced().empty());
 }
 
 }  // namespace
