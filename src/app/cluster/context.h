@@ -73,8 +73,6 @@ class FileSyncs {
   FileSyncs& operator=(const FileSyncs&) = delete;
 
   void Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done);
-  // Whether Sync returns before the syncs are made (false: it makes them on its caller's thread).
-  bool async() const { return wait_ != nullptr; }
   // No `done` is called on the loop from now on (the controller stops).
   void Stop();
 

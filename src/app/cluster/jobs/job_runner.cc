@@ -122,13 +122,11 @@ void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
 }
 
 // A new job's spool files are created on the loop without a sync of their directory; their
-// entries are made durable through the kernel's workers (Context::syncs), so the loop makes no
-// fsync for a job's creation: the spools of the jobs created in one turn of the loop in one
-// batch, each directory once. Should the first pass come first (or this sync fail), the pass syncs
-// the directory with the spools' data (Spool::PrepareSync), before any size is committed. Without
-// AIO (the syncs would be made on the loop) the pass does it.
+// entries are made durable on the pool, so the loop makes no fsync for a job's creation: the
+// spools of the jobs created in one turn of the loop in one batch, each directory once. Should
+// the first pass come first (or this sync fail), the pass syncs the directory with the spools'
+// data (Spool::PrepareSync), before any size is committed.
 void JobRunner::SyncSpoolEntries(const JobEntry& e) {
-  if (!ctx_.syncs->async()) return;
   std::vector<std::shared_ptr<dataset::Spool>> spools = e.ledger.SpoolsWithEntriesUnsynced();
   if (spools.empty()) return;
   const bool first = entry_syncs_due_.empty();
@@ -158,10 +156,12 @@ void JobRunner::SyncSpoolEntries(const JobEntry& e) {
       (*dirs)[it->second].spools.push_back(std::move(spool));
     }
     if (items.empty()) return;
-    ctx_.syncs->Sync(std::move(items), [dirs](std::vector<fs::SyncItem>& synced) {
+    // On the pool, which tells the spools (thread-safe) and nothing else: no result comes back to
+    // the loop.
+    asio::post(ctx_.pool, [dirs, items = std::move(items)]() mutable {
+      fs::SyncAll(items);
       for (size_t i = 0; i < dirs->size(); ++i) {
-        const int error = i < synced.size() ? synced[i].error : EIO;
-        for (const auto& spool : (*dirs)[i].spools) (void)spool->EntrySynced(error);
+        for (const auto& spool : (*dirs)[i].spools) (void)spool->EntrySynced(items[i].error);
       }
     });
   });
