@@ -54,7 +54,7 @@ FileSyncs::FileSyncs(boost::asio::io_context& io) : io_(io) {
 FileSyncs::~FileSyncs() { *alive_ = false; }
 
 void FileSyncs::Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done) {
-  if (!wait_) {  // syncs on this thread, done before it returns
+  if (!wait_) {          // syncs on this thread, done before it returns
     fs::SyncAll(items);  // sets every item's error
     done(items);
     return;
