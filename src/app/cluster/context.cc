@@ -54,8 +54,8 @@ FileSyncs::FileSyncs(boost::asio::io_context& io) : io_(io) {
 FileSyncs::~FileSyncs() { *alive_ = false; }
 
 void FileSyncs::Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done) {
-  if (!wait_) {          // syncs on this thread, done before it returns
-    fs::SyncAll(items);  // sets every item's error
+  if (!wait_) {  // synced on this thread (each item's error set), done before it returns
+    fs::SyncAll(items);
     done(items);
     return;
   }
