@@ -12,12 +12,6 @@
 
 namespace sedna::storage {
 
-using internal::BeneathJobRoot;
-using internal::Errno;
-using internal::OpenJobRoot;
-using internal::ParseUrl;
-using internal::StagingFile;
-
 namespace {
 
 // Writes `first_line` + '\n', then the `tokens` of each line of `ranges` (one per line), to the

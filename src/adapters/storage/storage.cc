@@ -12,12 +12,6 @@
 
 namespace sedna::storage {
 
-using internal::BeneathJobRoot;
-using internal::Errno;
-using internal::OpenJobRoot;
-using internal::ParseUrl;
-using internal::StagingFile;
-
 Status CopyModelWith(const Context& ctx, const std::string& src_url, const std::string& dst_url,
                      const std::function<Status(s3::Client*, const fs::Dir*)>& before_replace) {
   const bool src_s3 = fs::IsS3Url(src_url), dst_s3 = fs::IsS3Url(dst_url);

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace sedna::storage::internal {
+namespace sedna::storage {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -40,4 +40,4 @@ Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url) {
   return *u;
 }
 
-}  // namespace sedna::storage::internal
+}  // namespace sedna::storage

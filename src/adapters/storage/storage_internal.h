@@ -1,5 +1,6 @@
-// What the storage functions share (not part of storage.h's interface): the job's root and the
-// host paths beneath it, S3 URLs with the object's credentials, and the LC's staging files.
+// What the storage functions share, for storage's own files only (not part of storage.h's
+// interface): the job's root and the host paths beneath it, S3 URLs with the object's
+// credentials, and the LC's staging files.
 #pragma once
 
 #include <fcntl.h>
@@ -12,7 +13,7 @@
 
 #include "adapters/storage/storage.h"
 
-namespace sedna::storage::internal {
+namespace sedna::storage {
 
 // `what` + ": " + strerror(errno).
 std::string Errno(const std::string& what);
@@ -91,4 +92,4 @@ Result<fs::Dir> OpenJobRoot(const Context& ctx, bool create);
 // `url` as an S3 URL, or an error naming it (also when the object has no credentials).
 Result<s3::S3Url> ParseUrl(const Context& ctx, const std::string& url);
 
-}  // namespace sedna::storage::internal
+}  // namespace sedna::storage
