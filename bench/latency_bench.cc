@@ -4,10 +4,11 @@
 // The real sedna-lc runs against the GM emulator. A job answers each (Train, Waiting) condition
 // once, so every trial uses a fresh job (method (a) of the brief): trial k inserts Dataset
 // lat-k (an empty index /data/lat-k.txt) and IncrementalLearningJob lat-k at (Train, Waiting)
-// with trainProb 1 and trigger `num_of_samples > 0`, waits until /status lists the job (so the
-// LC has loaded it and watches the index), then appends ONE line with one write(2) and measures
-// until the `Train Ready` frame of lat-k arrives at the emulator (timestamped on the emulator's
-// server thread). Then job and dataset are deleted, so the LC holds one job per trial.
+// with trainProb 1 and trigger `num_of_samples > 0`, waits until /status lists the job with its
+// output directories made (so the LC has loaded it and watches the index), then appends ONE line
+// with one write(2) and measures until the `Train Ready` frame of lat-k arrives at the emulator
+// (timestamped on the emulator's server thread). Then job and dataset are deleted, so the LC holds
+// one job per trial.
 //
 // The measured path: inotify -> read the new line -> Dataset count persisted + queued (SQLite) ->
 // split into the job's train spool (fdatasync, all jobs' at once) -> trigger -> state persisted
@@ -96,6 +97,9 @@ int main(int argc, char** argv) try {
         [&](const Json& listed) {
           int n = 0;
           for (const auto& j : listed) {
+            // Loaded: listed, with its output directories made (since session 34 on the pool;
+            // an LC before it lists no "outputDirs" and made them before listing the job).
+            if (j.value("outputDirs", "made") != "made") continue;
             n += std::count(job_names.begin(), job_names.end(), j.at("name").get<std::string>());
           }
           return n == jobs;

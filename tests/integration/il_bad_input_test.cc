@@ -253,6 +253,38 @@ TEST_F(IlBadInputTest, EveryKindMeetsTheFrameLimits) {
   ExpectGoodJobDispatches();
 }
 
+// §P4.5, output_dirs.h: a job whose spec.outputDir cannot be made (here a file is where a
+// directory of it must be) is loaded; the failure is made on the pool, logged naming the job and
+// the field, and shown in /status ("outputDirs"); the loop, and so the good job, goes on.
+TEST_F(IlBadInputTest, AnOutputDirThatCannotBeMadeIsShownInStatus) {
+  WriteFile(rootfs + "/blocked", "a file where spec.outputDir needs a directory");
+  IlJobSpec spec;
+  spec.name = "blocked-job";
+  spec.uid = "uid-blocked";
+  spec.output_dir = "/blocked/out";
+  const Json blocked = WaitingJob(IlJobObject(spec));
+  gm->Send("insert", blocked);
+  Barrier();
+  // Made on the pool: awaited through /status, the LC's own view.
+  std::string shown;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    HttpResult r = HttpRequest(status_port, "GET", "/status", "", {});
+    ASSERT_EQ(r.status, 200) << r.raw;
+    const Json status = Json::parse(r.body);
+    for (const auto& j : status.at("jobs")) {
+      if (j.value("name", "") == "blocked-job") shown = j.value("outputDirs", "");
+    }
+    if (!shown.empty() && shown != "making") break;
+  }
+  EXPECT_NE(shown.find("/blocked: not a directory"), std::string::npos) << shown;
+  ExpectLog({"IncrementalLearningJob default/blocked-job: spec.outputDir:", "/blocked"});
+  EXPECT_TRUE(stdfs::is_regular_file(rootfs + "/blocked"));
+  gm->Send("delete", blocked);
+  Barrier();
+  ExpectGoodJobDispatches();
+}
+
 TEST_F(IlBadInputTest, FrameThatIsNotJson) {
   ASSERT_TRUE(gm->server().Send("{\"header\": {\"namespace\": \"default\", this is not json"));
   Barrier();

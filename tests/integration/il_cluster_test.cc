@@ -181,17 +181,23 @@ TEST_F(IlClusterTest, TwoRoundsDeployThenKeep) {
 
 }  // namespace
 // §P4.5: the output directories exist before any Ready, also for an outputDir the GM changes on a
-// running job (they were made only when the job was first loaded).
+// running job. They are made on the pool (output_dirs.h), so what is checked is the contract: when
+// the Ready of the first round after the change arrives, the new outputDir's directories exist.
 TEST_F(IlClusterTest, ChangedOutputDirGetsItsDirectories) {
   WriteFile(rootfs + kBarrierIndexUrl, "barrier_images/1.jpg 1,1,2,2,1\n");
   gm->Send("insert", DatasetObject());
-  gm->Send("insert", IlJobObject());
+  GmJob job(core::gm::JobKind::kIncremental, IlJobObject());
+  Sync(job);
   Barrier();
-  EXPECT_TRUE(stdfs::is_directory(rootfs + "/output/data/train"));
   IlJobSpec moved;
   moved.output_dir = "/output2";
-  gm->Send("update", IlJobObject(moved));
+  GmJob moved_job(core::gm::JobKind::kIncremental, IlJobObject(moved));
+  Sync(moved_job);
   Barrier();
+  AppendFile(rootfs + "/data/train_data.txt", IndexLines(1, 1000));
+  UpstreamFrame ready = NextJob();
+  EXPECT_NE(ready.content.find(R"("dataURL":"/output2/data/train/1/data.txt")"), std::string::npos)
+      << ready.content;
   for (const char* d :
        {"/output2/data/train", "/output2/data/eval", "/output2/train", "/output2/eval"}) {
     EXPECT_TRUE(stdfs::is_directory(rootfs + d)) << d << " must exist before Ready (§P4.5)";

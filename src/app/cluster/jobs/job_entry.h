@@ -16,6 +16,7 @@
 #include "adapters/dataset/index_reader.h"
 #include "adapters/log/log_budget.h"
 #include "adapters/s3/s3_client.h"
+#include "adapters/storage/storage.h"
 #include "app/cluster/jobs/job_runner.h"
 #include "app/cluster/jobs/kind_runner.h"
 #include "app/cluster/jobs/sample_ledger.h"
@@ -36,6 +37,8 @@ struct JobEntry {
   uint64_t incarnation = 0;
   std::unique_ptr<KindRunner> runner;  // never null
   std::string dirs_made_for;           // the spec.outputDir whose directories exist (§P4.5)
+  std::string dirs_asked_for;          // the spec.outputDir whose directories are being made
+  std::string dirs_error;              // why the last attempt failed ("" after a success)
   core::Trigger train_trigger;
   std::optional<s3::Credentials> creds;  // sedna.io/credential, in memory only ([P:B23])
   int64_t received_ms = 0;  // when the GM last sent the job object (unix ms); 0: not since start
@@ -73,6 +76,10 @@ struct JobEntry {
   int64_t eval_committed() const { return runner->eval_committed(); }
   std::string EncodeRecord(const dataset::IndexCursor& c) const { return runner->EncodeRecord(c); }
 };
+
+// What the storage functions are given for the job: its root (spec.outputDir), the rootfs, its
+// credentials, the LC's staging and hot-update directories (job_output.cc).
+storage::Context StorageContextOf(const Context& ctx, const JobEntry& e);
 
 // One job step, computed (Plan) and not yet committed (Write) or acted on.
 struct PlannedStep {

@@ -90,37 +90,6 @@ void JobRunner::Load(JobEntry& e, const std::string& who) {
   }
 }
 
-// Output directories exist before any Ready is sent (§P4.5), also after the GM changes
-// spec.outputDir; S3 has no directories. A failure is tried again at the next update.
-void JobRunner::MakeOutputDirs(JobEntry& e, const std::string& who) {
-  if (e.dirs_made_for == e.output_dir()) return;
-  if (!e.dirs_made_for.empty()) DropSpares(e.dirs_made_for);
-  if (fs::IsS3Url(e.output_dir())) {
-    e.dirs_made_for = e.output_dir();
-    return;
-  }
-  // The root opened once (host links resolved as the host would, never above the rootfs); the
-  // subdirectories beneath it made with no link followed: a link a worker planted there is an
-  // error for this job, logged, never followed.
-  const std::string out = core::il::OutputRoot(e.output_dir());
-  auto root = fs::Dir::OpenHost(ctx_.cfg.rootfs, out, true);
-  if (!root.ok()) {
-    spdlog::error("{}: spec.outputDir: {}", who, root.message());
-    return;
-  }
-  const std::vector<std::string> subs = e.runner->output_subdirs();
-  bool made = true;
-  for (const auto& sub : subs) {
-    if (auto d = root->Sub(sub, true); !d.ok()) {
-      spdlog::error("{}: spec.outputDir: {}", who, d.message());
-      made = false;
-    }
-  }
-  if (!made) return;
-  e.dirs_made_for = e.output_dir();
-  FillSpares(e);
-}
-
 // A new job's spool files are created on the loop without a sync of their directory; their
 // entries are made durable on the pool, so the loop makes no fsync for a job's creation: the
 // spools of the jobs created in one turn of the loop in one batch, each directory once. Should
@@ -198,7 +167,7 @@ void JobRunner::Upsert(std::unique_ptr<KindRunner> incoming, bool persist) {
   e.train_trigger = train;
   if (*creds || persist) e.creds = *creds;                // stored objects carry none ([P:B23])
   if (persist) e.received_ms = core::UnixMs(ctx_.clock);  // from the GM, not reloaded
-  MakeOutputDirs(e, who);
+  RequestOutputDirs(e, who);
   if (fresh) {
     if (Status s = e.ledger.Open(SpoolPath(e, "train"), SpoolPath(e, "eval"), e.train_committed(),
                                  e.eval_committed());
@@ -303,7 +272,7 @@ void JobRunner::Delete(const std::string& key, JobKind kind) {
     // `discard` (0.1 ms and more a file here): on the pool. A pass in flight holds them until it
     // is back.
     boost::asio::post(ctx_.pool, [spools = e.ledger.TakeSpools()]() mutable { spools.clear(); });
-    if (!e.dirs_made_for.empty()) DropSpares(e.dirs_made_for);
+    ReleaseOutputRoot(e);
     // v0.7.0 removes the job's model hot-update directory on every delete (§H4.1); here only what
     // this LC wrote in the job's own directory (derived from its namespace and name, recorded
     // in the LC's ledger) is removed, whatever the annotation says.
@@ -369,6 +338,13 @@ std::vector<JobView> JobRunner::Views() const {
       v.stage = std::string(core::StageName(c.stage)) + "/" + core::ConditionTypeName(c.type);
     }
     e->runner->FillView(v);
+    if (e->dirs_made_for == e->output_dir()) {
+      v.output_dirs = "made";
+    } else if (e->dirs_asked_for == e->output_dir()) {
+      v.output_dirs = "making";
+    } else {
+      v.output_dirs = e->dirs_error;
+    }
     views.push_back(std::move(v));
   }
   return views;

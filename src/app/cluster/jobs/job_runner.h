@@ -14,9 +14,11 @@
 //   the dataset registry (Source, Reschedule) and the model registry (RefFor), read-only; the
 //   action executor (action_executor.h) for blocking work on the pool (sample files, model
 //   deploys, hot updates), whose results come back as FileWritten / ModelCopied /
-//   HotUpdateWritten events for the same incarnation of the job; the context's spare files
-//   (Want and Drop a job root on the loop; filled on the pool) and file syncs (the sample files'
-//   syncs, handed over on the pool).
+//   HotUpdateWritten events for the same incarnation of the job; the pool for a job's output
+//   directories (job_output.cc, output_dirs.h: the loop never opens spec.outputDir), whose result
+//   comes back through the inbound queue; the context's spare files (Want and Drop a job root on
+//   the loop; filled on the pool) and file syncs (the sample files' syncs, handed over on the
+//   pool).
 // Called by: events of the inbound queue (GM frames, the registries' hooks, its own timers and
 //   pool results), start-up (reload), the report intake (CommitReports, StepReport) and the worker
 //   and status endpoints (PrepareReport, Views).
@@ -44,6 +46,7 @@
 #include "app/cluster/jobs/action_executor.h"
 #include "app/cluster/jobs/kind_runner.h"
 #include "app/cluster/jobs/model_registry.h"
+#include "app/cluster/jobs/output_dirs.h"
 #include "app/cluster/jobs/sample_ledger.h"
 #include "app/cluster/observation/round_history.h"
 #include "app/cluster/observation/status_view.h"
@@ -135,7 +138,6 @@ class JobRunner {
  private:
   void Upsert(std::unique_ptr<KindRunner> incoming, bool persist);
   JobEntry* Find(const std::string& key, uint64_t incarnation);
-  void MakeOutputDirs(JobEntry& e, const std::string& who);
   void SyncSpoolEntries(const JobEntry& e);
   void Load(JobEntry& e, const std::string& who);
   std::string SpoolPath(const JobEntry& e, const char* which) const;
@@ -168,17 +170,30 @@ class JobRunner {
   void ScheduleRetry(JobEntry& e, int64_t now_ms, int64_t at);
   void RunAction(JobEntry& e, const core::il::Action& a);
   void WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w);
-  // Makes the spare files of the job's root on the pool (fs::SpareFiles), for its next sample
-  // files: now (a new job), or, after a round's files, once kSpareRefillDelay has passed since the
-  // first such request (the inode allocations then do not take the CPUs from the other jobs'
-  // round files and Readys of the same burst).
-  void FillSpares(const JobEntry& e);
+  // job_output.cc: the job's output root.
+  // Its output directories (output_dirs.h), asked for when the job arrives or its spec.outputDir
+  // changes: made on the pool, with the root's spare files (fs::SpareFiles) once they exist;
+  // OnOutputDirs records the result on the loop.
+  void RequestOutputDirs(JobEntry& e, const std::string& who);
+  void OnOutputDirs(const std::string& key, uint64_t incarnation, const std::string& who,
+                    const std::string& output_dir, const Status& made);
+  // What a storage action of the job makes first: the output directories while the loop has not
+  // heard that they exist for its current spec.outputDir (none otherwise, and for S3).
+  OutputDirs DirsToMake(const JobEntry& e) const;
+  // The job leaves its root (deleted, or moved to another): the spares of the root made or being
+  // made are dropped, and the job has no directories made or asked for.
+  void ReleaseOutputRoot(JobEntry& e);
+  // Refills the spare files of the job's root on the pool after a round's files, once
+  // kSpareRefillDelay has passed since the first such request (the inode allocations then do not
+  // take the CPUs from the other jobs' round files and Readys of the same burst).
   void FillSparesLater(const JobEntry& e);
   // The spares of the root of `output_dir` are dropped; its spare directory is removed on the pool.
   void DropSpares(const std::string& output_dir);
   static constexpr std::chrono::milliseconds kSpareRefillDelay{250};
   void WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string& who,
                       const core::il::WriteHotUpdate& h);
+  void CopyModel(JobEntry& e, const JobRef& job, const std::string& who,
+                 const core::il::CopyModel& c);
   std::string JobFrame(const JobEntry& e, const std::string& content) const;
   // The frame a worker report is forwarded upstream in (§P3.5).
   std::string ForwardedFrame(const JobEntry& e, const json::WorkerMessage& m) const;

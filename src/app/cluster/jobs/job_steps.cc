@@ -63,19 +63,6 @@ core::il::Now MakeNow(const core::Clock& clock) {
   return n;
 }
 
-storage::Context StorageContext(const Context& ctx, const JobEntry& e) {
-  storage::Context c;
-  c.rootfs = ctx.cfg.rootfs;
-  c.staging_dir = ctx.cfg.spool_dir + "/staging";
-  c.hot_update_dir = ctx.cfg.hot_update_dir;
-  c.job_root = core::il::OutputRoot(e.output_dir());
-  c.spares = ctx.spares.get();
-  c.credentials = e.creds;
-  c.s3_options = ctx.S3Options();
-  c.clock = &ctx.clock;
-  return c;
-}
-
 }  // namespace
 
 Status LexicallyInside(const std::string& url, const std::string& dir, const std::string& what) {
@@ -247,58 +234,32 @@ void JobRunner::RunAction(JobEntry& e, const Action& a) {
   // usually over its budget).
   auto who_of = [&e] { return std::string(e.object_kind()) + " " + e.name(); };
   const json::ReportSpelling spelling = e.runner->spelling();
-  std::visit(
-      core::Overloaded{
-          [&](const core::il::Log& log) {
-            if (!e.AllowReportLog()) return;
-            switch (log.level) {
-              case core::il::Log::Level::kInfo:
-                spdlog::info("{} {}: {}", e.object_kind(), e.name(), log.text);
-                break;
-              case core::il::Log::Level::kWarn:
-                spdlog::warn("{} {}: {}", e.object_kind(), e.name(), log.text);
-                break;
-              case core::il::Log::Level::kError:
-                spdlog::error("{} {}: {}", e.object_kind(), e.name(), log.text);
-                break;
-            }
-          },
-          [&](const core::il::SendReport& r) {
-            // Its frame was committed with the step (Plan); this is the log line only.
-            spdlog::info("{}: reported {} {}", who_of(),
-                         json::ReportPhaseText(r.report.phase, spelling),
-                         json::ReportStatusText(r.report.status, spelling));
-          },
-          [&](const core::il::WriteSamples& w) { WriteSamples(e, job, w); },
-          [&](const core::il::CopyModel& c) {
-            // Whatever the conditions said, a deploy copies only a model inside the job's own
-            // output, so a forged train output cannot put a host file in its place. Here, on the
-            // loop, the check is lexical only; the pool opens the source once beneath the job's
-            // root, following no link (storage::CopyModelWith), and copies from that fd.
-            const std::string out = core::il::OutputRoot(e.output_dir());
-            if (Status inside = LexicallyInside(c.src_url, out, "deploy source"); !inside.ok()) {
-              executor_.Post(job, core::il::ModelCopied{false, inside.message()});
-              return;
-            }
-            executor_.RunOnPool(job,
-                                [who = who_of(), ctx = StorageContext(ctx_, e), src = c.src_url,
-                                 dst = c.dst_url]() -> Event {
-                                  // A deploy keeps the model it replaces as a version
-                                  // (docs/design-notes.md, Model versions).
-                                  auto r = storage::DeployModel(ctx, src, dst);
-                                  if (r.ok() && r->kept_version > 0) {
-                                    spdlog::info("{}: kept the previous model of {} as version {}",
-                                                 who, dst, r->kept_version);
-                                  }
-                                  if (r.ok() && !r->warning.empty())
-                                    spdlog::warn("{}: {}", who, r->warning);
-                                  const Status s = r.status();
-                                  return core::il::ModelCopied{s.ok(), s.message()};
-                                });
-          },
-          [&](const core::il::WriteHotUpdate& h) { WriteHotUpdate(e, job, who_of(), h); },
-      },
-      a);
+  std::visit(core::Overloaded{
+                 [&](const core::il::Log& log) {
+                   if (!e.AllowReportLog()) return;
+                   switch (log.level) {
+                     case core::il::Log::Level::kInfo:
+                       spdlog::info("{} {}: {}", e.object_kind(), e.name(), log.text);
+                       break;
+                     case core::il::Log::Level::kWarn:
+                       spdlog::warn("{} {}: {}", e.object_kind(), e.name(), log.text);
+                       break;
+                     case core::il::Log::Level::kError:
+                       spdlog::error("{} {}: {}", e.object_kind(), e.name(), log.text);
+                       break;
+                   }
+                 },
+                 [&](const core::il::SendReport& r) {
+                   // Its frame was committed with the step (Plan); this is the log line only.
+                   spdlog::info("{}: reported {} {}", who_of(),
+                                json::ReportPhaseText(r.report.phase, spelling),
+                                json::ReportStatusText(r.report.status, spelling));
+                 },
+                 [&](const core::il::WriteSamples& w) { WriteSamples(e, job, w); },
+                 [&](const core::il::CopyModel& c) { CopyModel(e, job, who_of(), c); },
+                 [&](const core::il::WriteHotUpdate& h) { WriteHotUpdate(e, job, who_of(), h); },
+             },
+             a);
 }
 
 void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::WriteSamples& w) {
@@ -321,8 +282,10 @@ void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::Wri
   const int64_t round = w.round;
   // The files are put in place on the pool and their syncs handed to ctx_.syncs, so the pool goes
   // on to the next job's files while the kernel syncs these together with theirs.
-  executor_.RunOnPoolThen(job, [ctx = StorageContext(ctx_, e), file = std::move(file), work, round,
+  executor_.RunOnPoolThen(job, [ctx = StorageContextOf(ctx_, e), dirs = DirsToMake(e),
+                                file = std::move(file), work, round,
                                 syncs = ctx_.syncs.get()](const ActionExecutor::Finish& finish) {
+    (void)dirs.Make();  // its error is logged when the job's own request comes back
     auto put = storage::PutSampleFile(ctx, file);
     if (!put.ok()) {
       finish(core::il::FileWritten{work, round, false, put.message()});
@@ -337,44 +300,30 @@ void JobRunner::WriteSamples(JobEntry& e, const JobRef& job, const core::il::Wri
   FillSparesLater(e);
 }
 
-void JobRunner::FillSpares(const JobEntry& e) {
-  storage::Context sc = StorageContext(ctx_, e);
-  if (sc.job_root.empty() || fs::IsS3Url(sc.job_root)) return;
-  ctx_.spares->Want(sc.job_root);
-  boost::asio::post(ctx_.pool, [sc = std::move(sc)] { storage::FillSpareFiles(sc); });
-}
-
-void JobRunner::DropSpares(const std::string& output_dir) {
-  std::vector<fs::SpareFiles::SpareDir> dirs = ctx_.spares->Drop(core::il::OutputRoot(output_dir));
-  if (dirs.empty()) return;
-  boost::asio::post(ctx_.pool, [dirs = std::move(dirs)] {
-    for (const fs::SpareFiles::SpareDir& d : dirs) fs::SpareFiles::Remove(d);
-  });
-}
-
-void JobRunner::FillSparesLater(const JobEntry& e) {
-  spares_due_.insert(e.key);
-  if (!spare_timer_) spare_timer_ = std::make_unique<boost::asio::steady_timer>(ctx_.io);
-  if (spares_due_.size() > 1) return;  // armed by the first
-  spare_timer_->expires_after(kSpareRefillDelay);
-  spare_timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (ec || ctx_.stopped) return;
-    std::vector<storage::Context> due;
-    for (const std::string& key : spares_due_) {
-      auto it = jobs_.find(key);
-      if (it == jobs_.end() || it->second->dirs_made_for.empty()) continue;  // gone, or no dirs
-      storage::Context sc = StorageContext(ctx_, *it->second);
-      if (sc.job_root.empty() || fs::IsS3Url(sc.job_root)) continue;
-      // Wanted again: another job on the same root may have dropped it on its delete.
-      ctx_.spares->Want(sc.job_root);
-      due.push_back(std::move(sc));
+// Whatever the conditions said, a deploy copies only a model inside the job's own output, so a
+// forged train output cannot put a host file in its place. Here, on the loop, the check is lexical
+// only; the pool opens the source once beneath the job's root, following no link
+// (storage::CopyModelWith), and copies from that fd.
+void JobRunner::CopyModel(JobEntry& e, const JobRef& job, const std::string& who,
+                          const core::il::CopyModel& c) {
+  const std::string out = core::il::OutputRoot(e.output_dir());
+  if (Status inside = LexicallyInside(c.src_url, out, "deploy source"); !inside.ok()) {
+    executor_.Post(job, core::il::ModelCopied{false, inside.message()});
+    return;
+  }
+  auto copy = [who, ctx = StorageContextOf(ctx_, e), dirs = DirsToMake(e), src = c.src_url,
+               dst = c.dst_url]() -> Event {
+    (void)dirs.Make();  // as for a sample file
+    // A deploy keeps the model it replaces as a version (docs/design-notes.md, Model versions).
+    auto r = storage::DeployModel(ctx, src, dst);
+    if (r.ok() && r->kept_version > 0) {
+      spdlog::info("{}: kept the previous model of {} as version {}", who, dst, r->kept_version);
     }
-    spares_due_.clear();
-    if (due.empty()) return;
-    boost::asio::post(ctx_.pool, [due = std::move(due)] {
-      for (const storage::Context& sc : due) storage::FillSpareFiles(sc);
-    });
-  });
+    if (r.ok() && !r->warning.empty()) spdlog::warn("{}: {}", who, r->warning);
+    const Status s = r.status();
+    return core::il::ModelCopied{s.ok(), s.message()};
+  };
+  executor_.RunOnPool(job, std::move(copy));
 }
 
 // As for a deploy, every model copied comes from the job's own output (lexically here; the copy
@@ -388,7 +337,7 @@ void JobRunner::WriteHotUpdate(JobEntry& e, const JobRef& job, const std::string
       return;
     }
   }
-  executor_.RunOnPool(job, [who, ctx = StorageContext(ctx_, e), action = h]() -> Event {
+  executor_.RunOnPool(job, [who, ctx = StorageContextOf(ctx_, e), action = h]() -> Event {
     auto r = storage::WriteHotUpdate(ctx, action);
     if (r.ok() && r->resumed) {
       spdlog::info(

@@ -94,7 +94,8 @@ std::string EncodeDashboardJson(const DashboardInput& in) {
            {"decisions", v.decisions},
            {"lastError", v.last_error},
            {"deployedUrl", v.deployed_url},
-           {"deployedAt", v.deployed_at}};
+           {"deployedAt", v.deployed_at},
+           {"outputDirs", v.output_dirs}};
     const JobHistory* h = in.history ? FindHistory(*in.history, v.kind, v.ns, v.name) : nullptr;
     j["history"] = h ? JobHistoryJson(*h) : Json{{"rounds", Json::array()}};
     Json versions = Json::array();

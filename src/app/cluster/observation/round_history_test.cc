@@ -418,6 +418,7 @@ TEST(DashboardFeedTest, FeedCarriesHistoryVersionsAndWorkers) {
   v.kind = "IncrementalLearningJob";
   v.ns = "default";
   v.name = "digits";
+  v.output_dirs = "/out: not a directory";
   std::vector<JobView> views{v};
   DashboardFiles files;
   files.versions["/d/m.pkl"] = {{2, "/d/.sedna-versions/m.pkl.2", 10, 100}};
@@ -434,6 +435,7 @@ TEST(DashboardFeedTest, FeedCarriesHistoryVersionsAndWorkers) {
   EXPECT_EQ(d["jobs"][0]["versions"][0]["command"], "sedna-lc rollback-model /d/m.pkl --version 2");
   EXPECT_EQ(d["workers"][0]["logTail"], "epoch 3\n");
   EXPECT_EQ(d["standalone"], true);
+  EXPECT_EQ(d["jobs"][0]["outputDirs"], "/out: not a directory");
 }
 
 TEST(DashboardFeedTest, LogTailIsBoundedAndStartsAtALine) {

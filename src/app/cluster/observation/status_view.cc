@@ -90,7 +90,8 @@ std::string EncodeStatusJson(const std::vector<JobView>& jobs) {
                        {"lastError", j.last_error},
                        {"lastEval", ev},
                        {"deployedUrl", j.deployed_url},
-                       {"deployedAt", j.deployed_at}});
+                       {"deployedAt", j.deployed_at},
+                       {"outputDirs", j.output_dirs}});
   }
   return Json{{"jobs", arr}}.dump(1) + "\n";
 }
@@ -127,6 +128,7 @@ Result<std::vector<JobView>> DecodeStatusJson(const std::string& text) {
       }
       v.deployed_url = e.value("deployedUrl", "");
       v.deployed_at = e.value("deployedAt", "");
+      v.output_dirs = e.value("outputDirs", "");
       out.push_back(std::move(v));
     }
     return out;
@@ -182,6 +184,10 @@ std::string RenderStatusTable(const std::vector<JobView>& jobs) {
     }
     std::string deployed = j.deployed_url.empty() ? "-" : j.deployed_url + " @ " + j.deployed_at;
     std::string note = !j.last_error.empty() ? j.last_error : j.last_decision;
+    if (j.last_error.empty() && !j.output_dirs.empty() && j.output_dirs != "made" &&
+        j.output_dirs != "making") {
+      note = "spec.outputDir: " + j.output_dirs;
+    }
     rows.push_back({j.kind == "IncrementalLearningJob" ? "IL" : "LL", j.ns + "/" + j.name, j.stage,
                     std::to_string(j.round), std::to_string(j.samples_waiting),
                     j.work.empty() ? "-" : j.work, eval.empty() ? "-" : eval, deployed,

@@ -26,6 +26,9 @@ struct JobView {
   std::vector<core::ModelRef> last_eval;
   std::string deployed_url;
   std::string deployed_at;
+  // The job's output directories (§P4.5), made on the pool: "made", "making", or why they could
+  // not be made (tried again at the job's next update).
+  std::string output_dirs;
 };
 
 struct Metrics {

@@ -60,6 +60,7 @@ TEST(StatusViewTest, StatusJsonRoundTrips) {
   v.last_eval.push_back(m);
   v.deployed_url = "/m/1";
   v.deployed_at = "2026-11-30T06:00:00Z";
+  v.output_dirs = "making";
   auto back = DecodeStatusJson(EncodeStatusJson({v}));
   ASSERT_TRUE(back.ok()) << back.message();
   ASSERT_EQ(back->size(), 1u);
@@ -80,6 +81,7 @@ TEST(StatusViewTest, StatusJsonRoundTrips) {
   EXPECT_EQ(b.last_eval[0], m);
   EXPECT_EQ(b.deployed_url, v.deployed_url);
   EXPECT_EQ(b.deployed_at, v.deployed_at);
+  EXPECT_EQ(b.output_dirs, "making");
   EXPECT_FALSE(DecodeStatusJson("{").ok());
 }
 
