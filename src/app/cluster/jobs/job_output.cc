@@ -66,6 +66,7 @@ void JobRunner::OnOutputDirs(const std::string& key, uint64_t incarnation, const
   if (!made.ok()) {
     spdlog::error("{}: spec.outputDir: {}", who, made.message());
     e->dirs_error = made.message();
+    DropSpares(output_dir);  // wanted when asked; none were made
     return;
   }
   e->dirs_error.clear();
