@@ -100,10 +100,14 @@ constexpr const char* kOutboxStatsSql =
 
 // Process-wide SQLite settings, before SQLite's first use in the process if this is it: no
 // memory statistics (nothing reads them; keeping them takes a global mutex on every allocation
-// SQLite makes). If SQLite was already initialised, the call fails harmlessly and nothing changes.
+// SQLite makes), and no initial bulk allocation for each connection's page cache (20 pages, ~87 KB
+// that would stay resident): every cached page is its own allocation, so Store::ReleaseMemory
+// gives them all back. If SQLite was already initialised, the calls fail harmlessly and nothing
+// changes.
 void ConfigureSqliteOnce() {
   static const bool configured = [] {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_PAGECACHE, nullptr, 0, 0);
     return true;
   }();
   (void)configured;
@@ -606,6 +610,16 @@ Status Store::Impl::OpenSentMark() {
 }
 
 uint64_t Store::identity() const { return impl_->identity; }
+
+void Store::ReleaseMemory() { (void)sqlite3_db_release_memory(impl_->db); }
+
+int64_t Store::CachedBytes() const {
+  int used = 0, high = 0;
+  if (sqlite3_db_status(impl_->db, SQLITE_DBSTATUS_CACHE_USED, &used, &high, 0) != SQLITE_OK) {
+    return -1;
+  }
+  return used;
+}
 
 Status Store::Transact(const std::function<Status(Tx&)>& fn) {
   Status s = Transact(fn, kDeleteBatch);

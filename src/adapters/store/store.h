@@ -175,6 +175,13 @@ class Store {
   // every commit and acknowledgement.
   Result<OutboxStats> GetOutboxStats() const;
 
+  // Frees the pages SQLite caches for this connection (what a burst of commits or reads left; a
+  // later transaction reads what it needs again, from the OS page cache). Called when the LC goes
+  // idle, before the heap is trimmed. Never inside a transaction.
+  void ReleaseMemory();
+  // Heap bytes this connection's page cache holds now (SQLITE_DBSTATUS_CACHE_USED).
+  int64_t CachedBytes() const;
+
   const std::string& path() const { return path_; }
   // The database file's identity (device and inode), recorded by the files kept beside it (the
   // sent mark, the intake journal) so that they are not taken over by a re-created database. 0

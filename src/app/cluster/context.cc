@@ -29,6 +29,7 @@ void HeapTrim::Schedule() {
     armed_ = false;
     if (!ec && !cancelled_) {
       json::ReleaseKeptDocuments();
+      if (release_) release_();
       ::malloc_trim(0);
     }
   });

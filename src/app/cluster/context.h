@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <functional>
 #include <memory>
 
 #include "adapters/fs/spare_files.h"
@@ -43,15 +44,19 @@ constexpr size_t kReportBatch = 64;
 // (malloc_trim) a few seconds after the burst began. Armed by events only, so an idle LC never
 // wakes for it. From its first Schedule, the calling (loop) thread keeps up to a report batch of
 // parsed documents for reuse (json::KeepParsedDocuments: a batch's bodies are parsed one by one
-// and freed together); the trim frees them with the pages, Cancel for good.
+// and freed together); the trim frees them with the pages, Cancel for good. Caches that others
+// own (the database's pages) are released first, through the hook SetRelease gives.
 class HeapTrim {
  public:
   explicit HeapTrim(boost::asio::io_context& io) : io_(io) {}
   void Schedule();
   void Cancel();
+  // Called on the loop at each trim, before the heap is trimmed (the store's ReleaseMemory).
+  void SetRelease(std::function<void()> release) { release_ = std::move(release); }
 
  private:
   boost::asio::io_context& io_;
+  std::function<void()> release_;
   std::unique_ptr<boost::asio::steady_timer> timer_;
   bool armed_ = false;
   bool cancelled_ = false;

@@ -84,5 +84,35 @@ TEST_F(FileSyncsTest, AfterStopNoBatchIsDoneOnTheLoop) {
   EXPECT_EQ(done, 0);
 }
 
+// A trim (2 s after the burst began, on the loop) releases what others cache, through the hook,
+// before it trims the heap; a cancelled trim releases nothing.
+TEST(HeapTrimTest, ATrimCallsTheReleaseHookOnTheLoop) {
+  boost::asio::io_context io;
+  HeapTrim trim(io);
+  int released = 0;
+  std::thread::id released_on;
+  trim.SetRelease([&] {
+    ++released;
+    released_on = std::this_thread::get_id();
+  });
+  trim.Schedule();
+  trim.Schedule();  // already armed: one trim
+  io.run();         // returns once the trim has run: nothing else is pending
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(released_on, std::this_thread::get_id());
+  trim.Cancel();
+}
+
+TEST(HeapTrimTest, ACancelledTrimReleasesNothing) {
+  boost::asio::io_context io;
+  HeapTrim trim(io);
+  int released = 0;
+  trim.SetRelease([&] { ++released; });
+  trim.Schedule();
+  trim.Cancel();
+  io.run();
+  EXPECT_EQ(released, 0);
+}
+
 }  // namespace
 }  // namespace sedna::app

@@ -185,6 +185,7 @@ Status Controller::Impl::OpenStore() {
   auto st = store::Store::Open(ctx.cfg.db_path, so);
   if (!st.ok()) return st.status();
   ctx.store = std::move(*st);
+  ctx.trim.SetRelease([this] { ctx.store->ReleaseMemory(); });
   return Status::Ok();
 }
 

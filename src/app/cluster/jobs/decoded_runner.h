@@ -4,11 +4,13 @@
 // conditions); State is core::il::State or core::ll::State (both have samples_seen, train_pending
 // and eval_open).
 //
-// Owns: the job's object (json::Decoded<Job>), its state, and the planned next state.
+// Owns: the job's object (json::Decoded<Job>), its state, and the planned next state (from Plan
+// to Adopt).
 // Calls: nothing.
 // Called by: the job runner, through KindRunner (kind_runner.h).
 #pragma once
 
+#include <memory>
 #include <utility>
 
 #include "app/cluster/jobs/kind_runner.h"
@@ -36,7 +38,11 @@ class DecodedRunner : public KindRunner {
   int64_t eval_committed() const final { return s_.eval_open.end; }
   KindState Snapshot() const final { return s_; }
   void Restore(KindState s) final { s_ = std::get<State>(std::move(s)); }
-  void Adopt() final { s_ = std::move(next_); }
+  void Adopt() final {
+    if (!next_) return;  // nothing planned
+    s_ = std::move(*next_);
+    next_.reset();
+  }
 
  protected:
   // Keeps `out`'s state as the planned one and returns its actions and facts; state_changed says
@@ -45,15 +51,23 @@ class DecodedRunner : public KindRunner {
   KindStep KeepPlanned(Output out) {
     KindStep k;
     k.state_changed = !(out.state == s_);
-    next_ = std::move(out.state);
+    if (next_) {
+      *next_ = std::move(out.state);
+    } else {
+      next_ = std::make_unique<State>(std::move(out.state));
+    }
     k.actions = std::move(out.actions);
     k.facts = std::move(out.facts);
     return k;
   }
 
+  // The planned state, or the current one when nothing is planned (for EncodePlanned).
+  const State& planned() const { return next_ ? *next_ : s_; }
+
   json::Decoded<Job> d_;
   State s_;
-  State next_;
+  // Held from Plan to Adopt only: an idle job keeps one state, not two (a state is ~1 KB inline).
+  std::unique_ptr<State> next_;
 };
 
 }  // namespace sedna::app

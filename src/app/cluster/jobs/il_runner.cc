@@ -69,7 +69,7 @@ class IlRunner final : public DecodedRunner<core::IlJob, core::il::State> {
     return k;
   }
   std::string EncodePlanned(const dataset::IndexCursor& c) const override {
-    return EncodeIlRecord({next_, c});
+    return EncodeIlRecord({planned(), c});
   }
   core::ReportScope ScopeOfReport(const KindWorld& w, const std::string& kind) const override {
     return core::il::ScopeOfReport(Spec(w), s_, kind);

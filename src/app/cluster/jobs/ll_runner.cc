@@ -53,11 +53,11 @@ class LlRunner final : public DecodedRunner<core::LlJob, core::ll::State> {
 
   KindStep Plan(const KindWorld& w, const core::il::Event& ev, const core::il::Now& now) override {
     KindStep k = KeepPlanned(core::ll::Step(Spec(w), s_, ev, now));
-    k.next_wake_ms = next_.retry_after_ms;
+    k.next_wake_ms = planned().retry_after_ms;
     return k;
   }
   std::string EncodePlanned(const dataset::IndexCursor& c) const override {
-    return EncodeLlRecord({next_, c});
+    return EncodeLlRecord({planned(), c});
   }
   core::ReportScope ScopeOfReport(const KindWorld& w, const std::string& kind) const override {
     return core::ll::ScopeOfReport(Spec(w), s_, kind);

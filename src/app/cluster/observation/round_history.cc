@@ -190,8 +190,8 @@ bool RecordStep(JobHistory& h, const HistoryJob& job, const std::vector<core::Fa
   set(h.deploy_trigger, job.deploy_trigger);
   Recorder rec{h, job, now_ms};
   for (const core::Fact& f : facts) changed |= std::visit(rec, f);
-  while (h.rounds.size() > std::max<size_t>(max_rounds, 1)) {
-    h.rounds.pop_front();
+  if (const size_t keep = std::max<size_t>(max_rounds, 1); h.rounds.size() > keep) {
+    h.rounds.erase(h.rounds.begin(), h.rounds.end() - static_cast<std::ptrdiff_t>(keep));
     changed = true;
   }
   return changed;

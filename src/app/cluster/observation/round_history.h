@@ -26,7 +26,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,7 +83,9 @@ struct JobHistory {
   // decisions already recorded); nothing derives from it now.
   int64_t decisions_seen = 0;
   int64_t updated_ms = 0;
-  std::deque<RoundRecord> rounds;  // oldest first
+  // Oldest first. A vector: a job's history is kept for every job, and an empty deque already
+  // holds ~0.5 KB (its map and first node); the oldest round leaves once per round at most.
+  std::vector<RoundRecord> rounds;
   bool operator==(const JobHistory&) const = default;
 };
 
