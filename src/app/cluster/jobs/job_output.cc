@@ -32,10 +32,10 @@ storage::Context StorageContextOf(const Context& ctx, const JobEntry& e) {
   return c;
 }
 
-// Output directories exist before any Ready is sent (§P4.5, output_dirs.h), also after the GM
-// changes spec.outputDir; S3 has no directories. Made on the pool, then the root's spare files
-// (only once the directories were made); the result comes back as an event (OnOutputDirs). A
-// failure is logged then and tried again at the job's next update.
+// Output directories exist before a Ready that follows a file the job writes (§P4.5,
+// output_dirs.h), also after the GM changes spec.outputDir; S3 has no directories. Made on the
+// pool, then the root's spare files (only once the directories were made); the result comes back as
+// an event (OnOutputDirs). A failure is logged then and tried again at the job's next update.
 void JobRunner::RequestOutputDirs(JobEntry& e, const std::string& who) {
   if (e.dirs_made_for == e.output_dir() || e.dirs_asked_for == e.output_dir()) return;
   ReleaseOutputRoot(e);
