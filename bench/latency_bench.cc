@@ -24,7 +24,14 @@
 // which make the syncs).
 //
 //   latency_bench [--trials=200] [--warmup=5] [--jobs=1] [--log-level=info] [--tmp-root=/tmp]
-//   [--settle] [--lc=<sedna-lc>]
+//   [--settle] [--perf-ctl=<fifo>] [--lc=<sedna-lc>]
+//
+// --perf-ctl=<fifo>: writes `enable` to the fifo before each append and `disable` once the last
+// Ready is in, so that `perf record -D -1 --control fifo:<fifo>` samples the trials' windows only
+// (not the jobs' creation and deletion between them). docs/benchmarks.md shows the command.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +57,29 @@ double SettleMs(pid_t pid) {
   return Millis(Clock::now() - start);
 }
 
+// perf's control fifo (--perf-ctl), or nothing when not asked for.
+class PerfControl {
+ public:
+  explicit PerfControl(const std::string& fifo) {
+    if (fifo.empty()) return;
+    fd_ = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw std::runtime_error("--perf-ctl: cannot open " + fifo);
+  }
+  ~PerfControl() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void Enable() { Write("enable\n"); }
+  void Disable() { Write("disable\n"); }
+
+ private:
+  void Write(const std::string& command) {
+    if (fd_ >= 0 && ::write(fd_, command.data(), command.size()) < 0) {
+      throw std::runtime_error("--perf-ctl: write failed");
+    }
+  }
+  int fd_ = -1;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -72,6 +102,7 @@ int main(int argc, char** argv) try {
   const int jobs = static_cast<int>(args.GetInt("jobs", 1));
   const bool settle = args.Has("settle");
   std::vector<double> settle_ms;
+  PerfControl perf(args.Get("perf-ctl", ""));
   if (jobs < 1) throw std::runtime_error("--jobs must be at least 1");
   std::vector<double> ready_ms, first_ms, last_ms, count_ms, cpu_ms;
   for (int k = 0; k < warmup + trials; ++k) {
@@ -112,6 +143,7 @@ int main(int argc, char** argv) try {
     // figure. Without it (the default, as before session 32) the append follows the listing.
     if (settle) settle_ms.push_back(SettleMs(c.pid()));
 
+    perf.Enable();
     const double cpu0 = ThreadsCpuMs(c.pid());
     const auto t0 = Clock::now();
     testing::AppendFile(c.Host(url), IndexLine(k) + "\n");
@@ -133,6 +165,7 @@ int main(int argc, char** argv) try {
       trial.push_back(Millis(ready->at - t0));
     }
     const double cpu = ThreadsCpuMs(c.pid()) - cpu0;  // read once the last Ready is in
+    perf.Disable();
     if (k >= warmup) {
       cpu_ms.push_back(cpu);
       ready_ms.insert(ready_ms.end(), trial.begin(), trial.end());

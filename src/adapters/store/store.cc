@@ -560,11 +560,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
     }
   }
   // Small footprint: a 512 KiB page cache, no memory-mapped I/O, WAL file trimmed to 4 MiB after
-  // checkpoints.
+  // checkpoints. secure_delete FAST: deleted content is zeroed in the pages a commit writes anyway,
+  // but a page freed (a job record's old overflow page, acknowledged outbox rows) is not written
+  // again as zeros; Debian's SQLite is built with SECURE_DELETE on, which wrote every freed page to
+  // the WAL (docs/benchmarks.md, session 36). Nothing the store holds is a secret: credentials are
+  // never stored ([P:B23]).
   std::string pragmas = std::string("PRAGMA synchronous = ") +
                         (options.synchronous_full ? "FULL" : "NORMAL") +
                         "; PRAGMA foreign_keys = OFF; PRAGMA cache_size = -256;"
-                        " PRAGMA mmap_size = 0;";
+                        " PRAGMA mmap_size = 0; PRAGMA secure_delete = FAST;";
   if (!options.read_only) pragmas += " PRAGMA journal_size_limit = 4194304;";
   if (Status s = im.Exec(pragmas.c_str(), "configure"); !s.ok()) return s;
   if (!options.read_only) {

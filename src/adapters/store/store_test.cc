@@ -232,6 +232,28 @@ TEST(StoreTest, ReleaseMemoryEmptiesThePageCache) {
   EXPECT_EQ(*one, std::optional<std::string>(value));
 }
 
+// A commit that frees pages writes no zeroed copies of them to the WAL (secure_delete FAST;
+// Debian's SQLite defaults to ON, which writes every freed page).
+TEST(StoreTest, FreedPagesAreNotWrittenAgain) {
+  TempDir dir;
+  const std::filesystem::path db = dir.path() / "lc.db";
+  auto r = Store::Open(db.string());
+  ASSERT_TRUE(r.ok()) << r.message();
+  Store& s = **r;
+  const std::string big(200 * 1024, 'v');  // ~50 overflow pages
+  ASSERT_TRUE(s.Transact([&](Store::Tx& tx) { return tx.PutState("job", "big", big); }).ok());
+  const std::filesystem::path wal = db.string() + "-wal";
+  const auto before = std::filesystem::file_size(wal);
+  ASSERT_TRUE(s.Transact([&](Store::Tx& tx) { return tx.DeleteState("job", "big"); }).ok());
+  const auto after = std::filesystem::file_size(wal);
+  ASSERT_GT(after, before) << "the delete was committed to the WAL";
+  // Page 1, the freelist trunk and the table's leaf: 3 frames of 4 KiB (ON writes ~50 more).
+  EXPECT_LE(after - before, 8u * (4096 + 24)) << "before " << before << ", after " << after;
+  auto gone = s.GetState("job", "big");
+  ASSERT_TRUE(gone.ok()) << gone.message();
+  EXPECT_FALSE(gone->has_value());
+}
+
 TEST(StoreTest, StateRoundTrip) {
   TempDir t;
   auto s = MustOpen(t.path() / "db.sqlite");
