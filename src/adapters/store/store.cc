@@ -30,9 +30,22 @@ constexpr const char* kResourcesDdl =
     "PRIMARY KEY (`id`))";
 constexpr const char* kResourcesIndexDdl =
     "CREATE INDEX `idx_resources_deleted_at` ON `resources`(`deleted_at`)";
+// A rowid table: a job's record (1-4 KB of JSON) is kept in its leaf page. Until session 36 the
+// table was WITHOUT ROWID, whose b-tree keeps at most ~1000 bytes of a row in the leaf: every
+// record spilled to an overflow page, and every update of it wrote the leaf, a new overflow page,
+// the freelist and page 1 (docs/benchmarks.md, session 36). The columns, the key and every
+// statement are the same in both layouts: an earlier sedna-lc reads and writes this one as it did
+// its own, so the layout needs no schema version of its own; Open rebuilds an older table once.
 constexpr const char* kStateDdl =
     "CREATE TABLE IF NOT EXISTS lc_state (scope TEXT NOT NULL, key TEXT NOT NULL, "
-    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID";
+    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key))";
+constexpr const char* kStateRebuild =
+    "CREATE TABLE lc_state_rebuilt (scope TEXT NOT NULL, key TEXT NOT NULL, "
+    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key)); "
+    "INSERT INTO lc_state_rebuilt (scope, key, value, updated_at) "
+    "SELECT scope, key, value, updated_at FROM lc_state; "
+    "DROP TABLE lc_state; "
+    "ALTER TABLE lc_state_rebuilt RENAME TO lc_state";
 constexpr const char* kOutboxDdl =
     "CREATE TABLE IF NOT EXISTS lc_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "frame TEXT NOT NULL, created_at TEXT NOT NULL)";
@@ -436,6 +449,7 @@ struct Store::Impl {
     }
   }
   Status AdoptResources();
+  Status RebuildStateTable();
 };
 
 Status Store::Impl::AdoptResources() {
@@ -455,6 +469,18 @@ Status Store::Impl::AdoptResources() {
     }
   }
   return Status::Ok();
+}
+
+// Rebuilds lc_state as a rowid table when it is the WITHOUT ROWID one of earlier versions
+// (kStateDdl says why); inside Migrate's transaction.
+Status Store::Impl::RebuildStateTable() {
+  auto table = QueryText("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'lc_state'",
+                         "read schema");
+  if (!table) return table.status();
+  if (!table->has_value() || sqlite3_strlike("%WITHOUT ROWID%", (*table)->c_str(), 0) != 0) {
+    return Status::Ok();
+  }
+  return Exec(kStateRebuild, "rebuild table lc_state");
 }
 
 // Brings the schema to kSchemaVersion inside one write transaction, so two processes opening the
@@ -477,7 +503,8 @@ Status Store::Impl::Migrate(bool read_only) {
   }
   if (*version == kSchemaVersion) {
     if (read_only) return Status::Ok();
-    Status s = Exec("COMMIT", "commit");
+    Status s = RebuildStateTable();
+    if (s.ok()) s = Exec("COMMIT", "commit");
     return s.ok() ? s : fail(s);
   }
   if (read_only) {
@@ -501,6 +528,7 @@ Status Store::Impl::Migrate(bool read_only) {
     }
   }
   if (s = Exec(kStateDdl, "create table lc_state"); !s.ok()) return fail(s);
+  if (s = RebuildStateTable(); !s.ok()) return fail(s);
   if (s = Exec(kOutboxDdl, "create table lc_outbox"); !s.ok()) return fail(s);
   const std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
   if (s = Exec(set_version.c_str(), "set schema version"); !s.ok()) return fail(s);

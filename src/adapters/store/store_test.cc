@@ -991,6 +991,65 @@ TEST(StoreTest, AdoptsGoLcDatabase) {
             "1");
 }
 
+// The lc_state of sedna-lc before session 36 (WITHOUT ROWID), with records in it: Open rebuilds it
+// as a rowid table once, every record and its updated_at kept, the schema version unchanged (an
+// earlier sedna-lc uses the rebuilt table as its own: same columns, key and statements).
+TEST(StoreTest, RebuildsTheStateTableOfEarlierVersionsOnce) {
+  TempDir t;
+  fs::path p = t.path() / "database.db";
+  const std::string big(3000, 'r');  // spilled to an overflow page in the old layout
+  {
+    RawDb old(p);
+    ASSERT_EQ(old.Exec(std::string(kGormResourcesDdl) + "; " + kGormIndexDdl +
+                       "; CREATE TABLE lc_state (scope TEXT NOT NULL, key TEXT NOT NULL, "
+                       "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key)) "
+                       "WITHOUT ROWID; CREATE TABLE lc_outbox (id INTEGER PRIMARY KEY "
+                       "AUTOINCREMENT, frame TEXT NOT NULL, created_at TEXT NOT NULL); "
+                       "INSERT INTO lc_state VALUES ('il', 'a', '" +
+                       big +
+                       "', '2026-01-01T00:00:00Z'), ('ds', 'b', '{}', 'then'); "
+                       "PRAGMA user_version = 1"),
+              SQLITE_OK);
+  }
+  {
+    auto s = MustOpen(p);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(*s->GetState("il", "a"), std::optional<std::string>(big));
+    EXPECT_EQ(*s->GetState("ds", "b"), std::optional<std::string>("{}"));
+    ASSERT_TRUE(s->Transact([](Store::Tx& tx) { return tx.PutState("il", "c", "3"); }).ok());
+  }
+  RawDb raw(p);
+  const std::string sql = raw.One("SELECT sql FROM sqlite_master WHERE name='lc_state'");
+  EXPECT_THAT(sql, ::testing::Not(HasSubstr("WITHOUT ROWID")));
+  EXPECT_THAT(sql, HasSubstr("PRIMARY KEY (scope, key)"));
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_master WHERE name LIKE 'lc_state_%'"), "0");
+  EXPECT_EQ(raw.One("SELECT updated_at FROM lc_state WHERE key='a'"), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM lc_state"), "3");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+  // A second open finds nothing to rebuild: the rows keep their rowids.
+  const std::string rowids = raw.One("SELECT group_concat(rowid) FROM lc_state");
+  ASSERT_TRUE(MustOpen(p));
+  EXPECT_EQ(raw.One("SELECT group_concat(rowid) FROM lc_state"), rowids);
+}
+
+// Updating a job's record (1-4 KB) writes its leaf page only: no overflow page, no freelist.
+TEST(StoreTest, UpdatingARecordWritesOnePage) {
+  TempDir t;
+  const fs::path p = t.path() / "lc.db";
+  auto s = MustOpen(p);
+  ASSERT_TRUE(s);
+  auto put = [&](char c) {
+    return s->Transact(
+        [&](Store::Tx& tx) { return tx.PutState("il", "job", std::string(2500, c)); });
+  };
+  ASSERT_TRUE(put('a').ok());
+  const auto before = fs::file_size(p.string() + "-wal");
+  ASSERT_TRUE(put('b').ok());
+  const auto after = fs::file_size(p.string() + "-wal");
+  EXPECT_EQ(after - before, 4096u + 24u) << "frames written: " << (after - before) / 4120.0;
+  EXPECT_EQ(*s->GetState("il", "job"), std::optional<std::string>(std::string(2500, 'b')));
+}
+
 TEST(StoreTest, RefusesForeignResourcesTable) {
   TempDir t;
   fs::path p = t.path() / "database.db";
