@@ -36,13 +36,11 @@ constexpr const char* kResourcesIndexDdl =
 // the freelist and page 1 (docs/benchmarks.md, session 36). The columns, the key and every
 // statement are the same in both layouts: an earlier sedna-lc reads and writes this one as it did
 // its own, so the layout needs no schema version of its own; Open rebuilds an older table once.
-constexpr const char* kStateDdl =
-    "CREATE TABLE IF NOT EXISTS lc_state (scope TEXT NOT NULL, key TEXT NOT NULL, "
-    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key))";
-constexpr const char* kStateRebuild =
-    "CREATE TABLE lc_state_rebuilt (scope TEXT NOT NULL, key TEXT NOT NULL, "
-    "value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key)); "
-    "INSERT INTO lc_state_rebuilt (scope, key, value, updated_at) "
+constexpr const char* kStateColumns =
+    " (scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, updated_at TEXT NOT NULL, "
+    "PRIMARY KEY (scope, key))";
+constexpr const char* kStateCopyAndSwap =
+    "; INSERT INTO lc_state_rebuilt (scope, key, value, updated_at) "
     "SELECT scope, key, value, updated_at FROM lc_state; "
     "DROP TABLE lc_state; "
     "ALTER TABLE lc_state_rebuilt RENAME TO lc_state";
@@ -472,7 +470,7 @@ Status Store::Impl::AdoptResources() {
 }
 
 // Rebuilds lc_state as a rowid table when it is the WITHOUT ROWID one of earlier versions
-// (kStateDdl says why); inside Migrate's transaction.
+// (kStateColumns says why); inside Migrate's transaction.
 Status Store::Impl::RebuildStateTable() {
   auto table = QueryText("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'lc_state'",
                          "read schema");
@@ -480,7 +478,9 @@ Status Store::Impl::RebuildStateTable() {
   if (!table->has_value() || sqlite3_strlike("%WITHOUT ROWID%", (*table)->c_str(), 0) != 0) {
     return Status::Ok();
   }
-  return Exec(kStateRebuild, "rebuild table lc_state");
+  const std::string rebuild =
+      std::string("CREATE TABLE lc_state_rebuilt") + kStateColumns + kStateCopyAndSwap;
+  return Exec(rebuild.c_str(), "rebuild table lc_state");
 }
 
 // Brings the schema to kSchemaVersion inside one write transaction, so two processes opening the
@@ -527,7 +527,8 @@ Status Store::Impl::Migrate(bool read_only) {
       return fail(s);
     }
   }
-  if (s = Exec(kStateDdl, "create table lc_state"); !s.ok()) return fail(s);
+  const std::string state_ddl = std::string("CREATE TABLE IF NOT EXISTS lc_state") + kStateColumns;
+  if (s = Exec(state_ddl.c_str(), "create table lc_state"); !s.ok()) return fail(s);
   if (s = RebuildStateTable(); !s.ok()) return fail(s);
   if (s = Exec(kOutboxDdl, "create table lc_outbox"); !s.ok()) return fail(s);
   const std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
