@@ -1034,6 +1034,30 @@ TEST(StoreTest, RebuildsTheStateTableOfEarlierVersionsOnce) {
   EXPECT_EQ(raw.One("SELECT count(*) FROM lc_state"), "3");
 }
 
+// An older-looking lc_state that is not ours (a column missing): Open refuses, naming the
+// database and the rebuild, and leaves the table and its rows as they were.
+TEST(StoreTest, AForeignStateTableIsNotRebuilt) {
+  TempDir t;
+  fs::path p = t.path() / "database.db";
+  {
+    RawDb old(p);
+    ASSERT_EQ(old.Exec(std::string(kGormResourcesDdl) + "; " + kGormIndexDdl +
+                       "; CREATE TABLE lc_state (scope TEXT NOT NULL, key TEXT NOT NULL, "
+                       "value TEXT NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID; "
+                       "INSERT INTO lc_state VALUES ('il', 'a', 'kept'); PRAGMA user_version = 1"),
+              SQLITE_OK);
+  }
+  auto r = Store::Open(p.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr("database " + p.string()));
+  EXPECT_THAT(r.message(), HasSubstr("rebuild table lc_state"));
+  RawDb raw(p);
+  EXPECT_THAT(raw.One("SELECT sql FROM sqlite_master WHERE name='lc_state'"),
+              HasSubstr("WITHOUT ROWID"));
+  EXPECT_EQ(raw.One("SELECT value FROM lc_state WHERE key='a'"), "kept");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_master WHERE name = 'lc_state_rebuilt'"), "0");
+}
+
 // Updating a job's record (1-4 KB) writes its leaf page only: no overflow page, no freelist.
 TEST(StoreTest, UpdatingARecordWritesOnePage) {
   TempDir t;
