@@ -78,6 +78,9 @@ class FileSyncs {
   FileSyncs& operator=(const FileSyncs&) = delete;
 
   void Sync(std::vector<fs::SyncItem> items, fs::Syncer::Done done);
+  // Whether the kernel makes the syncs (AIO) and `done` comes back on the loop; false: every Sync
+  // syncs on its caller's thread and calls `done` before it returns.
+  bool async() const { return wait_ != nullptr; }
   // No `done` is called on the loop from now on (the controller stops).
   void Stop();
 

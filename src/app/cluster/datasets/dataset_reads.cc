@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "adapters/dataset/index_reader.h"
@@ -57,24 +59,52 @@ void DatasetRegistry::Read(Entry& e, bool take_unterminated) {
     std::vector<dataset::PassMember*> members{&pass->count};
     for (auto& j : pass->jobs) members.push_back(&j.member);
     pass->totals = dataset::ReadPass(path, format, members, options);
-    // The count goes back first, so numberOfSamples does not wait for the jobs' spool syncs; as
-    // events, neither overtakes reports acknowledged meanwhile. The pool leaves the count member
-    // and the totals alone from here on.
-    inbound_.Post(
-        {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
+    // The jobs' spools are written, and where the kernel makes their syncs (AIO) those are
+    // started, before the count goes back: posted first, the count woke the loop, which took this
+    // thread's CPU for the count's commit and send while the spools, on the way to every job's
+    // Ready, waited (~0.2 ms; docs/benchmarks.md, session 37). Now the count's commit runs while
+    // the disk syncs the spools. Where this thread would make the syncs itself (no AIO), or there
+    // are none, the count goes first: it does not wait for the jobs' spool syncs.
     dataset::Spool::SyncList syncs;
     for (auto& j : pass->jobs) {
       if (j.add_syncs) j.add_syncs(j.member, syncs);
     }
+    // The count's event goes before the pass's in any case: a sync batch done before the count is
+    // posted (items the kernel refused are synced on this thread) leaves the pass's post to the
+    // count's. As events, neither overtakes reports acknowledged meanwhile.
+    struct Order {
+      std::mutex mu;
+      bool count_posted = false;                // guarded by mu
+      std::optional<InboundQueue::Event> read;  // guarded by mu: the pass's, held for the count
+    };
+    auto order = std::make_shared<Order>();
+    auto post_count = [this, &key, &path, &pass, &order] {
+      std::lock_guard<std::mutex> lock(order->mu);
+      inbound_.Post(
+          {"", key + " index count", [this, key, path, pass] { OnCount(key, path, *pass); }});
+      order->count_posted = true;
+      if (order->read) inbound_.Post(std::move(*order->read));
+    };
+    const bool count_after_submit = ctx_.syncs->async() && !syncs.items.empty();
+    if (!count_after_submit) post_count();
     // The spools' syncs are made together by the kernel; their completion comes back on the loop
     // (or here, without AIO), which finishes the jobs' shares and hands the pass back.
     ctx_.syncs->Sync(
-        std::move(syncs.items), [this, key, path, pass, take = options.take_unterminated](
+        std::move(syncs.items), [this, key, path, pass, order, take = options.take_unterminated](
                                     std::vector<fs::SyncItem>& synced) {
           for (auto& j : pass->jobs) j.finish(j.member, synced);
-          inbound_.Post({"", key + " index read",
-                         [this, key, path, pass, take] { OnRead(key, path, *pass, take); }});
+          InboundQueue::Event read{"", key + " index read", [this, key, path, pass, take] {
+                                     OnRead(key, path, *pass, take);
+                                   }};
+          std::lock_guard<std::mutex> lock(order->mu);
+          if (order->count_posted) {
+            inbound_.Post(std::move(read));
+          } else {
+            order->read = std::move(read);
+          }
         });
+    // From the count's post on, the pool leaves the count member and the totals alone.
+    if (count_after_submit) post_count();
   });
 }
 

@@ -15,13 +15,15 @@
 // - Who owns each cursor: the count cursor is the registry's (its lc_state "dataset" record);
 //   each job's cursor is the job runner's (in the job's record, with its state), as before. The
 //   pass only computes new cursors; nobody shares a cursor object.
-// - What is committed when: the pass's count goes back to the loop as soon as the pass is read,
-//   its own event: the count record with its numberOfSamples frame (one transaction). Meanwhile,
-//   on the pool, each spool a job appended to is flushed (fdatasync); then, in the pass's second
-//   event, each job's step with its new cursor and spool ends (one transaction per job: the job's
-//   spool bytes and its cursor together). A kill -9 between them leaves the count ahead of a job:
-//   the job lags and catches up by the rule above; it neither loses nor counts a sample twice. A
-//   job's error (its spool is full) stops that job alone, which keeps its cursor and retries; a
+// - What is committed when: the pass's count goes back to the loop once the pass is read and its
+//   jobs' spool writes are made and their syncs handed to the kernel (AIO; without it, or with no
+//   sync to make, as soon as the pass is read), its own event: the count record with its
+//   numberOfSamples frame (one transaction), committed while the disk syncs the spools. Each spool
+//   a job appended to is flushed (fdatasync); then, in the pass's second event, always after the
+//   count's, each job's step with its new cursor and spool ends (one transaction per job: the
+//   job's spool bytes and its cursor together). A kill -9 between them leaves the count ahead of a
+//   job: the job lags and catches up by the rule above; it neither loses nor counts a sample twice.
+//   A job's error (its spool is full) stops that job alone, which keeps its cursor and retries; a
 //   read error fails the members read with that call.
 //
 // Owns: the Datasets, the index watcher, each Dataset's poll timer, S3 sync in flight, mirror
